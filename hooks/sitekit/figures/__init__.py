@@ -1,0 +1,56 @@
+"""Figures drawn at build time from site_data, one module per experiment.
+
+A figure function takes the SiteData and returns a matplotlib Figure; register it
+with ``@figure("experiment.name")``. Output is SVG with fixed ids and no date, so an
+unchanged table gives a byte-identical file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import pkgutil
+from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from sitekit.sitedata import SiteDataError  # noqa: E402
+
+REGISTRY: dict[str, Callable] = {}
+plt.rcParams.update({
+    "svg.hashsalt": "site",  # deterministic element ids
+    "svg.fonttype": "none",  # text stays text: selectable, searchable, small
+    "figure.figsize": (7.0, 3.8),
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.size": 10,
+})
+
+
+def figure(name: str) -> Callable:
+    def register(fn: Callable) -> Callable:
+        REGISTRY[name] = fn
+        return fn
+    return register
+
+
+def _load_all() -> None:
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def render_figure(name: str, data) -> str:
+    if not REGISTRY:
+        _load_all()
+    if name not in REGISTRY:
+        raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    fig = REGISTRY[name](data)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,0 +1,36 @@
+"""Figures of the KV-cache page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from sitekit.figures import figure
+
+RECOMPUTE, CACHED = "#c0392b", "#2471a3"
+
+
+@figure("kv_cache.head_step")
+def head_step(data):
+    df = data.table("kv_cache.head_step").frame
+    fig, ax = plt.subplots()
+    ax.loglog(df.context, df.recompute_ms, "o-", color=RECOMPUTE, label="recompute: n × n scores")
+    ax.loglog(df.context, df.cached_ms, "s-", color=CACHED, label="cached: 1 × n scores")
+    ax.set_xlabel("context n (tokens)")
+    ax.set_ylabel("one step (ms, median)")
+    ax.set_xticks(df.context, [str(n) for n in df.context])
+    ax.minorticks_off()
+    ax.legend()
+    return fig
+
+
+@figure("kv_cache.macs_per_step")
+def macs_per_step(data):
+    df = data.table("kv_cache.macs_per_step").frame
+    fig, ax = plt.subplots()
+    ax.loglog(df.context, df.recompute_macs, "o-", color=RECOMPUTE, label="recompute step")
+    ax.loglog(df.context, df.cached_macs, "s-", color=CACHED, label="cached step")
+    ax.set_xlabel("context n (tokens)")
+    ax.set_ylabel("multiply-accumulates per step")
+    ax.legend()
+    return fig
+

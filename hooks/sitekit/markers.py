@@ -1,0 +1,186 @@
+"""The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
+``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
+``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``.
+
+A marker is a Python call expression with literal arguments, parsed with ``ast`` (never
+evaluated). An unknown function, a bad argument, a missing table, column or value
+raises MarkerError, which fails the build naming the page and the marker.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sitekit import formatting
+from sitekit.figures import render_figure
+from sitekit.sitedata import SiteData, SiteDataError
+
+MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
+
+
+class MarkerError(Exception):
+    pass
+
+
+@dataclass
+class PageContext:
+    """What a marker needs to know about the page it sits on."""
+
+    data: SiteData
+    page: str  # source path, for error messages
+    url_prefix: str  # relative path from the page to the site root, e.g. "../"
+    figures: dict[str, str] = field(default_factory=dict)  # site path -> SVG text to write
+
+
+def _parse(expr: str) -> tuple[str, list[Any], dict[str, Any]]:
+    try:
+        node = ast.parse(expr, mode="eval").body
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            raise ValueError("not a call")
+        args = [ast.literal_eval(a) for a in node.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+    except (SyntaxError, ValueError) as e:
+        raise MarkerError(f"cannot parse marker {{{{ {expr} }}}}: {e}") from None
+    return node.func.id, args, kwargs
+
+
+def _csv_link(ctx: PageContext, exp: str, name: str) -> str:
+    return f"{ctx.url_prefix}data/{exp}/{name}.csv"
+
+
+def _cell_html(value: Any, col: dict, style: str | None) -> str:
+    text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
+    if col["unit"] == "bytes" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and abs(value) >= 2**20 and (style or "auto") == "auto":
+        return f'<span title="{formatting.integer(value)} bytes">{html.escape(text)}</span>'
+    return html.escape(text)
+
+
+def _default_style(col: dict, value: Any) -> str:
+    if col["unit"] == "bytes" and isinstance(value, (int, float)) and abs(value) < 2**20:
+        return "int"
+    return "auto"
+
+
+def _header(col: dict) -> str:
+    unit = col["unit"]
+    shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
+    label = html.escape(col.get("label") or col["name"])
+    title = html.escape(col.get("description") or col["name"])
+    return f'<th title="{title}">{label}' + (f" ({html.escape(shown)})" if shown else "") + "</th>"
+
+
+def table(ctx: PageContext, ref: str, columns: list[str] | None = None, styles: dict | None = None,
+          where: dict | None = None, caption: str | None = None, limit: int | None = None) -> str:
+    t = ctx.data.table(ref)
+    cols = [t.column(c) for c in columns] if columns else t.columns
+    for c in (styles or {}):
+        t.column(c)
+    frame = t.frame
+    for k, v in (where or {}).items():
+        t.column(k)
+        frame = frame[frame[k] == v]
+    if frame.empty:
+        raise SiteDataError(f"table {ref} where {where} has no rows")
+    if limit is not None:
+        frame = frame.head(limit)
+    head = "".join(_header(c) for c in cols)
+    body = "\n".join(
+        "<tr>" + "".join(f"<td>{_cell_html(row[c['name']], c, (styles or {}).get(c['name']))}</td>" for c in cols)
+        + "</tr>"
+        for _, row in frame.iterrows()
+    )
+    cap = html.escape(caption or t.title)
+    return (f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
+            f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
+            + _provenance_html(ctx, t.experiment, csv=t.name) + "\n</div>")
+
+
+def _provenance_html(ctx: PageContext, exp: str, csv: str | None = None) -> str:
+    m = ctx.data.meta(exp)
+    model, dev, libs = m["model"], m["device"], m["libraries"]
+    device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
+    links = []
+    if csv:
+        links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
+    links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
+    items = [
+        ("model", f"{model['name']} ({model['parameters']:,} parameters)"),
+        ("weights", model["weights"]),
+        ("device", f"{device}, {m['dtype']}"),
+        ("profile", m["profile"]),
+        ("measured", f"{m['date']}, in {m['duration_s']} s"),
+        ("code", f"commit {m['git_commit'][:10]}" + (" + local changes" if m.get("measure_code_modified") else "")
+         + f", code hash {m['code_hash']}"),
+        ("libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v)),
+        ("memory method", m.get("memory_method", "")),
+        ("data", " · ".join(links)),
+    ]
+    rows = "".join(f"<tr><th>{k}</th><td>{html.escape(v) if k != 'data' else v}</td></tr>" for k, v in items)
+    summary = html.escape(f"Provenance: {model['name']} · {device} · {m['dtype']} · {m['date'][:10]}")
+    return (f'<details class="provenance"><summary>{summary}</summary>'
+            f'<table class="provenance-table">{rows}</table></details>')
+
+
+def provenance(ctx: PageContext, exp: str) -> str:
+    return _provenance_html(ctx, exp)
+
+
+def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
+    v = ctx.data.value(ref)
+    text = formatting.format_value(v["value"], v["unit"], style=style, digits=digits)
+    return text + (formatting.unit_suffix(v["unit"]) if unit and style in ("auto", "num", "fixed", "int") else "")
+
+
+def cell(ctx: PageContext, ref: str, column: str, where: dict | None = None, style: str = "auto",
+         digits: int | None = None, unit: bool = True) -> str:
+    v, col = ctx.data.cell(ref, column, where)
+    if style == "auto":
+        style = _default_style(col, v)
+    text = formatting.format_value(v, col["unit"], style=style, digits=digits)
+    return text + (formatting.unit_suffix(col["unit"]) if unit and style in ("auto", "num", "fixed", "int") else "")
+
+
+def meta(ctx: PageContext, exp: str, *path: str) -> str:
+    node: Any = ctx.data.meta(exp)
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            raise SiteDataError(f"meta.json of {exp!r} has no {'.'.join(path)}")
+        node = node[key]
+    return html.escape(str(node))
+
+
+def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> str:
+    if not alt.strip():
+        raise MarkerError(f"figure {ref} needs alt text")
+    svg = render_figure(ref, ctx.data)
+    exp, name = ctx.data.split(ref)
+    path = f"figures/{exp}/{name}.svg"
+    ctx.figures[path] = svg
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="measured-figure" data-figure="{ref}">'
+            f'<img src="{ctx.url_prefix}{path}" alt="{html.escape(alt)}">{cap}</figure>')
+
+
+FUNCTIONS: dict[str, Callable[..., str]] = {
+    "table": table, "value": value, "cell": cell, "figure": figure, "provenance": provenance, "meta": meta,
+}
+
+
+def render_markers(markdown: str, ctx: PageContext) -> str:
+    def replace(match: re.Match) -> str:
+        fname, args, kwargs = _parse(match.group(1))
+        fn = FUNCTIONS.get(fname)
+        if fn is None:
+            raise MarkerError(f"{ctx.page}: unknown marker function {fname!r} in {match.group(0)}; "
+                              f"known: {', '.join(FUNCTIONS)}")
+        try:
+            return fn(ctx, *args, **kwargs)
+        except (SiteDataError, KeyError, TypeError, ValueError) as e:
+            raise MarkerError(f"{ctx.page}: {match.group(0)}: {e}") from None
+
+    return MARKER.sub(replace, markdown)

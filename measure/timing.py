@@ -1,0 +1,59 @@
+"""Timing written once: warm up and discard, synchronise, repeat, keep raw samples."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@dataclass(frozen=True)
+class Timing:
+    samples_s: tuple[float, ...]
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.samples_s)
+
+    @property
+    def median_ms(self) -> float:
+        return self.median_s * 1e3
+
+    @property
+    def spread_ms(self) -> float:
+        """Interquartile range (max - min under four samples): the noise a drift check respects."""
+        s = sorted(self.samples_s)
+        if len(s) < 4:
+            return (s[-1] - s[0]) * 1e3
+        q = statistics.quantiles(s, n=4)
+        return (q[2] - q[0]) * 1e3
+
+    def samples_ms(self) -> list[float]:
+        return [round(x * 1e3, 4) for x in self.samples_s]
+
+
+def time_call(fn: Callable[[], object], *, device: torch.device, warmup: int = 1, repeats: int = 5) -> Timing:
+    """Run ``fn`` ``warmup`` times untimed, then ``repeats`` times, each timed alone.
+
+    Wall clock with a device synchronise on both sides: on a GPU, kernels are queued
+    asynchronously and an unsynchronised clock measures only the launch.
+    """
+    with torch.inference_mode():
+        for _ in range(warmup):
+            fn()
+        samples = []
+        for _ in range(repeats):
+            synchronize(device)
+            t0 = time.perf_counter()
+            fn()
+            synchronize(device)
+            samples.append(time.perf_counter() - t0)
+    return Timing(tuple(samples))
