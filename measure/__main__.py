@@ -23,17 +23,24 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m measure", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m measure", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run experiments and write site_data/")
-    run.add_argument("--model", default=DEFAULT_MODEL,
-                     help="'default' (embedded SmolLM2-135M-Instruct), a Hugging Face id or local folder, "
-                          f"or a random-weights architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}")
+    run.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help="'default' (embedded SmolLM2-135M-Instruct), a Hugging Face id or local folder, "
+        f"or a random-weights architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}",
+    )
     run.add_argument("--device", default="auto", help="auto (CUDA if present), cpu or cuda")
     run.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(registry.EXPERIMENTS)}")
-    run.add_argument("--profile", default=None, help="full (the chapter's sizes; default on a GPU), "
-                                                      "cpu (smaller; default on a CPU) or smoke (tests)")
+    run.add_argument(
+        "--profile",
+        default=None,
+        help="full (the chapter's sizes; default on a GPU), cpu (smaller; default on a CPU) or smoke (tests)",
+    )
     run.add_argument("--out", type=Path, default=REPO / "site_data", help="output folder (default: site_data)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     sub.add_parser("list", help="list the experiments")
@@ -51,8 +58,15 @@ def main(argv: list[str] | None = None) -> int:
 
         t0 = time.perf_counter()
         names = registry.select(args.only)
-        outcomes = run_experiments(names=names, model=args.model, device=args.device, profile=args.profile,
-                                   out=args.out, quiet=args.quiet, explicit=bool(args.only))
+        outcomes = run_experiments(
+            names=names,
+            model=args.model,
+            device=args.device,
+            profile=args.profile,
+            out=args.out,
+            quiet=args.quiet,
+            explicit=bool(args.only),
+        )
         print(f"\nsummary ({time.perf_counter() - t0:.1f}s in all):")
         for o in outcomes:
             print(f"  {o.experiment:14} {o.status:8} {o.seconds:6.1f}s  {o.detail}")
@@ -61,8 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ninterrupted: experiments already finished were written; the one in progress was not",
-              file=sys.stderr)
+        print("\ninterrupted: experiments already finished were written; the one in progress was not", file=sys.stderr)
         return 130
 
 

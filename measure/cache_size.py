@@ -34,8 +34,14 @@ from measure.schema import Column, Result, Table, Value
 
 TITLE = "How big the cache is"
 SEVEN_B = {  # spec §3.4: a 7B-class Llama shape
-    "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 11008, "vocab_size": 32000,
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 11008,
+    "vocab_size": 32000,
 }
 SEVEN_B_PARAMS = 7.0e9  # spec §3.4 / §10: the stated parameter count of the class
 
@@ -50,11 +56,16 @@ class Config:
     reference_arch: str = "qwen2.5-0.5b"
 
     @classmethod
-    def for_profile(cls, profile: str) -> "Config":
+    def for_profile(cls, profile: str) -> Config:
         if profile in ("full", "cpu"):
             return cls()  # allocation, not arithmetic: cheap enough on a CPU
-        return cls(prefill_shapes=((1, 7),), static_shapes=((2, 8), (4, 4)), variant_tokens=8,
-                   contexts_7b=(16,), reference_arch="tiny")
+        return cls(
+            prefill_shapes=((1, 7),),
+            static_shapes=((2, 8), (4, 4)),
+            variant_tokens=8,
+            contexts_7b=(16,),
+            reference_arch="tiny",
+        )
 
 
 def _shape_of(config) -> dict:
@@ -67,8 +78,9 @@ def allocate_static(config, *, batch: int, tokens: int, dtype: torch.dtype, devi
 
     shape = _shape_of(config)
     cache = StaticCache(config=config, max_cache_len=tokens)
-    cache.early_initialization(batch_size=batch, num_heads=shape["kv_heads"], head_dim=shape["head_dim"],
-                               dtype=dtype, device=device)
+    cache.early_initialization(
+        batch_size=batch, num_heads=shape["kv_heads"], head_dim=shape["head_dim"], dtype=dtype, device=device
+    )
     return cache
 
 
@@ -96,21 +108,33 @@ def _measured_rows(ctx: Context, cfg: Config, name: str, config, model, *, own: 
         prefill(model, ctx.prompt_ids(4) if own else _random_ids(config.vocab_size, 1, 4, ctx.device))
     for method, batch, tokens, dtype in ctx.progress(plan, f"cache bytes, {name}"):
         if method == "prefill":
-            ids = (ctx.prompt_ids(tokens, batch) if own
-                   else _random_ids(config.vocab_size, batch, tokens, ctx.device))
+            ids = ctx.prompt_ids(tokens, batch) if own else _random_ids(config.vocab_size, batch, tokens, ctx.device)
             (_, cache), grew = _grown_by(lambda: prefill(model, ids), ctx.device)
         else:
-            cache, grew = _grown_by(lambda: allocate_static(config, batch=batch, tokens=tokens, dtype=dtype,
-                                                            device=ctx.device), ctx.device)
+            cache, grew = _grown_by(
+                lambda: allocate_static(config, batch=batch, tokens=tokens, dtype=dtype, device=ctx.device), ctx.device
+            )
         measured = cache_storage_bytes(cache)
         elem = torch.empty((), dtype=dtype).element_size()
-        per_token = kv_bytes_per_token(layers=shape["layers"], kv_heads=shape["kv_heads"],
-                                       head_dim=shape["head_dim"], bytes_per_element=elem)
+        per_token = kv_bytes_per_token(
+            layers=shape["layers"], kv_heads=shape["kv_heads"], head_dim=shape["head_dim"], bytes_per_element=elem
+        )
         resident = batch * tokens
-        rows.append({"model": name, "method": method, "batch": batch, "tokens": tokens, "resident_tokens": resident,
-                     "dtype": str(dtype).removeprefix("torch."), "measured_bytes": measured,
-                     "formula_bytes": per_token * resident, "measured_bytes_per_token": measured // resident,
-                     "matches_formula": measured == per_token * resident, "allocator_growth_bytes": grew})
+        rows.append(
+            {
+                "model": name,
+                "method": method,
+                "batch": batch,
+                "tokens": tokens,
+                "resident_tokens": resident,
+                "dtype": str(dtype).removeprefix("torch."),
+                "measured_bytes": measured,
+                "formula_bytes": per_token * resident,
+                "measured_bytes_per_token": measured // resident,
+                "matches_formula": measured == per_token * resident,
+                "allocator_growth_bytes": grew,
+            }
+        )
         del cache
         gc.collect()
     return rows
@@ -124,11 +148,13 @@ def _variants(ctx: Context, cfg: Config, name: str, config) -> list[dict]:
         if label == "GQA (actual)" and kv in (heads, 1):
             continue  # the model itself is MHA or MQA: that row is already there
         variant = config.__class__.from_dict({**config.to_dict(), "num_key_value_heads": kv})
-        cache = allocate_static(variant, batch=1, tokens=cfg.variant_tokens, dtype=getattr(torch, cfg.static_dtype),
-                                device=ctx.device)
+        cache = allocate_static(
+            variant, batch=1, tokens=cfg.variant_tokens, dtype=getattr(torch, cfg.static_dtype), device=ctx.device
+        )
         per_token = cache_storage_bytes(cache) // cfg.variant_tokens
-        rows.append({"model": name, "variant": label, "heads": heads, "kv_heads": kv,
-                     "measured_bytes_per_token": per_token})
+        rows.append(
+            {"model": name, "variant": label, "heads": heads, "kv_heads": kv, "measured_bytes_per_token": per_token}
+        )
         del cache
     mha = rows[0]["measured_bytes_per_token"]
     for r in rows:
@@ -148,12 +174,19 @@ def run(cfg: Config, ctx: Context) -> Result:
         s = _shape_of(config)
         for dtype in sorted({ctx.dtype, getattr(torch, cfg.static_dtype)}, key=str):
             elem = torch.empty((), dtype=dtype).element_size()
-            formula_rows.append({"model": name, "layers": s["layers"], "kv_heads": s["kv_heads"],
-                                 "head_dim": s["head_dim"], "dtype": str(dtype).removeprefix("torch."),
-                                 "bytes_per_element": elem,
-                                 "formula_bytes_per_token": kv_bytes_per_token(
-                                     layers=s["layers"], kv_heads=s["kv_heads"], head_dim=s["head_dim"],
-                                     bytes_per_element=elem)})
+            formula_rows.append(
+                {
+                    "model": name,
+                    "layers": s["layers"],
+                    "kv_heads": s["kv_heads"],
+                    "head_dim": s["head_dim"],
+                    "dtype": str(dtype).removeprefix("torch."),
+                    "bytes_per_element": elem,
+                    "formula_bytes_per_token": kv_bytes_per_token(
+                        layers=s["layers"], kv_heads=s["kv_heads"], head_dim=s["head_dim"], bytes_per_element=elem
+                    ),
+                }
+            )
         if model is None and name == ref_name and cfg.prefill_shapes:
             ctx.log(f"  building {ref_name} with random weights for a real prefill")
             from transformers import AutoModelForCausalLM
@@ -170,46 +203,92 @@ def run(cfg: Config, ctx: Context) -> Result:
     seven_per_token = cache_storage_bytes(cache) // cfg.variant_tokens
     del cache
     weights_bytes = int(SEVEN_B_PARAMS * 2)
-    context_rows = [{"context_tokens": t, "cache_bytes": seven_per_token * t, "weights_bytes": weights_bytes,
-                     "cache_to_weights": seven_per_token * t / weights_bytes} for t in cfg.contexts_7b]
+    context_rows = [
+        {
+            "context_tokens": t,
+            "cache_bytes": seven_per_token * t,
+            "weights_bytes": weights_bytes,
+            "cache_to_weights": seven_per_token * t / weights_bytes,
+        }
+        for t in cfg.contexts_7b
+    ]
 
     tables = [
-        Table(name="bytes_per_token", title="Bytes per cached token, from the formula", columns=(
-            Column(name="model"), Column(name="layers", label="L"), Column(name="kv_heads", label="H_kv"),
-            Column(name="head_dim", label="d"), Column(name="dtype"),
-            Column(name="bytes_per_element", unit="bytes", label="bytes/element"),
-            Column(name="formula_bytes_per_token", unit="bytes", label="2·L·H_kv·d·bytes")), rows=formula_rows),
-        Table(name="measured", title="The real cache, measured, against the formula", columns=(
-            Column(name="model"), Column(name="method"), Column(name="batch", label="B"),
-            Column(name="tokens", unit="tokens", label="tokens each"),
-            Column(name="resident_tokens", unit="tokens", label="resident tokens"), Column(name="dtype"),
-            Column(name="measured_bytes", unit="bytes", label="cache storage, measured"),
-            Column(name="formula_bytes", unit="bytes", label="formula"),
-            Column(name="measured_bytes_per_token", unit="bytes", label="measured per token"),
-            Column(name="matches_formula", label="equal"),
-            Column(name="allocator_growth_bytes", unit="bytes", kind="timing",
-                   label="allocator / RSS growth")), rows=measured),
-        Table(name="attention_variants", title="Multi-head, grouped-query and multi-query attention", columns=(
-            Column(name="model"), Column(name="variant"), Column(name="heads", label="H"),
-            Column(name="kv_heads", label="H_kv"),
-            Column(name="measured_bytes_per_token", unit="bytes", label="bytes/token, measured"),
-            Column(name="fraction_of_mha", unit="", kind="numeric", label="fraction of MHA")), rows=variants),
-        Table(name="context_7b", title="A 7B-class model: cache against weights", columns=(
-            Column(name="context_tokens", unit="tokens", label="context"),
-            Column(name="cache_bytes", unit="bytes", label="KV cache (fp16)"),
-            Column(name="weights_bytes", unit="bytes", label="weights (fp16)"),
-            Column(name="cache_to_weights", unit="x", kind="numeric", label="cache / weights")),
-            rows=context_rows),
+        Table(
+            name="bytes_per_token",
+            title="Bytes per cached token, from the formula",
+            columns=(
+                Column(name="model"),
+                Column(name="layers", label="L"),
+                Column(name="kv_heads", label="H_kv"),
+                Column(name="head_dim", label="d"),
+                Column(name="dtype"),
+                Column(name="bytes_per_element", unit="bytes", label="bytes/element"),
+                Column(name="formula_bytes_per_token", unit="bytes", label="2·L·H_kv·d·bytes"),
+            ),
+            rows=formula_rows,
+        ),
+        Table(
+            name="measured",
+            title="The real cache, measured, against the formula",
+            columns=(
+                Column(name="model"),
+                Column(name="method"),
+                Column(name="batch", label="B"),
+                Column(name="tokens", unit="tokens", label="tokens each"),
+                Column(name="resident_tokens", unit="tokens", label="resident tokens"),
+                Column(name="dtype"),
+                Column(name="measured_bytes", unit="bytes", label="cache storage, measured"),
+                Column(name="formula_bytes", unit="bytes", label="formula"),
+                Column(name="measured_bytes_per_token", unit="bytes", label="measured per token"),
+                Column(name="matches_formula", label="equal"),
+                Column(name="allocator_growth_bytes", unit="bytes", kind="timing", label="allocator / RSS growth"),
+            ),
+            rows=measured,
+        ),
+        Table(
+            name="attention_variants",
+            title="Multi-head, grouped-query and multi-query attention",
+            columns=(
+                Column(name="model"),
+                Column(name="variant"),
+                Column(name="heads", label="H"),
+                Column(name="kv_heads", label="H_kv"),
+                Column(name="measured_bytes_per_token", unit="bytes", label="bytes/token, measured"),
+                Column(name="fraction_of_mha", unit="", kind="numeric", label="fraction of MHA"),
+            ),
+            rows=variants,
+        ),
+        Table(
+            name="context_7b",
+            title="A 7B-class model: cache against weights",
+            columns=(
+                Column(name="context_tokens", unit="tokens", label="context"),
+                Column(name="cache_bytes", unit="bytes", label="KV cache (fp16)"),
+                Column(name="weights_bytes", unit="bytes", label="weights (fp16)"),
+                Column(name="cache_to_weights", unit="x", kind="numeric", label="cache / weights"),
+            ),
+            rows=context_rows,
+        ),
     ]
     big = [r for r in measured if r["method"] == "static allocation" and r["batch"] > 1]
     values = [
-        Value(name="seven_b_bytes_per_token", value=seven_per_token, unit="bytes",
-              description="measured from an allocated 7B-class cache"),
-        Value(name="all_match", value=all(r["matches_formula"] for r in measured),
-              description="every measured cache equals the formula"),
-        Value(name="big_shapes_equal", value=len({r["measured_bytes"] for r in big if r["model"] == ref_name}) == 1,
-              description="the equal-token shapes of the reference model occupy identical bytes"),
+        Value(
+            name="seven_b_bytes_per_token",
+            value=seven_per_token,
+            unit="bytes",
+            description="measured from an allocated 7B-class cache",
+        ),
+        Value(
+            name="all_match",
+            value=all(r["matches_formula"] for r in measured),
+            description="every measured cache equals the formula",
+        ),
+        Value(
+            name="big_shapes_equal",
+            value=len({r["measured_bytes"] for r in big if r["model"] == ref_name}) == 1,
+            description="the equal-token shapes of the reference model occupy identical bytes",
+        ),
         Value(name="reference_model", value=ref_name),
     ]
     return Result(tables=tables, values=values)
-

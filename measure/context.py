@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import TypeVar
 
 import torch
 
@@ -47,8 +48,9 @@ class Context:
     def progress(self, items: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:
         from tqdm.auto import tqdm
 
-        return tqdm(items, desc=f"  {desc}", total=total, disable=self.quiet, file=sys.stderr,
-                    leave=False, dynamic_ncols=True)
+        return tqdm(
+            items, desc=f"  {desc}", total=total, disable=self.quiet, file=sys.stderr, leave=False, dynamic_ncols=True
+        )
 
     def prompt_ids(self, n: int, batch: int = 1, *, offset: int = 0) -> torch.Tensor:
         """``n`` token ids of ordinary English prose from the committed book (random ids
@@ -61,7 +63,7 @@ class Context:
             all_ids = book_token_ids(self.model.tokenizer)
             if len(all_ids) < offset + n * batch:
                 raise ValueError(f"the book holds {len(all_ids)} tokens; {offset + n * batch} requested")
-            ids = torch.tensor(all_ids[offset:offset + n * batch]).view(batch, n)
+            ids = torch.tensor(all_ids[offset : offset + n * batch]).view(batch, n)
         return ids.to(self.device)
 
 

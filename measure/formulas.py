@@ -17,8 +17,7 @@ def attention_macs(*, layers: int, heads: int, head_dim: int, queries: int, keys
     return 2 * layers * heads * queries * keys * head_dim
 
 
-def step_macs(*, weight_macs_per_token: int, layers: int, heads: int, head_dim: int, context: int,
-              cached: bool) -> int:
+def step_macs(*, weight_macs_per_token: int, layers: int, heads: int, head_dim: int, context: int, cached: bool) -> int:
     """MACs of one generation step at ``context`` tokens: recompute pushes the whole prefix
     through every weight matrix and builds a context x context score matrix; a cached step
     pushes one token and scores it against the context."""
@@ -28,8 +27,9 @@ def step_macs(*, weight_macs_per_token: int, layers: int, heads: int, head_dim: 
     )
 
 
-def generation_macs(*, weight_macs_per_token: int, layers: int, heads: int, head_dim: int, new_tokens: int,
-                    cached: bool) -> int:
+def generation_macs(
+    *, weight_macs_per_token: int, layers: int, heads: int, head_dim: int, new_tokens: int, cached: bool
+) -> int:
     """Total MACs to generate ``new_tokens`` from a one-token start: step t sees t tokens.
 
     Closed forms of the sums (sum t = T(T+1)/2, sum t^2 = T(T+1)(2T+1)/6) keep this

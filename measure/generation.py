@@ -13,7 +13,7 @@ def greedy_recompute(model, ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
     for _ in range(new_tokens):
         logits = model(input_ids=seq, use_cache=False).logits[:, -1, :]
         seq = torch.cat([seq, logits.argmax(dim=-1, keepdim=True)], dim=1)
-    return seq[:, ids.shape[1]:]
+    return seq[:, ids.shape[1] :]
 
 
 @torch.inference_mode()

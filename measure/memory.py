@@ -13,8 +13,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -7,7 +7,7 @@ import importlib.metadata
 import platform
 import subprocess
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
@@ -16,8 +16,17 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent
 
 # Modules whose code does not influence a number: changing them must not mark results stale.
-_NOT_MEASUREMENT_CODE = {"__init__.py", "__main__.py", "store.py", "provenance.py", "registry.py",
-                         "errors.py", "progress.py", "check.py", "compare.py"}
+_NOT_MEASUREMENT_CODE = {
+    "__init__.py",
+    "__main__.py",
+    "store.py",
+    "provenance.py",
+    "registry.py",
+    "errors.py",
+    "progress.py",
+    "check.py",
+    "compare.py",
+}
 
 
 def shared_code_files() -> list[Path]:
@@ -26,8 +35,7 @@ def shared_code_files() -> list[Path]:
 
     experiment_files = {f"{name}.py" for name in EXPERIMENTS}
     return sorted(
-        p for p in PACKAGE_DIR.glob("*.py")
-        if p.name not in _NOT_MEASUREMENT_CODE and p.name not in experiment_files
+        p for p in PACKAGE_DIR.glob("*.py") if p.name not in _NOT_MEASUREMENT_CODE and p.name not in experiment_files
     )
 
 
@@ -45,8 +53,9 @@ def code_hash(experiment: str) -> str:
 def git_state() -> dict:
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=REPO_DIR, capture_output=True, text=True,
-                                  timeout=10, check=True).stdout.strip()
+            return subprocess.run(
+                ["git", *args], cwd=REPO_DIR, capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
@@ -70,7 +79,7 @@ def provenance(*, experiment: str, config, ctx, duration_s: float) -> dict:
         "title": ctx.experiment_title,
         "code_hash": code_hash(experiment),
         **git_state(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
         "model": ctx.model.describe(),
         "device": ctx.fingerprint,

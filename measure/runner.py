@@ -27,8 +27,16 @@ class Outcome:
     seconds: float
 
 
-def run_experiments(*, names: list[str], model: str, device: str = "auto", profile: str | None = None,
-                    out: Path, quiet: bool = False, explicit: bool = False) -> list[Outcome]:
+def run_experiments(
+    *,
+    names: list[str],
+    model: str,
+    device: str = "auto",
+    profile: str | None = None,
+    out: Path,
+    quiet: bool = False,
+    explicit: bool = False,
+) -> list[Outcome]:
     dev = choose_device(device)
     if profile is not None and profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -55,16 +63,25 @@ def run_experiments(*, names: list[str], model: str, device: str = "auto", profi
             outcomes.append(Outcome(name, "skipped", why, 0.0))
             continue
         config = mod.Config.for_profile(prof)
-        ctx = Context(model=loaded, device=dev, dtype=dtype, profile=prof, fingerprint=fingerprint(dev),
-                      memory_method=memory.method(dev), experiment_title=mod.TITLE, quiet=quiet,
-                      started=started)
+        ctx = Context(
+            model=loaded,
+            device=dev,
+            dtype=dtype,
+            profile=prof,
+            fingerprint=fingerprint(dev),
+            memory_method=memory.method(dev),
+            experiment_title=mod.TITLE,
+            quiet=quiet,
+            started=started,
+        )
         log(f"({i}/{len(names)}) {name}: {mod.TITLE}")
         t0 = time.perf_counter()
         torch.manual_seed(0)
         result = mod.run(config, ctx)
         seconds = time.perf_counter() - t0
-        folder = write_result(out, name, result,
-                              provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds))
+        folder = write_result(
+            out, name, result, provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds)
+        )
         rows = sum(len(t.rows) for t in result.tables)
         detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
         log(f"({i}/{len(names)}) {name} done in {seconds:.1f}s: {detail}")

@@ -72,8 +72,13 @@ def write_result(root: Path, experiment: str, result: Result, provenance: dict) 
                 "file": f"{t.name}.csv",
                 "rows": len(t.rows),
                 "columns": [
-                    {"name": c.name, "unit": c.unit, "kind": c.kind, "label": c.label or c.name,
-                     "description": c.description}
+                    {
+                        "name": c.name,
+                        "unit": c.unit,
+                        "kind": c.kind,
+                        "label": c.label or c.name,
+                        "description": c.description,
+                    }
                     for c in t.columns
                 ],
             }

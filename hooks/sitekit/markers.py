@@ -1,6 +1,8 @@
 """The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
 ``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
-``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``.
+``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``,
+``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim("kv_cache.tokens_identical", "...") }}``
+(see claims.py).
 
 A marker is a Python call expression with literal arguments, parsed with ``ast`` (never
 evaluated). An unknown function, a bad argument, a missing table, column or value
@@ -12,10 +14,11 @@ from __future__ import annotations
 import ast
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from sitekit import formatting
+from sitekit import claims, formatting
 from sitekit.figures import render_figure
 from sitekit.sitedata import SiteData, SiteDataError
 
@@ -34,6 +37,7 @@ class PageContext:
     page: str  # source path, for error messages
     url_prefix: str  # relative path from the page to the site root, e.g. "../"
     figures: dict[str, str] = field(default_factory=dict)  # site path -> SVG text to write
+    claims: list[str] = field(default_factory=list)  # expressions checked on this page
 
 
 def _parse(expr: str) -> tuple[str, list[Any], dict[str, Any]]:
@@ -54,8 +58,13 @@ def _csv_link(ctx: PageContext, exp: str, name: str) -> str:
 
 def _cell_html(value: Any, col: dict, style: str | None) -> str:
     text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
-    if col["unit"] == "bytes" and isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and abs(value) >= 2**20 and (style or "auto") == "auto":
+    if (
+        col["unit"] == "bytes"
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and abs(value) >= 2**20
+        and (style or "auto") == "auto"
+    ):
         return f'<span title="{formatting.integer(value)} bytes">{html.escape(text)}</span>'
     return html.escape(text)
 
@@ -74,11 +83,18 @@ def _header(col: dict) -> str:
     return f'<th title="{title}">{label}' + (f" ({html.escape(shown)})" if shown else "") + "</th>"
 
 
-def table(ctx: PageContext, ref: str, columns: list[str] | None = None, styles: dict | None = None,
-          where: dict | None = None, caption: str | None = None, limit: int | None = None) -> str:
+def table(
+    ctx: PageContext,
+    ref: str,
+    columns: list[str] | None = None,
+    styles: dict | None = None,
+    where: dict | None = None,
+    caption: str | None = None,
+    limit: int | None = None,
+) -> str:
     t = ctx.data.table(ref)
     cols = [t.column(c) for c in columns] if columns else t.columns
-    for c in (styles or {}):
+    for c in styles or {}:
         t.column(c)
     frame = t.frame
     for k, v in (where or {}).items():
@@ -90,14 +106,18 @@ def table(ctx: PageContext, ref: str, columns: list[str] | None = None, styles: 
         frame = frame.head(limit)
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
-        "<tr>" + "".join(f"<td>{_cell_html(row[c['name']], c, (styles or {}).get(c['name']))}</td>" for c in cols)
+        "<tr>"
+        + "".join(f"<td>{_cell_html(row[c['name']], c, (styles or {}).get(c['name']))}</td>" for c in cols)
         + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption or t.title)
-    return (f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
-            f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
-            + _provenance_html(ctx, t.experiment, csv=t.name) + "\n</div>")
+    return (
+        f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
+        + _provenance_html(ctx, t.experiment, csv=t.name)
+        + "\n</div>"
+    )
 
 
 def _provenance_html(ctx: PageContext, exp: str, csv: str | None = None) -> str:
@@ -114,16 +134,22 @@ def _provenance_html(ctx: PageContext, exp: str, csv: str | None = None) -> str:
         ("device", f"{device}, {m['dtype']}"),
         ("profile", m["profile"]),
         ("measured", f"{m['date']}, in {m['duration_s']} s"),
-        ("code", f"commit {m['git_commit'][:10]}" + (" + local changes" if m.get("measure_code_modified") else "")
-         + f", code hash {m['code_hash']}"),
+        (
+            "code",
+            f"commit {m['git_commit'][:10]}"
+            + (" + local changes" if m.get("measure_code_modified") else "")
+            + f", code hash {m['code_hash']}",
+        ),
         ("libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v)),
         ("memory method", m.get("memory_method", "")),
         ("data", " · ".join(links)),
     ]
     rows = "".join(f"<tr><th>{k}</th><td>{html.escape(v) if k != 'data' else v}</td></tr>" for k, v in items)
     summary = html.escape(f"Provenance: {model['name']} · {device} · {m['dtype']} · {m['date'][:10]}")
-    return (f'<details class="provenance"><summary>{summary}</summary>'
-            f'<table class="provenance-table">{rows}</table></details>')
+    return (
+        f'<details class="provenance"><summary>{summary}</summary>'
+        f'<table class="provenance-table">{rows}</table></details>'
+    )
 
 
 def provenance(ctx: PageContext, exp: str) -> str:
@@ -136,8 +162,15 @@ def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = 
     return text + (formatting.unit_suffix(v["unit"]) if unit and style in ("auto", "num", "fixed", "int") else "")
 
 
-def cell(ctx: PageContext, ref: str, column: str, where: dict | None = None, style: str = "auto",
-         digits: int | None = None, unit: bool = True) -> str:
+def cell(
+    ctx: PageContext,
+    ref: str,
+    column: str,
+    where: dict | None = None,
+    style: str = "auto",
+    digits: int | None = None,
+    unit: bool = True,
+) -> str:
     v, col = ctx.data.cell(ref, column, where)
     if style == "auto":
         style = _default_style(col, v)
@@ -162,12 +195,25 @@ def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> 
     path = f"figures/{exp}/{name}.svg"
     ctx.figures[path] = svg
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return (f'<figure class="measured-figure" data-figure="{ref}">'
-            f'<img src="{ctx.url_prefix}{path}" alt="{html.escape(alt)}">{cap}</figure>')
+    return (
+        f'<figure class="measured-figure" data-figure="{ref}">'
+        f'<img src="{ctx.url_prefix}{path}" alt="{html.escape(alt)}">{cap}</figure>'
+    )
+
+
+def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str:
+    ctx.claims.append(expr)
+    return claims.render(ctx.data, ctx.page, expr, text, hardware)
 
 
 FUNCTIONS: dict[str, Callable[..., str]] = {
-    "table": table, "value": value, "cell": cell, "figure": figure, "provenance": provenance, "meta": meta,
+    "claim": claim,
+    "table": table,
+    "value": value,
+    "cell": cell,
+    "figure": figure,
+    "provenance": provenance,
+    "meta": meta,
 }
 
 
@@ -176,10 +222,13 @@ def render_markers(markdown: str, ctx: PageContext) -> str:
         fname, args, kwargs = _parse(match.group(1))
         fn = FUNCTIONS.get(fname)
         if fn is None:
-            raise MarkerError(f"{ctx.page}: unknown marker function {fname!r} in {match.group(0)}; "
-                              f"known: {', '.join(FUNCTIONS)}")
+            raise MarkerError(
+                f"{ctx.page}: unknown marker function {fname!r} in {match.group(0)}; known: {', '.join(FUNCTIONS)}"
+            )
         try:
             return fn(ctx, *args, **kwargs)
+        except claims.ClaimError as e:
+            raise MarkerError(str(e)) from None
         except (SiteDataError, KeyError, TypeError, ValueError) as e:
             raise MarkerError(f"{ctx.page}: {match.group(0)}: {e}") from None
 

@@ -34,8 +34,10 @@ class TableRef:
         for c in self.columns:
             if c["name"] == name:
                 return c
-        raise SiteDataError(f"table {self.experiment}.{self.name} has no column {name!r}; "
-                            f"it has {', '.join(c['name'] for c in self.columns)}")
+        raise SiteDataError(
+            f"table {self.experiment}.{self.name} has no column {name!r}; "
+            f"it has {', '.join(c['name'] for c in self.columns)}"
+        )
 
 
 class SiteData:
@@ -51,8 +53,9 @@ class SiteData:
     def meta(self, experiment: str) -> dict:
         path = self.root / experiment / "meta.json"
         if not path.is_file():
-            raise SiteDataError(f"no data for experiment {experiment!r} ({path} missing); "
-                                f"run `make measure ONLY={experiment}`")
+            raise SiteDataError(
+                f"no data for experiment {experiment!r} ({path} missing); run `make measure ONLY={experiment}`"
+            )
         return _read_json(path)
 
     @staticmethod

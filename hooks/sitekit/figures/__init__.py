@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import io
 import pkgutil
-from typing import Callable
+from collections.abc import Callable
 
 import matplotlib
 
@@ -20,22 +20,25 @@ import matplotlib.pyplot as plt  # noqa: E402
 from sitekit.sitedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
-plt.rcParams.update({
-    "svg.hashsalt": "site",  # deterministic element ids
-    "svg.fonttype": "none",  # text stays text: selectable, searchable, small
-    "figure.figsize": (7.0, 3.8),
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "font.size": 10,
-})
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "site",  # deterministic element ids
+        "svg.fonttype": "none",  # text stays text: selectable, searchable, small
+        "figure.figsize": (7.0, 3.8),
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.size": 10,
+    }
+)
 
 
 def figure(name: str) -> Callable:
     def register(fn: Callable) -> Callable:
         REGISTRY[name] = fn
         return fn
+
     return register
 
 

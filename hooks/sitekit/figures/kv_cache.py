@@ -33,4 +33,3 @@ def macs_per_step(data):
     ax.set_ylabel("multiply-accumulates per step")
     ax.legend()
     return fig
-

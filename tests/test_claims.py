@@ -1,0 +1,71 @@
+"""Claims: the evaluator on hand-made data, and a build that fails when one stops holding."""
+
+import json
+import shutil
+
+import pytest
+from sitekit.claims import ClaimError, check, render
+from sitekit.sitedata import SiteData
+
+from tests.conftest import REPO, build_site
+
+
+@pytest.fixture
+def data(tmp_path):
+    d = tmp_path / "exp"
+    d.mkdir()
+    (d / "t.csv").write_text("n,ms,ok\n1,2.0,true\n2,4.0,true\n4,8.5,false\n")
+    cols = [{"name": n, "unit": "", "kind": "exact", "label": n} for n in ("n", "ms", "ok")]
+    meta = {
+        "tables": {"t": {"title": "T", "file": "t.csv", "columns": cols}},
+        "values": {"ratio": {"value": 2.5, "unit": "x", "kind": "numeric"}},
+    }
+    (d / "meta.json").write_text(json.dumps(meta))
+    return SiteData(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "expr, holds",
+    [
+        ("exp.ratio > 2", True),
+        ("exp.ratio > 3", False),
+        ("column('exp.t', 'n') == [1, 2, 4]", True),
+        ("all(column('exp.t', 'ok'))", False),
+        ("cell('exp.t', 'ms', where={'n': 2}) == 4.0", True),
+        ("max(column('exp.t', 'ms')) / min(column('exp.t', 'ms')) < 5", True),
+        ("1 < exp.ratio < 2", False),
+        ("not exp.ratio == 2.5 or len(column('exp.t', 'ms')) == 3", True),
+    ],
+)
+def test_expressions(data, expr, holds):
+    assert check(data, expr)[0] is holds
+
+
+def test_no_arbitrary_code(data):
+    with pytest.raises(ClaimError, match="unsupported"):
+        check(data, "__import__('os').system('true')")
+
+
+def test_failed_claim_names_the_numbers(data):
+    with pytest.raises(
+        ClaimError, match=r"page.md: claim 'big ratio' does not hold: exp.ratio > 3 with exp.ratio = 2.5"
+    ):
+        render(data, "page.md", "exp.ratio > 3", "big ratio")
+
+
+def test_failed_hardware_claim_warns_on_the_page(data):
+    out = render(data, "page.md", "exp.ratio > 3", "fast", hardware=True)
+    assert "claim-failed" in out and "exp.ratio = 2.5" in out
+
+
+def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "site_data", data)
+    csv = data / "cache_size" / "measured.csv"
+    rows = csv.read_text().splitlines()
+    rows[1] = rows[1].replace(",true,", ",false,")  # one cache no longer equals the formula
+    csv.write_text("\n".join(rows) + "\n")
+    proc = build_site(tmp_path, data=data)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "cache-size.md: claim 'Every measured cache equals the formula to the byte' does not hold" in out

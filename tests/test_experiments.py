@@ -1,0 +1,91 @@
+"""Every experiment, smoke-run on a tiny model: schema, provenance and invariants."""
+
+import csv
+import json
+
+import pytest
+
+from measure import registry
+from measure.schema import KINDS
+
+META_KEYS = {
+    "schema_version",
+    "experiment",
+    "title",
+    "code_hash",
+    "git_commit",
+    "date",
+    "duration_s",
+    "model",
+    "device",
+    "dtype",
+    "libraries",
+    "profile",
+    "parameters",
+    "memory_method",
+    "tables",
+    "values",
+}
+
+
+@pytest.mark.parametrize("name", registry.EXPERIMENTS)
+def test_schema(smoke_data, name):
+    folder = smoke_data / name
+    meta = json.loads((folder / "meta.json").read_text())
+    assert META_KEYS <= set(meta), META_KEYS - set(meta)
+    assert meta["experiment"] == name and meta["profile"] == "smoke"
+    assert meta["model"]["weights"] and meta["device"]["id"]
+    assert meta["tables"], "an experiment must produce at least one table"
+    for tname, t in meta["tables"].items():
+        with open(folder / t["file"], newline="") as f:
+            rows = list(csv.reader(f))
+        assert rows[0] == [c["name"] for c in t["columns"]], tname
+        assert len(rows) - 1 == t["rows"] > 0, tname
+        for c in t["columns"]:
+            assert c["kind"] in KINDS
+            assert c["name"] == c["name"].lower() and " " not in c["name"]
+    for v in meta["values"].values():
+        assert v["kind"] in KINDS
+
+
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_kv_cache_invariants(smoke_data):
+    d = smoke_data / "kv_cache"
+    assert all(r["tokens_identical"] == "true" for r in _rows(d, "identical_output"))
+    assert all(r["same"] == "true" for r in _rows(d, "generated_tokens"))
+    for r in _rows(d, "head_step"):
+        n = int(r["context"])
+        assert int(r["recompute_scores_bytes"]) == n * n * 4  # fp32 n x n
+        assert int(r["cached_scores_bytes"]) == n * 4
+    for r in _rows(d, "macs_total"):
+        assert int(r["recompute_macs"]) > int(r["cached_macs"])
+
+
+def test_kv_cache_counts_linear_macs_of_tiny_model(smoke_data):
+    meta = json.loads((smoke_data / "kv_cache" / "meta.json").read_text())
+    # tiny: 2 layers x (q 64x64 + k 64x32 + v 64x32 + o 64x64 + 3 x 64x128) + lm_head 64x512
+    assert meta["values"]["weight_macs_per_token"]["value"] == 2 * (4096 + 2048 + 2048 + 4096 + 3 * 8192) + 32768
+
+
+def test_cache_size_measurements_equal_formula(smoke_data):
+    rows = _rows(smoke_data / "cache_size", "measured")
+    assert rows and all(r["matches_formula"] == "true" for r in rows)
+    for r in rows:
+        assert int(r["measured_bytes"]) == int(r["formula_bytes"])
+    variants = _rows(smoke_data / "cache_size", "attention_variants")
+    assert [int(v["measured_bytes_per_token"]) for v in variants] == [512, 256, 128]  # 2*2*H_kv*16*2
+
+
+def test_qwen_architecture_matches_published_parameter_count():
+    import torch
+
+    from measure.models import load_model
+
+    m = load_model("arch:qwen2.5-0.5b", device=torch.device("cpu"), dtype=torch.float32)
+    assert sum(p.numel() for p in m.model.parameters()) == 494_032_768  # the model card's count
+    shape = m.shape()
+    assert (shape["layers"], shape["heads"], shape["kv_heads"], shape["head_dim"]) == (24, 14, 2, 64)

@@ -1,0 +1,113 @@
+"""The site, built with --strict from the committed site_data, checked as HTML."""
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+
+from tests.conftest import REPO, build_site
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tables, self.figures, self.imgs, self.links = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-table" in a:
+            self.tables.append(a["data-table"])
+        if "data-figure" in a:
+            self.figures.append(a["data-figure"])
+        if tag == "img":
+            self.imgs.append(a)
+        if tag == "a" and a.get("href", "").endswith((".csv", ".json")):
+            self.links.append(a["href"])
+
+
+def _pages(site):
+    return {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html") if "search" not in p.parts}
+
+
+def test_every_committed_table_is_on_a_page(built_site):
+    shown = set()
+    for html in _pages(built_site).values():
+        c = _Collect()
+        c.feed(html)
+        shown.update(c.tables)
+    committed = {
+        f"{m.parent.name}.{t}"
+        for m in (REPO / "site_data").glob("*/meta.json")
+        for t in json.loads(m.read_text())["tables"]
+    }
+    assert committed and committed <= shown, committed - shown
+
+
+def test_no_marker_survives(built_site):
+    for path, html in _pages(built_site).items():
+        article = html.split("<article", 1)[-1].split("</article>", 1)[0]  # the page, not theme scripts
+        assert "{{" not in article and "}}" not in article, path
+        assert not re.search(r"\{\{\s*\w+\(", html), path
+
+
+def test_figures_are_svg_with_alt_text(built_site):
+    count = 0
+    for path, html in _pages(built_site).items():
+        c = _Collect()
+        c.feed(html)
+        for img in c.imgs:
+            if img["src"].endswith(".svg") and "figures/" in img["src"]:
+                count += 1
+                assert len(img.get("alt", "")) > 20, (path, img)
+                target = (path.parent / img["src"]).resolve()
+                assert target.is_file() and target.read_text().lstrip().startswith("<?xml"), target
+    assert count >= 3
+
+
+def test_csv_links_resolve(built_site):
+    links = 0
+    for path, html in _pages(built_site).items():
+        c = _Collect()
+        c.feed(html)
+        for href in c.links:
+            links += 1
+            assert (path.parent / href).resolve().is_file(), (path, href)
+    assert links > 0
+
+
+def test_provenance_shown_with_tables(built_site):
+    html = (built_site / "kv-cache" / "index.html").read_text()
+    assert html.count('class="measured-table"') == html.count('class="provenance"') - html.count("provenance-only")
+    assert "SmolLM2" in html or "arch:" in html
+
+
+def _docs_with(tmp_path, text):
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs", docs)
+    (docs / "kv-cache.md").write_text((docs / "kv-cache.md").read_text() + "\n" + text + "\n")
+    return docs
+
+
+def test_missing_table_fails_the_build(tmp_path):
+    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ table('kv_cache.no_such_table') }}"))
+    assert proc.returncode != 0
+    assert "no table 'no_such_table'" in proc.stdout + proc.stderr
+
+
+def test_missing_column_fails_the_build(tmp_path):
+    marker = "{{ cell('kv_cache.memory', 'no_such_column', where={'method': 'cached'}) }}"
+    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
+    assert proc.returncode != 0 and "no column 'no_such_column'" in proc.stdout + proc.stderr
+
+
+def test_unknown_marker_fails_the_build(tmp_path):
+    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ guess('kv_cache.memory') }}"))
+    assert proc.returncode != 0 and "unknown marker function 'guess'" in proc.stdout + proc.stderr
+
+
+def test_missing_data_file_fails_the_build(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "site_data", data)
+    (data / "kv_cache" / "memory.csv").unlink()
+    proc = build_site(tmp_path, data=data)
+    assert proc.returncode != 0 and re.search(r"memory\.csv is missing", proc.stdout + proc.stderr)
