@@ -14,22 +14,37 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "hooks"))
 
 
-@pytest.fixture(scope="session")
-def smoke_data(tmp_path_factory):
-    """Run every experiment once with the smoke profile into one temporary folder.
-    Random-weights tiny model where that is valid; the embedded trained model where
-    an experiment needs trained weights."""
-    from measure import registry
-    from measure.runner import run_experiments
+class SmokeRuns:
+    """Each experiment smoke-run once per test session, on demand, into one temporary
+    folder: the tiny random-weights model where that is valid, the embedded trained
+    model where an experiment needs trained weights."""
 
-    out = tmp_path_factory.mktemp("smoke_site_data")
-    random_ok = [n for n in registry.EXPERIMENTS if not getattr(registry.load(n), "NEEDS_TRAINED", False)]
-    trained = [n for n in registry.EXPERIMENTS if n not in random_ok]
-    if random_ok:
-        run_experiments(names=random_ok, model="arch:tiny", device="cpu", profile="smoke", out=out, quiet=True)
-    if trained:
-        run_experiments(names=trained, model="default", device="cpu", profile="smoke", out=out, quiet=True)
-    return out
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.done: set[str] = set()
+
+    def __truediv__(self, name: str) -> Path:
+        from measure import registry
+        from measure.runner import run_experiments
+
+        if name not in self.done:
+            trained = getattr(registry.load(name), "NEEDS_TRAINED", False)
+            run_experiments(
+                names=[name],
+                model="default" if trained else "arch:tiny",
+                device="cpu",
+                profile="smoke",
+                out=self.root,
+                quiet=True,
+            )
+            self.done.add(name)
+        return self.root / name
+
+
+@pytest.fixture(scope="session")
+def smoke_data(tmp_path_factory) -> SmokeRuns:
+    """``smoke_data / "kv_cache"`` is the folder of a smoke run of that experiment."""
+    return SmokeRuns(tmp_path_factory.mktemp("smoke_site_data"))
 
 
 def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None) -> subprocess.CompletedProcess:
