@@ -13,16 +13,19 @@ DEVICE  ?= auto
 ONLY    ?=
 PROFILE ?=
 OUT     ?= site_data
+KINDS   ?= exact,numeric,timing
 
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)')
 
-.PHONY: help measure test site serve lint clean env
+.PHONY: help measure check test site serve lint clean env
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
 	@echo "             [DEVICE=auto|cpu|cuda] [ONLY=kv_cache,cache_size] [PROFILE=full|cpu]"
 	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU)"
+	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
+	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
 	@echo "make site        build the site into site/ (mkdocs build --strict)"
 	@echo "make serve       serve the site on http://127.0.0.1:8000 with live reload"
@@ -42,6 +45,9 @@ $(STAMP): requirements.txt
 
 measure: $(STAMP) ## run experiments, write site_data/
 	$(BIN)/python -m measure run $(MEASURE_ARGS)
+
+check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
+	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

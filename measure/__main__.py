@@ -1,10 +1,11 @@
-"""Command line: ``python -m measure run|list``.
+"""Command line: ``python -m measure run|check|list``.
 
 Examples::
 
     python -m measure run                          # every experiment, default model
     python -m measure run --only kv_cache          # one experiment
     python -m measure run --model arch:qwen2.5-0.5b --device cuda
+    python -m measure check --kinds exact,numeric   # regenerate and compare with site_data
     python -m measure list
 """
 
@@ -43,6 +44,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", type=Path, default=REPO / "site_data", help="output folder (default: site_data)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    check = sub.add_parser("check", help="regenerate into a temporary folder and compare with site_data")
+    check.add_argument("--only", default="", help="comma-separated subset of experiments")
+    check.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    check.add_argument(
+        "--kinds",
+        default="exact,numeric,timing",
+        help="column kinds to compare (timing only ever against the same device)",
+    )
+    check.add_argument("--committed", type=Path, default=REPO / "site_data", help="the data to check")
+    check.add_argument("--docs", type=Path, default=REPO / "docs", help="pages whose table use is checked")
+    check.add_argument("--no-pages", action="store_true", help="skip the page/table cross-check")
+    check.add_argument("--report", type=Path, default=REPO / "check-report.json", help="JSON report path")
+    check.add_argument(
+        "--regenerated", type=Path, default=None, help="compare this existing folder instead of regenerating"
+    )
+    check.add_argument("--quiet", action="store_true", help="no progress output")
     sub.add_parser("list", help="list the experiments")
     return p
 
@@ -54,6 +71,23 @@ def main(argv: list[str] | None = None) -> int:
             for name in registry.EXPERIMENTS:
                 print(f"{name:14} {registry.load(name).TITLE}")
             return 0
+        if args.command == "check":
+            from measure.check import run_check
+            from measure.schema import KINDS
+
+            kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+            if not kinds or set(kinds) - set(KINDS):
+                raise UserError(f"--kinds takes a comma-separated subset of {', '.join(KINDS)}")
+            return run_check(
+                only=args.only or None,
+                committed=args.committed,
+                device=args.device,
+                kinds=kinds,
+                report=args.report,
+                docs=None if args.no_pages else args.docs,
+                regenerated=args.regenerated,
+                quiet=args.quiet,
+            )
         from measure.runner import run_experiments
 
         t0 = time.perf_counter()

@@ -271,4 +271,5 @@ def load_model(name: str, *, device: torch.device, dtype: torch.dtype, log=print
     else:
         loaded = _load_pretrained(name, dtype)
     loaded.model.to(device).eval()
+    loaded.extra["spec"] = name  # what to pass to --model to load it again (the drift check does)
     return loaded

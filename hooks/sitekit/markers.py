@@ -201,6 +201,28 @@ def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> 
     )
 
 
+def experiments(ctx: PageContext) -> str:
+    """One row per measured experiment: what, on which model and device, when, how long."""
+    rows = []
+    for exp in ctx.data.experiments:
+        m = ctx.data.meta(exp)
+        dev = m["device"]
+        device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
+        rows.append(
+            f"<tr><td><code>{exp}</code></td><td>{html.escape(m['title'])}</td>"
+            f"<td>{html.escape(m['model']['name'])}</td><td>{html.escape(device)}, {m['dtype']}</td>"
+            f"<td>{m['profile']}</td><td>{m['date'][:10]}</td>"
+            f"<td>{formatting.number(m['duration_s'], digits=3)} s</td></tr>"
+        )
+    if not rows:
+        raise SiteDataError("site_data holds no experiment")
+    head = "".join(f"<th>{h}</th>" for h in ("experiment", "what", "model", "device", "profile", "date", "run time"))
+    return (
+        f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
 def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str:
     ctx.claims.append(expr)
     return claims.render(ctx.data, ctx.page, expr, text, hardware)
@@ -208,6 +230,7 @@ def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str
 
 FUNCTIONS: dict[str, Callable[..., str]] = {
     "claim": claim,
+    "experiments": experiments,
     "table": table,
     "value": value,
     "cell": cell,
