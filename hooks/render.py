@@ -23,6 +23,8 @@ _state: dict = {}
 
 def on_config(config, **kwargs):
     root = Path(config.config_file_path).resolve().parent
+    if str(root) not in sys.path:
+        sys.path.append(str(root))  # for constant(): values read from the measure package
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")

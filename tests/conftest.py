@@ -54,6 +54,7 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     work.mkdir(parents=True)
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
     shutil.copytree(REPO / "hooks", work / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "measure", work / "measure", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(docs or REPO / "docs", work / "docs")
     shutil.copytree(data or REPO / "site_data", work / "site_data")
     return subprocess.run(

@@ -201,6 +201,21 @@ def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> 
     )
 
 
+def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | None = None) -> str:
+    """A constant of the measurement code (a tolerance, a stated assumption), read from
+    the code itself so that prose and code cannot disagree."""
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    if not module.startswith("measure."):
+        raise SiteDataError(f"constant {dotted!r}: only constants of the measure package can be shown")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise SiteDataError(f"constant {dotted!r}: {e}") from None
+    return formatting.format_value(value, style=style, digits=digits)
+
+
 def experiments(ctx: PageContext) -> str:
     """One row per measured experiment: what, on which model and device, when, how long."""
     rows = []
@@ -231,6 +246,7 @@ def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str
 FUNCTIONS: dict[str, Callable[..., str]] = {
     "claim": claim,
     "experiments": experiments,
+    "constant": constant,
     "table": table,
     "value": value,
     "cell": cell,
