@@ -59,3 +59,39 @@ def cache_storage_bytes(cache) -> int:
         s = t.untyped_storage()
         seen[s.data_ptr()] = s.nbytes()
     return sum(seen.values())
+
+
+def random_cache(model, *, batch: int, tokens: int, seed: int = 0):
+    """A cache of ``tokens`` positions per request holding random keys and values, in the
+    model's own cache class, shapes, dtype and device: what a decode step at that context
+    reads, without the prefill that would have written it. A step's time does not depend
+    on the values, and a 64 x 64-token or a 4,096-token prefill on a CPU would cost far
+    more than the step it prepares."""
+    from transformers import DynamicCache
+
+    from measure.models import architecture_shape
+
+    shape = architecture_shape(model.config)
+    p = next(model.parameters())
+    try:
+        cache = DynamicCache(config=model.config)
+    except TypeError:  # transformers before 4.56 takes no config
+        cache = DynamicCache()
+    g = torch.Generator(device=p.device).manual_seed(seed)
+    size = (batch, shape["kv_heads"], tokens, shape["head_dim"])
+    for layer in range(shape["layers"]):
+        k = torch.randn(size, generator=g, device=p.device, dtype=p.dtype)
+        v = torch.randn(size, generator=g, device=p.device, dtype=p.dtype)
+        cache.update(k, v, layer)
+    return cache
+
+
+@torch.inference_mode()
+def decode_step_at(model, token: torch.Tensor, cache, tokens: int):
+    """One decode step against ``cache`` cut back to ``tokens`` positions first (the
+    previous step at this point grew it by one), so repeated steps all see the same
+    context. Cropping makes views: it copies nothing."""
+    extra = cache.get_seq_length() - tokens
+    if extra > 0:
+        cache.crop(-extra)  # negative: remove that many (every transformers version agrees)
+    return decode_step(model, token, cache)

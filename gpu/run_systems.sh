@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The systems experiments of §1-§4 (kv_cache, cache_size, prefill_decode, batching) on a
+# CUDA machine, with the chapter's model architecture (Qwen2.5-0.5B, random weights,
+# fp16) and the full sweep sizes. Needs only the machine's own python3 with torch and
+# transformers (measure/ imports nothing else but numpy and tqdm, which transformers
+# brings); no virtual environment, no download, no mkdocs.
+#
+#   gpu/run_systems.sh                # writes site_data/<experiment>/
+#   gpu/run_systems.sh /tmp/gpu_data  # or another folder
+#
+# About 2-4 minutes on one H200, most of it creating the random-weights model.
+# PYTHON, DEVICE, MODEL and PROFILE override the defaults (e.g. DEVICE=cpu PROFILE=smoke
+# MODEL=arch:tiny to try the command without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-site_data}"
+PYTHON="${PYTHON:-python3}"
+DEVICE="${DEVICE:-cuda}"
+MODEL="${MODEL:-arch:qwen2.5-0.5b}"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+"$PYTHON" -c 'import sys, torch, transformers; print("python", sys.version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__, "cuda", torch.cuda.is_available(), flush=True)'
+exec "$PYTHON" -m measure run --model "$MODEL" --device "$DEVICE" \
+    --only kv_cache,cache_size,prefill_decode,batching --out "$OUT" \
+    ${PROFILE:+--profile "$PROFILE"}

@@ -1,0 +1,106 @@
+"""Figures of the batching page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from sitekit.figures import figure
+
+POINT, KNEE, PADDING = "#2471a3", "#c0392b", "#d5d8dc"
+WORK = ("#2471a3", "#5dade2", "#1e8449", "#58d68d", "#b9770e", "#f5b041", "#7d3c98", "#bb8fce")
+SCHEMES = (
+    ("contiguous_reserved_bytes", "contiguous: reserved", "#c0392b", "-"),
+    ("paged_reserved_bytes", "paged: reserved", "#2471a3", "-"),
+    ("shared_reserved_bytes", "paged, shared prefix: reserved", "#1e8449", "-"),
+    ("context_bytes", "tokens held (each context in full)", "#222222", "--"),
+    ("shared_stored_bytes", "tokens held, shared prefix once", "#1e8449", ":"),
+)
+
+
+@figure("batching.sweep")
+def sweep(data):
+    df = data.table("batching.sweep").frame
+    df = df[df.status == "measured"]
+    knee = data.value("batching.knee_batch")["value"]
+    found = data.value("batching.knee_found")["value"]
+    fig, ax = plt.subplots()
+    ax.plot(df.step_ms, df.throughput_tok_s, "o-", color=POINT)
+    for b, x, y in zip(df.batch, df.step_ms, df.throughput_tok_s, strict=True):
+        ax.annotate(f"B = {b}", (x, y), textcoords="offset points", xytext=(6, -12), fontsize=9)
+    if found:
+        k = df[df.batch == knee]
+        ax.plot(k.step_ms, k.throughput_tok_s, "o", ms=14, mfc="none", mec=KNEE, mew=2, label=f"knee: B = {knee}")
+        ax.legend(loc="lower right")
+    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.set_xlabel("latency: one decode step (ms, log scale)")
+    ax.set_ylabel("throughput (tokens/s, log scale)")
+    return fig
+
+
+@figure("batching.timeline")
+def timeline(data):
+    df = data.table("batching.timeline").frame
+    fig, axes = plt.subplots(2, 1, figsize=(7.0, 5.2), sharex=True)
+    slots = int(df.slot.max()) + 1
+    for ax, policy in zip(axes, ("static", "continuous"), strict=True):
+        mine = df[df.policy == policy]
+        for r in mine.itertuples():
+            s = r.start_ms / 1e3
+            ax.broken_barh(
+                [(s, (r.finish_ms - r.start_ms) / 1e3)],
+                (r.slot - 0.4, 0.8),
+                facecolors=WORK[r.request % len(WORK)],
+                edgecolor="white",
+                linewidth=0.4,
+            )
+            if r.release_ms > r.finish_ms:
+                ax.broken_barh(
+                    [(r.finish_ms / 1e3, (r.release_ms - r.finish_ms) / 1e3)],
+                    (r.slot - 0.4, 0.8),
+                    facecolors=PADDING,
+                    hatch="///",
+                    edgecolor="#aab7b8",
+                    linewidth=0,
+                )
+        done = mine.release_ms.max() / 1e3
+        ax.axvline(done, color="#222222", lw=1)
+        ax.set_title(f"{policy} batching: all done at {done:.1f} s", loc="left", fontsize=10)
+        ax.set_yticks(range(slots), [str(i) for i in range(slots)])
+        ax.set_ylim(slots - 0.5, -0.5)
+        ax.set_ylabel("slot")
+        ax.grid(axis="y", visible=False)
+    axes[-1].set_xlabel("time (s), from the measured step costs")
+    fig.legend(
+        handles=[
+            Patch(facecolor=WORK[0], label="generating (one colour per request)"),
+            Patch(facecolor=PADDING, hatch="///", edgecolor="#aab7b8", label="padding: finished, slot still held"),
+        ],
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=2,
+        fontsize=8,
+        frameon=False,
+    )
+    fig.tight_layout()
+    return fig
+
+
+@figure("batching.memory")
+def memory(data):
+    df = data.table("batching.memory_steps").frame
+    fig, ax = plt.subplots()
+    for col, label, color, style in SCHEMES:
+        ax.plot(df.step, df[col] / 2**20, style, color=color, label=label, lw=1.6)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("step of the continuous schedule")
+    ax.set_ylabel("KV memory (MiB)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.93))
+    return fig

@@ -1,0 +1,93 @@
+"""The block allocator and the memory simulation: cases worked by hand, and invariants."""
+
+import pytest
+
+from measure.paged_kv import SCHEMES, BlockAllocator, ContiguousAllocator, OutOfBlocks, simulate_memory
+from measure.scheduler import Span, continuous_schedule, skewed_lengths
+
+
+def test_blocks_are_taken_only_when_the_last_is_full():
+    a = BlockAllocator(block_tokens=4)
+    a.admit(0, 5)  # 4 + 1: two blocks
+    assert len(a.block_table(0)) == 2 and a.reserved_tokens == 8 and a.stored_tokens == 5
+    a.append(0, 3)  # 8 tokens: the second block fills up, no new one
+    assert len(a.block_table(0)) == 2 and a.stored_tokens == 8
+    a.append(0)  # the ninth token opens a third block
+    assert len(a.block_table(0)) == 3 and a.reserved_tokens == 12
+
+
+def test_free_returns_blocks_for_reuse():
+    a = BlockAllocator(block_tokens=4, num_blocks=3)
+    a.admit(0, 8)
+    a.admit(1, 1)
+    with pytest.raises(OutOfBlocks):
+        a.admit(2, 5)
+    assert 2 not in a.tables and a.blocks_in_use == 3  # a failed admission leaves nothing behind
+    a.free(0)
+    assert a.blocks_in_use == 1
+    a.admit(2, 5)
+    assert sorted(a.block_table(2)) == [0, 1]  # the freed physical blocks, reused
+    assert a.blocks_in_use == 3
+
+
+def test_prefix_sharing_by_hand():
+    # Prefix of 6 tokens with 4-token blocks: one full block shared, 2 tokens each request writes itself.
+    a = BlockAllocator(block_tokens=4)
+    p = a.store_prefix(6)
+    assert len(p.blocks) == 1 and a.reserved_tokens == 4 and a.stored_tokens == 4
+    a.admit(0, 9, p)  # shared block + 5 own tokens (2 of the prefix, 3 of its own) = 2 own blocks
+    a.admit(1, 7, p)  # shared block + 3 own tokens = 1 own block
+    assert a.block_table(0)[0] == a.block_table(1)[0] == p.blocks[0]
+    assert a.refcount[p.blocks[0]] == 3
+    assert a.blocks_in_use == 1 + 2 + 1
+    assert a.stored_tokens == 4 + 5 + 3  # the shared block counted once
+    a.free(0)
+    a.free(1)
+    assert a.blocks_in_use == 1 and a.refcount[p.blocks[0]] == 1  # the prefix itself stays
+    a.release_prefix(p)
+    assert a.blocks_in_use == 0
+
+
+def test_contiguous_reserves_the_maximum():
+    c = ContiguousAllocator(max_tokens=10)
+    c.admit(0, 3)
+    c.admit(1, 9)
+    assert c.reserved_tokens == 20 and c.stored_tokens == 12
+    c.append(1)
+    with pytest.raises(ValueError, match="outgrew"):
+        c.append(1)
+    c.free(0)
+    assert c.reserved_tokens == 10
+
+
+def test_simulation_by_hand():
+    # Two requests, prompt 4 tokens (2 shared), blocks of 2, reservation 8:
+    # r0 generates in steps 0-1, r1 in step 0 only.
+    spans = [Span(0, 0, 0, 2, 2), Span(1, 1, 0, 1, 1)]
+    steps = simulate_memory(spans, prompt_tokens=4, shared_prefix_tokens=2, block_tokens=2, max_context_tokens=8)
+    assert [s.context_tokens for s in steps] == [10, 6]  # (4+1)+(4+1), then r0 alone at 4+2
+    assert steps[0].schemes["contiguous"] == (16, 10)
+    assert steps[0].schemes["paged"] == (12, 10)  # 3 blocks each
+    assert steps[0].schemes["paged, shared prefix"] == (2 + 4 + 4, 2 + 3 + 3)
+    assert steps[1].schemes["contiguous"] == (8, 6)
+    assert steps[1].schemes["paged"] == (6, 6)
+    assert steps[1].schemes["paged, shared prefix"] == (2 + 4, 2 + 4)
+
+
+def test_stored_never_exceeds_reserved_on_the_workload():
+    lengths = skewed_lengths(64, median=18, sigma=1.0, seed=2)
+    sched = continuous_schedule(lengths, 8)
+    steps = simulate_memory(
+        sched.spans, prompt_tokens=64, shared_prefix_tokens=32, block_tokens=16, max_context_tokens=512
+    )
+    assert len(steps) == sched.steps
+    for s in steps:
+        for name in SCHEMES:
+            reserved, stored = s.schemes[name]
+            assert 0 < stored <= reserved, (s.step, name)
+        # Paging wastes less than one block per request; the shared prefix saves memory.
+        live = sum(1 for sp in sched.spans if sp.start <= s.step < sp.release)
+        paged_reserved, paged_stored = s.schemes["paged"]
+        assert paged_reserved - paged_stored < live * 16
+        assert paged_stored == s.context_tokens
+        assert s.schemes["paged, shared prefix"][0] <= paged_reserved <= s.schemes["contiguous"][0]

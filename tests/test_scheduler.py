@@ -1,0 +1,119 @@
+"""Static and continuous batching: schedules worked by hand, and invariants on the real workload."""
+
+import statistics
+
+import pytest
+
+from measure.scheduler import (
+    Span,
+    continuous_schedule,
+    percentile,
+    schedule,
+    skewed_lengths,
+    static_schedule,
+    timed,
+)
+
+# Three requests of 3, 1 and 2 tokens on 2 slots, every step costing 1 s.
+#
+# static:      slot 0: r0 r0 r0 | r2 r2        continuous: slot 0: r0 r0 r0
+#              slot 1: r1 .. .. |  (idle)                  slot 1: r1 r2 r2
+#              (.. = padding; r0, r1 return at 3; r2 at 5)   (r1 returns at 1, r0 and r2 at 3)
+
+
+def test_static_by_hand():
+    s = static_schedule([3, 1, 2], slots=2)
+    assert s.spans == (Span(0, 0, 0, 3, 3), Span(1, 1, 0, 1, 3), Span(2, 0, 3, 5, 5))
+    assert s.occupancy == (2, 2, 2, 1, 1)  # padding is computed: the first group stays at 2
+    assert s.live == (2, 1, 1, 1, 1)
+    assert s.useful_tokens == 6 and s.steps == 5
+    assert s.utilisation == pytest.approx(6 / 10)
+    t = timed(s, lambda k: 1.0)
+    assert t.latencies_s() == [3.0, 3.0, 5.0]
+    assert t.summary()["total_s"] == 5.0 and t.summary()["throughput_tok_s"] == pytest.approx(6 / 5)
+
+
+def test_continuous_by_hand():
+    s = continuous_schedule([3, 1, 2], slots=2)
+    assert s.spans == (Span(0, 0, 0, 3, 3), Span(1, 1, 0, 1, 1), Span(2, 1, 1, 3, 3))
+    assert s.occupancy == (2, 2, 2)
+    assert s.utilisation == 1.0
+    t = timed(s, lambda k: 1.0)
+    assert t.latencies_s() == [3.0, 1.0, 3.0]
+    assert t.summary()["mean_latency_s"] == pytest.approx(7 / 3)
+
+
+def test_step_cost_follows_occupancy():
+    # r0 runs alone for its last step: 2 + 2 + 1 seconds with costs {1: 1, 2: 2}.
+    s = continuous_schedule([3, 2], slots=2)
+    assert s.occupancy == (2, 2, 1)
+    t = timed(s, {1: 1.0, 2: 2.0})
+    assert t.step_end == (2.0, 4.0, 5.0)
+    assert t.latencies_s() == [5.0, 4.0]
+
+
+def test_admission_is_at_the_very_next_step():
+    s = continuous_schedule([1, 5, 2, 2], slots=2)
+    # r0 ends after step 0, so r2 starts at step 1 in r0's slot; r2 ends after step 2, r3 starts at 3.
+    assert s.spans[2] == Span(2, 0, 1, 3, 3)
+    assert s.spans[3] == Span(3, 0, 3, 5, 5)
+
+
+def test_percentile_matches_linear_interpolation():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10], 95) == 10
+    assert percentile(list(range(101)), 95) == 95
+    assert percentile([1, 2], 95) == pytest.approx(1.95)
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return skewed_lengths(64, median=18, sigma=1.0, seed=2)
+
+
+def test_workload_is_fixed_and_skewed(workload):
+    assert workload == skewed_lengths(64, median=18, sigma=1.0, seed=2)
+    assert 16 <= statistics.median(workload) <= 20  # spec §4.2: median near 18
+    assert 150 <= max(workload) <= 400  # a long tail to a few hundred
+    assert 1700 <= sum(workload) <= 2100  # near the source's 1,874
+    assert min(workload) >= 1
+
+
+@pytest.mark.parametrize("policy", ["static", "continuous"])
+@pytest.mark.parametrize("slots", [1, 3, 8])
+def test_invariants(workload, policy, slots):
+    s = schedule(policy, workload, slots)
+    assert [sp.request for sp in s.spans] == list(range(len(workload)))
+    assert all(sp.tokens == n for sp, n in zip(s.spans, workload, strict=True))  # every token generated
+    assert all(sp.start < sp.finish <= sp.release for sp in s.spans)
+    assert s.useful_tokens == sum(workload)
+    assert all(0 < k <= slots for k in s.occupancy)
+    # No request starts before a slot is free: spans sharing a slot never overlap.
+    for slot in range(slots):
+        mine = sorted((sp for sp in s.spans if sp.slot == slot), key=lambda sp: sp.start)
+        assert all(a.release <= b.start for a, b in zip(mine, mine[1:], strict=False))
+    # At no step do more requests hold slots than there are slots.
+    for step in range(s.steps):
+        holding = sum(1 for sp in s.spans if sp.start <= step < sp.release)
+        assert holding <= slots
+    # Requests start in arrival order.
+    starts = [sp.start for sp in s.spans]
+    assert starts == sorted(starts)
+
+
+def test_continuous_never_worse_on_the_workload(workload):
+    st, co = static_schedule(workload, 8), continuous_schedule(workload, 8)
+    assert co.steps < st.steps
+    assert co.utilisation > st.utilisation
+    # Continuous keeps every slot busy until the queue is empty.
+    last_admission = max(sp.start for sp in co.spans)
+    assert all(k == 8 for k in co.occupancy[: last_admission + 1])
+
+
+def test_unknown_policy_and_bad_input():
+    with pytest.raises(ValueError, match="unknown policy"):
+        schedule("greedy", [1], 1)
+    with pytest.raises(ValueError):
+        static_schedule([0, 1], 1)
+    with pytest.raises(ValueError):
+        continuous_schedule([1], 0)
