@@ -1,0 +1,53 @@
+"""Figures of the activation-outliers page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from sitekit.figures import figure
+
+COLOURS = ("#c0392b", "#2471a3", "#1e8449", "#b9770e", "#7d3c98", "#117a65", "#884ea0", "#5d6d7e", "#d35400")
+
+
+@figure("outliers.tracked")
+def tracked(data):
+    df = data.table("outliers.tracked").frame
+    layers = data.table("outliers.layers").frame
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
+    for i, (dim, g) in enumerate(df.groupby("dim", sort=False)):
+        c = COLOURS[i % len(COLOURS)]
+        ax.plot(g.layer, g.max_abs, "-", color=c, lw=2 if i == 0 else 1, label=f"dim {dim}")
+        ax2.plot(g.layer, g.rest_max_abs, "-", color=c, lw=2 if i == 0 else 1)
+    ax.plot(layers.layer, layers.median_dim_max, "k--", lw=1, label="median dimension")
+    ax2.plot(layers.layer, layers.rest_median_dim_max, "k--", lw=1)
+    ax.set_yscale("log")
+    ax.set_title("all tokens", fontsize=10)
+    ax2.set_title("without the first token", fontsize=10)
+    ax.set_ylabel("max |h| over tokens (log scale)")
+    for a in (ax, ax2):
+        a.set_xlabel("layer")
+    ax.legend(fontsize=8, ncol=2)
+    return fig
+
+
+@figure("outliers.histogram")
+def histogram(data):
+    df = data.table("outliers.histogram").frame
+    fig, ax = plt.subplots()
+    x = range(len(df))
+    for shift, col, colour, label in (
+        (-0.2, "dims", "#c0392b", "all tokens"),
+        (0.2, "dims_rest", "#2471a3", "without the first token"),
+    ):
+        xs = [i + shift for i in x]
+        ax.bar(xs, df[col], width=0.4, color=colour, label=label)
+        for xi, n in zip(xs, df[col], strict=True):
+            if 0 < n < 20:  # too short to see: say how many
+                ax.annotate(
+                    str(n), (xi, n), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=8, color=colour
+                )
+    ax.set_xticks(list(x), [f"{lo:g}–{hi:g}" for lo, hi in zip(df.bin_low, df.bin_high, strict=True)], rotation=45)
+    ax.set_xlabel("max |h| of a dimension (power-of-two bins)")
+    ax.set_ylabel("dimensions")
+    ax.legend()
+    return fig

@@ -1,0 +1,24 @@
+"""Figures of the quality page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from sitekit.figures import figure
+
+
+@figure("quality.quality")
+def quality(data):
+    df = data.table("quality.quality").frame
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
+    y = list(range(len(df)))
+    colours = ["#5d6d7e" if v == "reference" else "#2471a3" for v in df.variant]
+    ax.barh(y, df.perplexity, color=colours)
+    ax.set_xscale("log")
+    ax.set_xlabel("perplexity (log scale, lower is better)")
+    ax.set_yticks(y, df.label)
+    ax.invert_yaxis()
+    ax2.barh(y, df.agreement, color=colours)
+    ax2.set_xlim(0, 1)
+    ax2.set_xlabel("agreement with the reference")
+    return fig

@@ -1,0 +1,43 @@
+"""Figures of the weight-quantization page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from sitekit.figures import figure
+
+INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
+
+
+def _colour(scheme: str) -> str:
+    return INT8 if scheme.startswith("int8") else NF4 if scheme.startswith("nf4") else INT4
+
+
+@figure("weight_quant.errors")
+def errors(data):
+    df = data.table("weight_quant.errors").frame
+    fig, ax = plt.subplots()
+    y = range(len(df))
+    ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme], label="mean over all matrices")
+    ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label="worst matrix")
+    ax.set_yticks(list(y), [f"{lab} ({b:.3g} bits)" for lab, b in zip(df.label, df.bits_per_weight, strict=True)])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("relative error ||W − Ŵ|| / ||W|| (log scale)")
+    ax.legend(loc="lower right")
+    return fig
+
+
+@figure("weight_quant.outlier_codes")
+def outlier_codes(data):
+    df = data.table("weight_quant.outlier_codes").frame
+    fig, ax = plt.subplots()
+    ax.bar(df.code - 0.2, df.all_weights.clip(lower=0.8), width=0.4, color=GREY, label="all weights")
+    ax.bar(df.code + 0.2, df.ordinary_weights.clip(lower=0.8), width=0.4, color=INT4, label="ordinary weights (≤ 3σ)")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.8)
+    ax.set_xticks(df.code)
+    ax.set_xlabel("int4 code under one scale for the whole matrix")
+    ax.set_ylabel("weights (log scale)")
+    ax.legend()
+    return fig

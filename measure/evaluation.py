@@ -1,0 +1,186 @@
+"""Quality measurements shared by §7 (quality of quantized models) and §8 (a quantized
+draft for a full-precision target): perplexity, a greedy question battery, and
+agreement of argmax predictions under identical prefixes.
+
+The stable API::
+
+    perplexity(model, ids, context=..., stride=...) -> Perplexity
+    greedy_answers(model, prompts, max_new_tokens=..., repetition_penalty=..., eos_token_id=...)
+    reference_continuation(model, prompt_ids, new_tokens) -> Tensor (1, new_tokens)
+    argmax_given_prefix(model, prompt_ids, continuation) -> Tensor (1, new_tokens)
+    agreement(ref_model, quant_model, prompt_ids, new_tokens=144, reference=None) -> Agreement
+
+All are plain forward passes in ``torch.inference_mode()``; nothing is sampled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from measure.generation import greedy_cached
+
+
+@dataclass(frozen=True)
+class Perplexity:
+    nll_sum: float  # natural log, summed over scored tokens
+    tokens: int  # tokens scored (each exactly once)
+    windows: int  # forward passes
+
+    @property
+    def mean_nll(self) -> float:
+        return self.nll_sum / self.tokens
+
+    @property
+    def value(self) -> float:
+        return math.exp(self.mean_nll)
+
+
+@torch.inference_mode()
+def perplexity(model, ids: torch.Tensor, *, context: int, stride: int) -> Perplexity:
+    """exp(mean negative log-likelihood) of ``ids[1:]`` given what precedes them.
+
+    ``ids`` is 1-D: N + 1 tokens give N scored targets. Windows of at most ``context``
+    input tokens end every ``stride`` targets; each window scores only the targets no
+    earlier window scored, so every target is scored once, with between
+    ``context - stride + 1`` and ``context`` tokens before it (all of them when one
+    window covers the text). ``stride == context`` is non-overlapping windows.
+    """
+    if not 0 < stride <= context:
+        raise ValueError("need 0 < stride <= context")
+    ids = ids.reshape(-1)
+    n = ids.numel() - 1
+    total, scored, windows = 0.0, 0, 0
+    for end in range(stride, n + stride, stride):
+        end = min(end, n)  # targets ids[scored + 1 .. end] are predicted by inputs ids[start:end]
+        start = max(0, end - context)
+        logits = model(input_ids=ids[start:end].unsqueeze(0), use_cache=False).logits[0].float()
+        first = scored + 1  # first target not scored yet
+        pred = logits[first - 1 - start :]  # the position before target i predicts i
+        logp = torch.log_softmax(pred, dim=-1)
+        targets = ids[first : end + 1]
+        total += float(-logp.gather(1, targets.unsqueeze(1)).sum())
+        scored, windows = end, windows + 1
+        if end == n:
+            break
+    return Perplexity(nll_sum=total, tokens=scored, windows=windows)
+
+
+def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
+    """The CTRL rule (Keskar et al., 2019, arXiv:1909.05858, §4.1), as transformers'
+    RepetitionPenaltyLogitsProcessor applies it: for every token already present in the
+    row (prompt included), a positive logit is divided by ``penalty``, a negative one
+    multiplied. ``seen`` is a boolean (batch, vocab) mask."""
+    if penalty == 1.0:
+        return logits
+    penalised = torch.where(logits > 0, logits / penalty, logits * penalty)
+    return torch.where(seen, penalised, logits)
+
+
+@torch.inference_mode()
+def greedy_answers(
+    model,
+    prompts: list[torch.Tensor],
+    *,
+    max_new_tokens: int,
+    repetition_penalty: float = 1.0,
+    eos_token_id: int | None = None,
+    pad_token_id: int = 0,
+) -> list[list[int]]:
+    """Greedy continuation of several prompts at once, written out by hand.
+
+    The prompts (1-D id tensors) are left-padded into one batch; the attention mask hides
+    the padding and position ids count real tokens only, so each row sees what it would
+    alone. A row stops at ``eos_token_id`` (not included in its answer); the loop stops
+    when every row has stopped or after ``max_new_tokens``. Padding is never penalised.
+    """
+    device = prompts[0].device
+    width = max(p.numel() for p in prompts)
+    ids = torch.full((len(prompts), width), pad_token_id, dtype=torch.long, device=device)
+    mask = torch.zeros_like(ids)
+    for i, p in enumerate(prompts):
+        ids[i, width - p.numel() :] = p
+        mask[i, width - p.numel() :] = 1
+    vocab = model.config.vocab_size
+    seen = torch.zeros(len(prompts), vocab, dtype=torch.bool, device=device)
+    seen.scatter_(1, ids, mask.bool())
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+    cache = out.past_key_values
+    answers: list[list[int]] = [[] for _ in prompts]
+    done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+    logits = out.logits[:, -1, :].float()
+    for step in range(max_new_tokens):
+        token = apply_repetition_penalty(logits, seen, repetition_penalty).argmax(dim=-1)
+        for i, t in enumerate(token.tolist()):
+            if not done[i]:
+                if eos_token_id is not None and t == eos_token_id:
+                    done[i] = True
+                else:
+                    answers[i].append(t)
+        seen[torch.arange(len(prompts)), token] = True
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions[:, -1:] + 1
+        out = model(
+            input_ids=token.unsqueeze(1),
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        cache = out.past_key_values
+        logits = out.logits[:, -1, :].float()
+    return answers
+
+
+@dataclass(frozen=True)
+class Agreement:
+    agreed: int
+    total: int
+    first_disagreement: int  # position in the continuation, -1 if none
+
+    @property
+    def fraction(self) -> float:
+        return self.agreed / self.total
+
+
+def reference_continuation(model, prompt_ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
+    """The reference model's greedy continuation (cached decoding), shape (1, new_tokens)."""
+    return greedy_cached(model, prompt_ids, new_tokens)
+
+
+@torch.inference_mode()
+def argmax_given_prefix(model, prompt_ids: torch.Tensor, continuation: torch.Tensor) -> torch.Tensor:
+    """At every position of ``continuation``, the model's argmax given the prompt and the
+    continuation's tokens before that position (teacher forcing: one forward pass)."""
+    seq = torch.cat([prompt_ids, continuation], dim=1)[:, :-1]
+    logits = model(input_ids=seq, use_cache=False).logits
+    return logits[:, prompt_ids.shape[1] - 1 :, :].argmax(dim=-1)
+
+
+def agreement(
+    ref_model,
+    quant_model,
+    prompt_ids: torch.Tensor,
+    new_tokens: int = 144,
+    *,
+    reference: torch.Tensor | None = None,
+) -> Agreement:
+    """Fraction of positions where ``quant_model``'s argmax equals the token the reference
+    produced greedily, given the identical prefix. This is the greedy acceptance rate of
+    ``quant_model`` as a speculative draft for ``ref_model``. Pass ``reference`` (from
+    ``reference_continuation``) to reuse one reference for many models."""
+    if reference is None:
+        reference = reference_continuation(ref_model, prompt_ids, new_tokens)
+    pred = argmax_given_prefix(quant_model, prompt_ids, reference)
+    same = (pred == reference)[0]
+    wrong = (~same).nonzero()
+    return Agreement(
+        agreed=int(same.sum()),
+        total=int(same.numel()),
+        first_disagreement=int(wrong[0, 0]) if wrong.numel() else -1,
+    )

@@ -1,0 +1,77 @@
+"""§7 smoke run (embedded trained model, tiny sizes) and the evaluation functions."""
+
+import csv
+
+import pytest
+import torch
+
+from measure.evaluation import agreement, apply_repetition_penalty, perplexity
+from measure.quality import QUESTIONS, score
+
+
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data):
+    rows = {r["variant"]: r for r in _rows(smoke_data / "quality", "quality")}
+    ref = rows["reference"]
+    assert float(ref["agreement"]) == 1.0 and int(ref["first_disagreement"]) == -1
+    assert float(rows["int4_tensor"]["perplexity"]) > float(ref["perplexity"])
+    for r in rows.values():
+        assert 0.0 <= float(r["battery_greedy_low"]) <= float(r["battery_greedy_high"]) <= 1.0
+        assert int(r["agreement_agreed"]) <= int(r["agreement_positions"])
+
+
+def test_battery_rows_match_the_scores(smoke_data):
+    d = smoke_data / "quality"
+    answers = _rows(d, "battery")
+    for r in _rows(d, "quality"):
+        mine = [a for a in answers if a["variant"] == r["variant"] and float(a["repetition_penalty"]) == 1.0]
+        assert sum(a["correct"] == "true" for a in mine) == int(r["battery_greedy"])
+
+
+def test_scoring_matches_whole_words():
+    assert score("A spider has 8 legs.", ("8", "eight"))
+    assert not score("It has 18 legs.", ("8", "eight"))
+    assert score("The capital of France is Paris.", ("paris",))
+    assert len(QUESTIONS) == 16 and len({q for q, _ in QUESTIONS}) == 16
+
+
+def test_repetition_penalty_is_the_ctrl_rule():
+    logits = torch.tensor([[2.0, -2.0, 1.0]])
+    seen = torch.tensor([[True, True, False]])
+    assert apply_repetition_penalty(logits, seen, 2.0).tolist() == [[1.0, -4.0, 1.0]]
+
+
+class _Bigram(torch.nn.Module):
+    """A stand-in language model: logits depend on the previous token only."""
+
+    def __init__(self, vocab=11):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(vocab, vocab, generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, input_ids, use_cache=False, **_):
+        return type("Out", (), {"logits": self.table[input_ids]})()
+
+
+@pytest.mark.parametrize(("context", "stride"), [(64, 64), (16, 16), (16, 4), (1, 1)])
+def test_perplexity_scores_each_token_once_whatever_the_windows(context, stride):
+    # With a bigram model, context beyond one token changes nothing: every windowing
+    # must give the same sum over the same 40 targets.
+    model = _Bigram()
+    ids = torch.randint(0, 11, (41,), generator=torch.Generator().manual_seed(1))
+    exact = -torch.log_softmax(model.table.detach()[ids[:-1]], -1).gather(1, ids[1:, None]).sum()
+    p = perplexity(model, ids, context=context, stride=stride)
+    assert p.tokens == 40
+    assert abs(p.nll_sum - float(exact)) < 1e-4
+
+
+def test_agreement_with_itself_is_one():
+    from measure.models import load_model
+
+    m = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
+    prompt = torch.randint(0, 512, (1, 5), generator=torch.Generator().manual_seed(2))
+    a = agreement(m, m, prompt, 12)
+    assert (a.agreed, a.total, a.fraction, a.first_disagreement) == (12, 12, 1.0, -1)

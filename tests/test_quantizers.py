@@ -1,0 +1,237 @@
+"""The quantizers against hand-worked matrices, round trips and properties."""
+
+import pytest
+import torch
+
+from measure import quantizers as q
+from measure.quantizers import SCHEMES, Scheme, bits_per_weight, dequantize, fake_quantize, quantize
+
+UNIFORM = [s for s in SCHEMES.values() if s.levels == "uniform"]
+
+# bitsandbytes' published NF4 table (functional.py, ``create_normal_map`` output),
+# the levels QLoRA's appendix lists.
+NF4_PUBLISHED = [
+    -1.0,
+    -0.6961928009986877,
+    -0.5250730514526367,
+    -0.39491748809814453,
+    -0.28444138169288635,
+    -0.18477343022823334,
+    -0.09105003625154495,
+    0.0,
+    0.07958029955625534,
+    0.16093020141124725,
+    0.24611230194568634,
+    0.33791524171829224,
+    0.44070982933044434,
+    0.5626170039176941,
+    0.7229568362236023,
+    1.0,
+]
+
+
+def test_nf4_levels_match_the_published_table():
+    assert torch.allclose(q.nf4_levels(), torch.tensor(NF4_PUBLISHED), atol=1e-6)
+
+
+def test_int4_per_tensor_hand_worked():
+    # absmax 1.75 -> scale 1.75 / 7 = 0.25 (exact in binary); W / scale = [7, -2.5, 1.2, 0]
+    # round half to even: -2.5 -> -2; 1.2 -> 1.
+    w = torch.tensor([[1.75, -0.625], [0.3, 0.0]])
+    qt = quantize(w, "int4_tensor")
+    assert qt.codes.view(-1).tolist() == [7, -2, 1, 0]
+    assert qt.scales.view(-1).tolist() == [0.25]
+    assert dequantize(qt).tolist() == [[1.75, -0.5], [0.25, 0.0]]
+
+
+def test_int4_per_row_hand_worked():
+    # row 0: scale 0.25, codes [7, -2]; row 1: scale 0.3 / 7, codes [7, 0]: exact.
+    w = torch.tensor([[1.75, -0.625], [0.3, 0.0]])
+    qt = quantize(w, "int4_row")
+    assert qt.codes.tolist() == [[7, -2], [7, 0]]
+    assert torch.allclose(dequantize(qt), torch.tensor([[1.75, -0.5], [0.3, 0.0]]), rtol=0, atol=1e-7)
+
+
+def test_int4_group_hand_worked():
+    # groups of 2 in row-major order: [1.75, 0.25] scale 0.25 -> [7, 1];
+    # [0.07, -0.035] scale 0.01 -> [7, -3.5 -> -4] -> [0.07, -0.04].
+    w = torch.tensor([[1.75, 0.25, 0.07, -0.035]])
+    g2 = Scheme(name="g2", label="int4 group-2", bits=4, granularity="group", group=2)
+    assert quantize(w, g2).codes.tolist() == [[7, 1], [7, -4]]
+    assert torch.allclose(fake_quantize(w, g2), torch.tensor([[1.75, 0.25, 0.07, -0.04]]), atol=1e-7)
+    # one scale for all four: the small pair is rounded to zero
+    assert fake_quantize(w, "int4_tensor").tolist() == [[1.75, 0.25, 0.0, 0.0]]
+
+
+def test_int8_per_tensor_hand_worked():
+    # absmax 127 -> scale 1: integers survive, 0.5 rounds to 0 and 1.5 to 2 (half to even)
+    w = torch.tensor([127.0, -3.0, 0.5, 1.5])
+    assert fake_quantize(w, "int8_tensor").tolist() == [127.0, -3.0, 0.0, 2.0]
+
+
+def test_nf4_hand_worked():
+    # absmax 2: x / 2 = [1, 0.45, -0.1, 0] -> nearest levels 1, 0.4407, -0.0911, 0
+    levels = q.nf4_levels()
+    w = torch.tensor([2.0, 0.9, -0.2, 0.0] + [0.0] * 60)
+    qt = quantize(w, "nf4_b64")
+    assert qt.codes.view(-1)[:4].tolist() == [15, 12, 6, 7]
+    expected = torch.stack([levels[15], levels[12], levels[6], levels[7]]) * 2
+    assert torch.equal(dequantize(qt)[:4], expected)
+
+
+def test_bits_per_weight_including_scales():
+    assert bits_per_weight("int4_g128", (576, 1536)) == 4.125  # spec §5.3: 4 + 16/128
+    assert bits_per_weight("nf4_b64", (576, 1536)) == 4.25
+    assert bits_per_weight("int4_g64", (576, 1536)) == bits_per_weight("nf4_b64", (576, 1536))
+    assert bits_per_weight("int8_row", (576, 1536)) == 8 + 16 / 1536
+    assert bits_per_weight("int4_tensor", (576, 1536)) == 4 + 16 / (576 * 1536)
+
+
+def _grid_matrix(scheme: Scheme, rows: int = 8, cols: int = 128, seed: int = 0) -> torch.Tensor:
+    """A matrix already on ``scheme``'s grid: codes times power-of-two scales, every scope
+    holding its extreme code so that absmax recovers the scale exactly."""
+    g = torch.Generator().manual_seed(seed)
+    if scheme.granularity == "tensor":
+        scope = rows * cols
+    elif scheme.granularity == "row":
+        scope = cols
+    else:
+        scope = scheme.group
+    n_scopes = rows * cols // scope
+    scales = 2.0 ** torch.randint(-8, 0, (n_scopes, 1), generator=g).float()
+    if scheme.levels == "nf4":
+        idx = torch.randint(0, 16, (n_scopes, scope), generator=g)
+        idx[:, 0] = 15
+        values = q.nf4_levels()[idx] * scales
+    else:
+        codes = torch.randint(-scheme.qmax, scheme.qmax + 1, (n_scopes, scope), generator=g)
+        codes[:, 0] = scheme.qmax
+        values = codes.float() * scales
+    return values.reshape(rows, cols)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_matrix_on_the_grid_reconstructs_exactly(name):
+    w = _grid_matrix(SCHEMES[name])
+    assert torch.equal(fake_quantize(w, name), w)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_round_trip_is_idempotent_and_keeps_shape(name):
+    w = torch.randn(16, 192, generator=torch.Generator().manual_seed(1)) * 0.02
+    once = fake_quantize(w, name)
+    assert once.shape == w.shape and once.dtype == w.dtype
+    assert torch.allclose(fake_quantize(once, name), once, rtol=0, atol=1e-7)
+    assert q.levels_used(quantize(w, name)) <= (16 if SCHEMES[name].levels == "nf4" else 2 * SCHEMES[name].qmax + 1)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_zeros_stay_zero(name):
+    w = torch.zeros(4, 128)
+    assert torch.equal(fake_quantize(w, name), w)
+    w[0, :64] = torch.linspace(-1, 1, 64)  # zero rows and groups next to non-zero ones
+    out = fake_quantize(w, name)
+    assert torch.isfinite(out).all() and torch.equal(out[1:], w[1:])
+
+
+def test_single_huge_outlier():
+    g = torch.Generator().manual_seed(2)
+    w = torch.randn(8, 128, generator=g) * 0.02
+    w[3, 5] = 1000.0
+    # one tensor-wide int4 scale: the outlier is exact, every other weight becomes zero
+    t = fake_quantize(w, "int4_tensor")
+    assert t[3, 5] == 1000.0
+    others = torch.ones_like(w, dtype=torch.bool)
+    others[3, 5] = False
+    assert (t[others] == 0).all()
+    # per row: only the outlier's row collapses; groups of 64: only its group
+    r = fake_quantize(w, "int4_row")
+    assert (r[3, torch.arange(128) != 5] == 0).all()
+    assert q.relative_error(torch.cat([w[:3], w[4:]]), torch.cat([r[:3], r[4:]])) < 0.2
+    g64 = fake_quantize(w, "int4_g64")
+    assert (g64[3, :64][torch.arange(64) != 5] == 0).all()
+    assert q.relative_error(w[3, 64:], g64[3, 64:]) < 0.2
+    # NF4 block 64 the same way; the outlier itself is exact (it is the block's absmax)
+    n = fake_quantize(w, "nf4_b64")
+    assert n[3, 5] == 1000.0 and q.relative_error(w[3, 64:], n[3, 64:]) < 0.2
+
+
+def _heavy_tailed(seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(64, 512, generator=g) * 0.02
+    hits = torch.randint(0, w.numel(), (20,), generator=g)
+    w.view(-1)[hits] *= 15  # a few outliers, as trained matrices have
+    return w
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_step_never_grows_when_the_group_shrinks(seed):
+    """The guaranteed property: a weight's scale (step) under a group of k/2 is at most its
+    scale under a group of k (nested groups), so the rounding bound step/2 never grows."""
+    w = _heavy_tailed(seed)
+    prev_step = None
+    for k in (w.numel(), 512, 128, 64, 32, 16):
+        s = Scheme(name=f"g{k}", label="", bits=4, granularity="group", group=k)
+        qt = quantize(w, s)
+        step = qt.scales.expand_as(qt.codes).reshape(w.shape)
+        err = (w - dequantize(qt)).abs()
+        assert (err <= step / 2 + 1e-9).all()
+        if prev_step is not None:
+            assert (step <= prev_step).all()
+        prev_step = step
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_error_never_grows_when_the_group_shrinks_on_real_sized_data(seed):
+    w = _heavy_tailed(seed)
+    errs = [q.relative_error(w, fake_quantize(w, n)) for n in ("int4_tensor", "int4_row", "int4_g128", "int4_g64")]
+    assert errs == sorted(errs, reverse=True), errs
+    assert q.relative_error(w, fake_quantize(w, "int8_row")) <= q.relative_error(w, fake_quantize(w, "int8_tensor"))
+
+
+def test_smaller_group_can_lose_on_a_handful_of_weights():
+    """Why the property above is stated for the step and for matrices, not per weight:
+    [7, 1, 6, 2] x 0.25 is on the grid of one group of 4 (exact), but the pair [6, 2]
+    alone gets scale 6/7 x 0.25 and 2 x 0.25 no longer lands on a level."""
+    w = torch.tensor([7.0, 1.0, 6.0, 2.0]) * 0.25
+    g4 = Scheme(name="g4", label="", bits=4, granularity="group", group=4)
+    g2 = Scheme(name="g2", label="", bits=4, granularity="group", group=2)
+    assert q.relative_error(w, fake_quantize(w, g4)) == 0.0
+    assert q.relative_error(w, fake_quantize(w, g2)) > 0.0
+
+
+def test_nf4_beats_uniform_levels_on_normal_weights_at_equal_bits():
+    w = torch.randn(256, 512, generator=torch.Generator().manual_seed(3))
+    assert q.relative_error(w, fake_quantize(w, "nf4_b64")) < q.relative_error(w, fake_quantize(w, "int4_g64"))
+
+
+def test_group_that_does_not_divide_the_size_is_padded():
+    w = torch.randn(3, 100, generator=torch.Generator().manual_seed(4))
+    out = fake_quantize(w, "int4_g64")  # 300 = 4 x 64 + 44
+    assert out.shape == w.shape
+    assert bits_per_weight("int4_g64", (3, 100)) == 4 + 16 * 5 / 300
+
+
+def test_quantize_model_touches_projection_matrices_only():
+    from measure.models import load_model
+
+    loaded = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32)
+    model = loaded.model
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    copy = q.quantized_copy(model, "int4_tensor")
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # original untouched
+    layers = q.projection_layers(model)
+    assert len(layers) == 2 * 7  # tiny: 2 layers x q, k, v, o, gate, up, down
+    changed = {k for k, v in copy.state_dict().items() if not torch.equal(v, before[k])}
+    assert changed == {f"{name}.weight" for name, _ in layers}
+    assert q.quantize_model_(model, SCHEMES["int8_row"]) == 14
+    assert torch.equal(model.model.embed_tokens.weight, before["model.embed_tokens.weight"])
+
+
+def test_unknown_or_inconsistent_scheme_is_refused():
+    with pytest.raises(ValueError):
+        Scheme(name="x", label="", bits=4, granularity="group")
+    with pytest.raises(ValueError):
+        Scheme(name="x", label="", bits=8, granularity="tensor", levels="nf4")
+    with pytest.raises(KeyError):
+        quantize(torch.ones(4), "int3_tensor")
