@@ -53,3 +53,69 @@ def binomial_interval(successes: int, trials: int, z: float = 1.959964) -> tuple
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# --- §8 speculative decoding (Leviathan et al., "Fast Inference from Transformers via
+# Speculative Decoding", 2023, arXiv:2211.17192, eq. 1 and Theorem 3.8) ---
+
+
+def expected_tokens_per_verification(*, alpha: float, gamma: int) -> float:
+    """Tokens produced by one target pass that verifies ``gamma`` drafted tokens when each
+    is accepted independently with probability ``alpha``: the accepted prefix plus the
+    target's own token, (1 - alpha^(gamma+1)) / (1 - alpha); gamma + 1 when alpha = 1."""
+    if not 0.0 <= alpha <= 1.0 or gamma < 0:
+        raise ValueError("alpha must lie in [0, 1] and gamma be non-negative")
+    if alpha == 1.0:
+        return float(gamma + 1)
+    return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
+
+
+def speculative_speedup(*, alpha: float, gamma: int, draft_cost: float) -> float:
+    """Expected tokens per verification divided by the cost of one round, gamma draft
+    steps at ``draft_cost`` each (a fraction of one target step) plus one target pass."""
+    return expected_tokens_per_verification(alpha=alpha, gamma=gamma) / (gamma * draft_cost + 1.0)
+
+
+# --- §10 the memory budget. The calculator (docs/javascripts/calculator.js) does the same
+# arithmetic in the same order; tests/test_calculator_browser.py holds them equal. ---
+
+GIB = 2**30  # GiB: a power of two, as the spec's card sizes are
+
+
+def gib_to_bytes(gib: float) -> int:
+    """Whole bytes in ``gib`` GiB (fractional bytes dropped)."""
+    return math.floor(gib * GIB)
+
+
+def weight_bytes(*, params: float, bits_per_weight: float) -> int:
+    """Bytes of the weights: parameters x bits / 8, a partial byte rounded up."""
+    return math.ceil(params * bits_per_weight / 8)
+
+
+def budget_kv_bytes_per_token(*, layers: int, kv_heads: int, head_dim: int, bytes_per_element: float) -> int:
+    """kv_bytes_per_token for any element size (e.g. 0.5 for a 4-bit cache), rounded up
+    to whole bytes."""
+    return math.ceil(
+        kv_bytes_per_token(layers=layers, kv_heads=kv_heads, head_dim=head_dim, bytes_per_element=bytes_per_element)
+    )
+
+
+def max_resident_tokens(
+    *, vram_bytes: int, reserve_bytes: int, weight_bytes: int, kv_bytes_per_token: int
+) -> int | None:
+    """floor((VRAM - reserve - weights) / KV bytes per token): the tokens that can be
+    resident at once, summed over every request; None when the weights and the reserve
+    alone exceed the card (it does not fit)."""
+    if kv_bytes_per_token <= 0:
+        raise ValueError("kv_bytes_per_token must be positive")
+    free = vram_bytes - reserve_bytes - weight_bytes
+    if free < 0:
+        return None
+    return free // kv_bytes_per_token
+
+
+def concurrent_users(*, max_tokens: int | None, context_per_user: int) -> int | None:
+    """Users that can each hold ``context_per_user`` tokens at the same time."""
+    if context_per_user <= 0:
+        raise ValueError("context_per_user must be positive")
+    return None if max_tokens is None else max_tokens // context_per_user

@@ -11,6 +11,14 @@ from measure.errors import UserError
 EXPERIMENTS: tuple[str, ...] = (
     "kv_cache",
     "cache_size",
+    "prefill_decode",
+    "batching",
+    "weight_quant",
+    "outliers",
+    "quality",
+    "speculative",
+    "distillation",
+    "memory_budget",
 )
 
 

@@ -156,10 +156,18 @@ def provenance(ctx: PageContext, exp: str) -> str:
     return _provenance_html(ctx, exp)
 
 
+def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bool) -> str:
+    """An inline value as page text: formatted, its unit appended where the style leaves
+    it bare, and escaped (measured text, such as a model's answer, is data, not markup)."""
+    text = formatting.format_value(value, unit, style=style, digits=digits)
+    if with_unit and style in ("auto", "num", "fixed", "int"):
+        text += formatting.unit_suffix(unit)
+    return html.escape(text, quote=False)
+
+
 def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
     v = ctx.data.value(ref)
-    text = formatting.format_value(v["value"], v["unit"], style=style, digits=digits)
-    return text + (formatting.unit_suffix(v["unit"]) if unit and style in ("auto", "num", "fixed", "int") else "")
+    return _inline(v["value"], v["unit"], style, digits, unit)
 
 
 def cell(
@@ -174,8 +182,7 @@ def cell(
     v, col = ctx.data.cell(ref, column, where)
     if style == "auto":
         style = _default_style(col, v)
-    text = formatting.format_value(v, col["unit"], style=style, digits=digits)
-    return text + (formatting.unit_suffix(col["unit"]) if unit and style in ("auto", "num", "fixed", "int") else "")
+    return _inline(v, col["unit"], style, digits, unit)
 
 
 def meta(ctx: PageContext, exp: str, *path: str) -> str:
@@ -238,6 +245,18 @@ def experiments(ctx: PageContext) -> str:
     )
 
 
+def json_table(ctx: PageContext, ref: str) -> str:
+    """A table as JSON in a ``<script type="application/json">`` for the page's scripts
+    (the calculator's presets): columns with units, rows with missing cells as null."""
+    import json
+
+    t = ctx.data.table(ref)
+    rows = json.loads(t.frame.to_json(orient="records"))
+    payload = json.dumps({"table": ref, "columns": t.columns, "rows": rows}, ensure_ascii=False)
+    payload = payload.replace("</", "<\\/")  # a "</script>" inside a string must not end the element
+    return f'<script type="application/json" data-json-table="{html.escape(ref)}">{payload}</script>'
+
+
 def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str:
     ctx.claims.append(expr)
     return claims.render(ctx.data, ctx.page, expr, text, hardware)
@@ -253,6 +272,7 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "figure": figure,
     "provenance": provenance,
     "meta": meta,
+    "json_table": json_table,
 }
 
 

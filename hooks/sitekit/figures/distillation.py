@@ -1,0 +1,29 @@
+"""Figures of the distillation page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sitekit.figures import figure
+
+COLORS = ("#7d3c98", "#2471a3", "#17a589", "#d68910", "#c0392b")
+
+
+@figure("distillation.distribution")
+def distribution(data):
+    df = data.table("distillation.distribution").frame
+    temps = sorted(df.temperature.unique())
+    ranks = sorted(df["rank"].unique())
+    tokens = [repr(t) for t in df[df.temperature == temps[0]].sort_values("rank").token]
+    x = np.arange(len(ranks))
+    width = 0.8 / len(temps)
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for i, t in enumerate(temps):
+        sel = df[df.temperature == t].sort_values("rank")
+        ax.bar(x + (i - (len(temps) - 1) / 2) * width, sel.probability, width, color=COLORS[i % 5], label=f"T = {t:g}")
+    ax.set_xticks(x, tokens, rotation=30, ha="right")
+    ax.set_ylabel("probability")
+    ax.set_xlabel("next token (ranked at T = 1)")
+    ax.legend()
+    return fig

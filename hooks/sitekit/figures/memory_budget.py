@@ -1,0 +1,39 @@
+"""Figures of the memory-budget page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sitekit.figures import figure
+
+SERIES = (("7B", "#2471a3"), ("13B", "#c0392b"), ("70B", "#7d3c98"))
+HATCH = {"fp16": "", "int4 g128": "//"}
+
+
+@figure("memory_budget.tokens_by_card")
+def tokens_by_card(data):
+    df = data.table("memory_budget.budget").frame
+    cards = sorted(df.card_gib.unique())
+    x = np.arange(len(cards))
+    bars = [(m, p, c) for m, c in SERIES for p in HATCH]
+    width = 0.8 / len(bars)
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for i, (model, precision, color) in enumerate(bars):
+        sel = df[(df.model == model) & (df.precision == precision)].set_index("card_gib")
+        heights = [sel.max_tokens.get(c) for c in cards]
+        heights = [h if h == h and h and h > 0 else 0 for h in heights]  # NaN (does not fit) or 0: no bar
+        ax.bar(
+            x + (i - (len(bars) - 1) / 2) * width,
+            heights,
+            width,
+            color=color if precision == "fp16" else "white",
+            edgecolor=color,
+            hatch=HATCH[precision],
+            label=f"{model} {precision}",
+        )
+    ax.set_yscale("log")
+    ax.set_xticks(x, [f"{c:g} GiB" for c in cards])
+    ax.set_ylabel("max resident tokens")
+    ax.legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
+    return fig

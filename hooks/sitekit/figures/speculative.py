@@ -1,0 +1,48 @@
+"""Figures of the speculative-decoding page."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sitekit.figures import figure
+
+FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
+
+
+@figure("speculative.real_run")
+def real_run(data):
+    df = data.table("speculative.real_run").frame
+    labels = [lab.replace(", ", ",\n") + f"\nγ = {g}" for lab, g in zip(df.label, df.gamma, strict=True)]
+    x = np.arange(len(df))
+    w = 0.27
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    ax.bar(x - w, df.predicted_speedup, w, color=FORMULA, label="formula: α and c measured")
+    ax.bar(
+        x, df.predicted_with_verify_cost, w, color=ADJUSTED, label="formula with the run's tokens/round and verify cost"
+    )
+    ax.bar(x + w, df.measured_speedup, w, color=MEASURED, label="measured wall clock")
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("speedup over plain greedy (×)")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
+    return fig
+
+
+@figure("speculative.formula")
+def formula(data):
+    df = data.table("speculative.speedup").frame
+    cols = [c for c in df.columns if c.startswith("speedup_g")]
+    gammas = [int(c.removeprefix("speedup_g")) for c in cols]
+    fig, ax = plt.subplots()
+    low = df.draft_cost.min()
+    for _, row in df[(df.alpha_source == "assumed") & (df.draft_cost == low)].iterrows():
+        ax.plot(gammas, [row[c] for c in cols], "o-", label=f"α = {row.alpha:g}")
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(gammas, [str(g) for g in gammas])
+    ax.minorticks_off()
+    ax.set_xlabel("draft length γ")
+    ax.set_ylabel(f"predicted speedup at c = {low:g} (×)")
+    ax.legend()
+    return fig

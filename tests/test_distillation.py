@@ -1,0 +1,30 @@
+"""§9: the next-token distribution and its temperatures, smoke-run on the embedded model."""
+
+import csv
+import json
+import math
+
+
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_top_tokens_and_temperatures(smoke_data):
+    d = smoke_data / "distillation"
+    top = [float(r["probability"]) for r in _rows(d, "top_tokens")]
+    assert len(top) == 5 and top == sorted(top, reverse=True) and sum(top) < 1
+    temps = _rows(d, "temperatures")
+    assert [float(r["temperature"]) for r in temps] == [0.5, 1.0, 2.0, 4.0]
+    one = next(r for r in temps if float(r["temperature"]) == 1.0)
+    assert float(one["p1"]) == top[0]
+    entropy = [float(r["entropy_bits"]) for r in temps]
+    assert entropy == sorted(entropy)
+    for r in temps:
+        t = float(r["temperature"])
+        # p1 / p3 = exp((z1 - z3) / T): the ratio at T is the ratio at 1 to the power 1/T
+        assert math.isclose(float(r["top_to_third"]), float(one["top_to_third"]) ** (1 / t), rel_tol=1e-9)
+        assert math.isclose(float(r["perplexity"]), 2 ** float(r["entropy_bits"]), rel_tol=1e-9)
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["values"]["ratio_power_law_error"]["value"] < 1e-9
+    assert len(_rows(d, "distribution")) == 4 * 10

@@ -1,0 +1,71 @@
+"""§10: the budget tables recomputed from their own inputs, and the measured check."""
+
+import csv
+import json
+
+from measure.formulas import (
+    budget_kv_bytes_per_token,
+    concurrent_users,
+    gib_to_bytes,
+    max_resident_tokens,
+    weight_bytes,
+)
+
+
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_budget_rows_follow_from_the_stated_inputs(smoke_data):
+    d = smoke_data / "memory_budget"
+    models = {r["model"]: r for r in _rows(d, "models")}
+    assumptions = _rows(d, "assumptions")[0]
+    reserve = gib_to_bytes(float(assumptions["reserve_gib"]))
+    assert reserve == int(assumptions["reserve_bytes"]) == 3 * 2**29
+    context = int(assumptions["context_per_user"])
+    budget = _rows(d, "budget")
+    assert len(budget) == len(models) * len(_rows(d, "precisions")) * len(_rows(d, "cards"))
+    for r in budget:
+        m = models[r["model"]]
+        kv = budget_kv_bytes_per_token(
+            layers=int(m["layers"]),
+            kv_heads=int(m["kv_heads"]),
+            head_dim=int(m["head_dim"]),
+            bytes_per_element=float(m["kv_bytes_per_element"]),
+        )
+        w = weight_bytes(params=int(m["params"]), bits_per_weight=float(r["weight_bits"]))
+        tokens = max_resident_tokens(
+            vram_bytes=gib_to_bytes(float(r["card_gib"])), reserve_bytes=reserve, weight_bytes=w, kv_bytes_per_token=kv
+        )
+        assert int(r["kv_bytes_per_token"]) == kv and int(r["weights_bytes"]) == w
+        if tokens is None:
+            assert (r["max_tokens"], r["users"], r["verdict"]) == ("", "", "does not fit"), r
+            assert int(r["free_bytes"]) < 0
+        else:
+            assert int(r["max_tokens"]) == tokens and r["verdict"] in ("fits", "no room for the cache")
+            assert int(r["users"]) == concurrent_users(max_tokens=tokens, context_per_user=context)
+
+
+def test_spec_cases_in_the_table(smoke_data):
+    budget = {(r["card_gib"], r["model"], r["precision"]): r for r in _rows(smoke_data / "memory_budget", "budget")}
+    assert budget[("24", "7B", "fp16")]["max_tokens"] == "77508"  # worked by hand in test_formulas
+    assert budget[("80", "70B", "fp16")]["verdict"] == "does not fit"
+    assert budget[("141", "70B", "fp16")]["verdict"] == "fits"
+    users = {
+        (r["card_gib"], r["model"], r["precision"]): r for r in _rows(smoke_data / "memory_budget", "users_by_context")
+    }
+    assert users[("24", "7B", "fp16")]["users_at_131072"] == "0"
+
+
+def test_measured_model_row_and_formula_check(smoke_data):
+    d = smoke_data / "memory_budget"
+    tiny = _rows(d, "models")[-1]
+    assert tiny["source"] == "measured model's shape"
+    assert int(tiny["kv_bytes_per_token"]) == 2 * 2 * 2 * 16 * 2  # arch:tiny, fp16 cache
+    check = _rows(d, "formula_check")
+    assert check and all(r["cache_measured_bytes"] == r["cache_formula_bytes"] for r in check)
+    assert {r["logits_kept"] for r in check} == {"last position", "every position"}
+    values = json.loads((d / "meta.json").read_text())["values"]
+    assert values["check_weights_storage_bytes"]["value"] == values["check_weights_bytes"]["value"]
+    assert values["cache_matches_formula"]["value"] is True

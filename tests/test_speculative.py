@@ -1,0 +1,80 @@
+"""§8: speculative decoding, smoke-run on the embedded model, and the algorithm itself."""
+
+import csv
+
+import pytest
+import torch
+
+from measure.formulas import expected_tokens_per_verification, speculative_speedup
+
+
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_smoke_run_invariants(smoke_data):
+    d = smoke_data / "speculative"
+    acc = {r["draft"]: r for r in _rows(d, "acceptance")}
+    for r in acc.values():
+        assert int(r["agreed"]) <= int(r["positions"])
+        assert float(r["alpha"]) == pytest.approx(int(r["agreed"]) / int(r["positions"]))
+    for r in _rows(d, "real_run"):
+        assert r["identical_to_greedy"] == "true" and r["first_mismatch"] == "-1", r
+        g, alpha = int(r["gamma"]), float(r["alpha"])
+        assert float(r["predicted_tokens_per_round"]) == pytest.approx(
+            expected_tokens_per_verification(alpha=alpha, gamma=g)
+        )
+        assert 1 <= float(r["tokens_per_round"]) <= g + 1
+        assert float(r["predicted_speedup"]) == pytest.approx(
+            speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
+        )
+    for r in _rows(d, "speedup"):
+        losses = [c for c in r if c.startswith("speedup_g") and float(r[c]) < 1]
+        assert (r["losses"] == "none") == (not losses)
+    for r in _rows(d, "acceptance_by_position"):
+        assert int(r["accepted"]) <= int(r["proposed"])
+
+
+class _Oracle(torch.nn.Module):
+    """A toy language model over a vocabulary of 8 whose greedy next token is a fixed
+    function of the previous token (``table[prev]``), with a transformers-style cache."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = torch.tensor(table)
+
+    def forward(self, input_ids, past_key_values=None, use_cache=True):
+        from types import SimpleNamespace
+
+        cache = past_key_values if past_key_values is not None else _ListCache()
+        cache.tokens += input_ids[0].tolist()
+        logits = torch.nn.functional.one_hot(self.table[input_ids[0]], 8).float()[None]
+        return SimpleNamespace(logits=logits, past_key_values=cache)
+
+
+class _ListCache:
+    def __init__(self):
+        self.tokens = []
+
+    def get_seq_length(self):
+        return len(self.tokens)
+
+    def crop(self, n):
+        assert n < 0
+        del self.tokens[n:]
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 3, 5])
+def test_speculative_greedy_equals_target_greedy(gamma):
+    from measure.speculative import speculative_greedy
+
+    target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])  # counts upward
+    draft = _Oracle([1, 2, 3, 4, 0, 6, 7, 0])  # wrong after 4
+    ids = torch.tensor([[0]])
+    out, accepted = speculative_greedy(target, draft, ids, 20, gamma)
+    assert out == [(i + 1) % 8 for i in range(20)]  # the target's own greedy sequence
+    assert all(0 <= n <= gamma for n in accepted)
+    assert sum(n + 1 for n in accepted) >= 20
+    perfect, acc = speculative_greedy(target, target, ids, 20, gamma)
+    assert perfect == out and all(n == gamma for n in acc[:-1])  # a perfect draft: every draft kept
