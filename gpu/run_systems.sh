@@ -8,7 +8,8 @@
 #   gpu/run_systems.sh                # writes site_data/<experiment>/
 #   gpu/run_systems.sh /tmp/gpu_data  # or another folder
 #
-# About 2-4 minutes on one H200, most of it creating the random-weights model.
+# The full profile is sized to finish within 8 minutes on one H200; it has not yet been
+# timed on one.
 # PYTHON, DEVICE, MODEL and PROFILE override the defaults (e.g. DEVICE=cpu PROFILE=smoke
 # MODEL=arch:tiny to try the command without a GPU).
 set -euo pipefail
