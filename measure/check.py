@@ -43,21 +43,22 @@ def _pages_findings(committed: Path, docs: Path) -> list[Finding]:
         exp, table = ref.split(".")
         out.append(
             Finding(
-                exp,
-                table,
-                None,
-                None,
-                "",
-                "",
-                "",
-                "",
-                "unknown",
-                f"used by {', '.join(sorted(used[ref]))} but produced by no experiment",
+                experiment=exp,
+                table=table,
+                verdict="unknown",
+                reason=f"used by {', '.join(sorted(used[ref]))} but produced by no experiment",
             )
         )
     for ref in sorted(produced - set(used)):
         exp, table = ref.split(".")
-        out.append(Finding(exp, table, None, None, "", "", "", "", "unused", "produced but shown on no page"))
+        out.append(
+            Finding(
+                experiment=exp,
+                table=table,
+                verdict="unused",
+                reason="produced but shown on no page",
+            )
+        )
     return out
 
 
@@ -83,16 +84,12 @@ def run_check(
         if not meta_path.is_file():
             findings.append(
                 Finding(
-                    name,
-                    "meta",
-                    None,
-                    None,
-                    "",
-                    "absent",
-                    "",
-                    "",
-                    "missing",
-                    f"no committed data in {committed / name}",
+                    experiment=name,
+                    table="meta",
+                    committed="absent",
+                    new="",
+                    verdict="missing",
+                    reason=f"no committed data in {committed / name}",
                 )
             )
             continue
@@ -100,31 +97,26 @@ def run_check(
         if meta["code_hash"] != code_hash(name):
             findings.append(
                 Finding(
-                    name,
-                    "meta",
-                    None,
-                    "code_hash",
-                    "exact",
-                    meta["code_hash"],
-                    code_hash(name),
-                    "equal",
-                    "stale",
-                    "the code that produced this data has changed since it was measured",
+                    experiment=name,
+                    table="meta",
+                    column="code_hash",
+                    kind="exact",
+                    committed=meta["code_hash"],
+                    new=code_hash(name),
+                    tolerance="equal",
+                    verdict="stale",
+                    reason="the code that produced this data has changed since it was measured",
                 )
             )
         if meta["device"]["type"] != dev.type:
             findings.append(
                 Finding(
-                    name,
-                    "meta",
-                    None,
-                    None,
-                    "",
-                    meta["device"]["id"],
-                    dev.type,
-                    "",
-                    "not comparable",
-                    f"committed on a {meta['device']['type']} device; this machine runs {dev.type}: "
+                    experiment=name,
+                    table="meta",
+                    committed=meta["device"]["id"],
+                    new=dev.type,
+                    verdict="not comparable",
+                    reason=f"committed on a {meta['device']['type']} device; this machine runs {dev.type}: "
                     "dtype and kernels differ, nothing to compare",
                 )
             )

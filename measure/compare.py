@@ -34,17 +34,17 @@ SPREAD_FACTOR = 3.0
 TIMING_REL_FLOOR = 0.10
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Finding:
     experiment: str
     table: str  # table name, or "values" / "meta"
-    row: int | None
-    column: str | None
-    kind: str
-    committed: Any
-    new: Any
-    tolerance: str
-    verdict: str  # ok | drift | not comparable | stale | missing | unused
+    verdict: str  # ok | drift | not comparable | stale | missing | unused | unknown
+    row: int | None = None
+    column: str | None = None
+    kind: str = ""
+    committed: Any = None
+    new: Any = None
+    tolerance: str = ""
     reason: str = ""
 
     def as_dict(self) -> dict:
@@ -138,16 +138,12 @@ def compare_experiment(
         if tname not in new_meta["tables"]:
             out.append(
                 Finding(
-                    exp,
-                    tname,
-                    None,
-                    None,
-                    "",
-                    "present",
-                    "absent",
-                    "",
-                    "drift",
-                    "the regenerated run did not produce this table",
+                    experiment=exp,
+                    table=tname,
+                    committed="present",
+                    new="absent",
+                    verdict="drift",
+                    reason="the regenerated run did not produce this table",
                 )
             )
             continue
@@ -157,16 +153,13 @@ def compare_experiment(
         if cols != new_cols or len(old_rows) != len(new_rows):
             out.append(
                 Finding(
-                    exp,
-                    tname,
-                    None,
-                    None,
-                    "",
-                    f"{len(old_rows)} rows x {cols}",
-                    f"{len(new_rows)} rows x {new_cols}",
-                    "same shape",
-                    "drift",
-                    "table shape changed",
+                    experiment=exp,
+                    table=tname,
+                    committed=f"{len(old_rows)} rows x {cols}",
+                    new=f"{len(new_rows)} rows x {new_cols}",
+                    tolerance="same shape",
+                    verdict="drift",
+                    reason="table shape changed",
                 )
             )
             continue
@@ -177,7 +170,19 @@ def compare_experiment(
             spread_col = _spread_column(name, cols) if kind == "timing" else None
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 if why:
-                    out.append(Finding(exp, tname, i, name, kind, ro[name], rn[name], "", "not comparable", why))
+                    out.append(
+                        Finding(
+                            experiment=exp,
+                            table=tname,
+                            row=i,
+                            column=name,
+                            kind=kind,
+                            committed=ro[name],
+                            new=rn[name],
+                            verdict="not comparable",
+                            reason=why,
+                        )
+                    )
                     continue
                 ok, tol = compare_cell(
                     kind,
@@ -187,37 +192,80 @@ def compare_experiment(
                     spread_new=_float(rn[spread_col]) if spread_col else None,
                     table_rel_noise=noise,
                 )
-                out.append(Finding(exp, tname, i, name, kind, ro[name], rn[name], tol, "ok" if ok else "drift"))
+                out.append(
+                    Finding(
+                        experiment=exp,
+                        table=tname,
+                        row=i,
+                        column=name,
+                        kind=kind,
+                        committed=ro[name],
+                        new=rn[name],
+                        tolerance=tol,
+                        verdict="ok" if ok else "drift",
+                    )
+                )
     for vname, v in old_meta["values"].items():
         kind = v["kind"]
         nv = new_meta["values"].get(vname)
         if nv is None:
-            out.append(Finding(exp, "values", None, vname, kind, v["value"], None, "", "drift", "value not produced"))
+            out.append(
+                Finding(
+                    experiment=exp,
+                    table="values",
+                    column=vname,
+                    kind=kind,
+                    committed=v["value"],
+                    verdict="drift",
+                    reason="value not produced",
+                )
+            )
             continue
         why = skip_reason(kind)
         if not why and isinstance(v["value"], list) and kind == "timing":
             why = "raw timing samples are kept, not compared"
         if why:
-            out.append(Finding(exp, "values", None, vname, kind, v["value"], nv["value"], "", "not comparable", why))
+            out.append(
+                Finding(
+                    experiment=exp,
+                    table="values",
+                    column=vname,
+                    kind=kind,
+                    committed=v["value"],
+                    new=nv["value"],
+                    verdict="not comparable",
+                    reason=why,
+                )
+            )
             continue
         old_items = v["value"] if isinstance(v["value"], list) else [v["value"]]
         new_items = nv["value"] if isinstance(nv["value"], list) else [nv["value"]]
         if len(old_items) != len(new_items):
-            out.append(Finding(exp, "values", None, vname, kind, v["value"], nv["value"], "same length", "drift"))
+            out.append(
+                Finding(
+                    experiment=exp,
+                    table="values",
+                    column=vname,
+                    kind=kind,
+                    committed=v["value"],
+                    new=nv["value"],
+                    tolerance="same length",
+                    verdict="drift",
+                )
+            )
             continue
         results = [compare_cell(kind, a, b, table_rel_noise=None) for a, b in zip(old_items, new_items, strict=True)]
         ok = all(r[0] for r in results)
         out.append(
             Finding(
-                exp,
-                "values",
-                None,
-                vname,
-                kind,
-                v["value"],
-                nv["value"],
-                results[0][1] if results else "",
-                "ok" if ok else "drift",
+                experiment=exp,
+                table="values",
+                column=vname,
+                kind=kind,
+                committed=v["value"],
+                new=nv["value"],
+                tolerance=results[0][1] if results else "",
+                verdict="ok" if ok else "drift",
             )
         )
     return out
