@@ -169,29 +169,17 @@ def compare_experiment(
             why = skip_reason(kind)
             spread_col = _spread_column(name, cols) if kind == "timing" else None
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
-                if why:
-                    out.append(
-                        Finding(
-                            experiment=exp,
-                            table=tname,
-                            row=i,
-                            column=name,
-                            kind=kind,
-                            committed=ro[name],
-                            new=rn[name],
-                            verdict="not comparable",
-                            reason=why,
-                        )
+                verdict, tol = "not comparable", ""
+                if not why:
+                    ok, tol = compare_cell(
+                        kind,
+                        ro[name],
+                        rn[name],
+                        spread_old=_float(ro[spread_col]) if spread_col else None,
+                        spread_new=_float(rn[spread_col]) if spread_col else None,
+                        table_rel_noise=noise,
                     )
-                    continue
-                ok, tol = compare_cell(
-                    kind,
-                    ro[name],
-                    rn[name],
-                    spread_old=_float(ro[spread_col]) if spread_col else None,
-                    spread_new=_float(rn[spread_col]) if spread_col else None,
-                    table_rel_noise=noise,
-                )
+                    verdict = "ok" if ok else "drift"
                 out.append(
                     Finding(
                         experiment=exp,
@@ -202,70 +190,47 @@ def compare_experiment(
                         committed=ro[name],
                         new=rn[name],
                         tolerance=tol,
-                        verdict="ok" if ok else "drift",
+                        verdict=verdict,
+                        reason=why,
                     )
                 )
     for vname, v in old_meta["values"].items():
-        kind = v["kind"]
-        nv = new_meta["values"].get(vname)
-        if nv is None:
-            out.append(
-                Finding(
-                    experiment=exp,
-                    table="values",
-                    column=vname,
-                    kind=kind,
-                    committed=v["value"],
-                    verdict="drift",
-                    reason="value not produced",
-                )
-            )
-            continue
-        why = skip_reason(kind)
-        if not why and isinstance(v["value"], list) and kind == "timing":
-            why = "raw timing samples are kept, not compared"
-        if why:
-            out.append(
-                Finding(
-                    experiment=exp,
-                    table="values",
-                    column=vname,
-                    kind=kind,
-                    committed=v["value"],
-                    new=nv["value"],
-                    verdict="not comparable",
-                    reason=why,
-                )
-            )
-            continue
-        old_items = v["value"] if isinstance(v["value"], list) else [v["value"]]
-        new_items = nv["value"] if isinstance(nv["value"], list) else [nv["value"]]
-        if len(old_items) != len(new_items):
-            out.append(
-                Finding(
-                    experiment=exp,
-                    table="values",
-                    column=vname,
-                    kind=kind,
-                    committed=v["value"],
-                    new=nv["value"],
-                    tolerance="same length",
-                    verdict="drift",
-                )
-            )
-            continue
-        results = [compare_cell(kind, a, b, table_rel_noise=None) for a, b in zip(old_items, new_items, strict=True)]
-        ok = all(r[0] for r in results)
-        out.append(
-            Finding(
-                experiment=exp,
-                table="values",
-                column=vname,
-                kind=kind,
-                committed=v["value"],
-                new=nv["value"],
-                tolerance=results[0][1] if results else "",
-                verdict="ok" if ok else "drift",
-            )
-        )
+        out.append(_compare_value(exp, vname, v, new_meta["values"].get(vname), skip_reason(v["kind"])))
     return out
+
+
+def _compare_value(exp: str, name: str, old: dict, new: dict | None, why: str) -> Finding:
+    """One named value of meta.json; lists (of exact or numeric items) item by item."""
+    kind = old["kind"]
+    if new is None:
+        return Finding(
+            experiment=exp,
+            table="values",
+            column=name,
+            kind=kind,
+            committed=old["value"],
+            verdict="drift",
+            reason="value not produced",
+        )
+    if not why and isinstance(old["value"], list) and kind == "timing":
+        why = "raw timing samples are kept, not compared"
+    old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
+    new_items = new["value"] if isinstance(new["value"], list) else [new["value"]]
+    verdict, tol = "not comparable", ""
+    if not why and len(old_items) != len(new_items):
+        verdict, tol = "drift", "same length"
+    elif not why:
+        results = [compare_cell(kind, a, b) for a, b in zip(old_items, new_items, strict=True)]
+        verdict = "ok" if all(ok for ok, _ in results) else "drift"
+        tol = results[0][1] if results else ""
+    return Finding(
+        experiment=exp,
+        table="values",
+        column=name,
+        kind=kind,
+        committed=old["value"],
+        new=new["value"],
+        tolerance=tol,
+        verdict=verdict,
+        reason=why,
+    )

@@ -130,3 +130,16 @@ def test_timing_tolerance_follows_the_measured_spread():
     assert compare_cell("timing", "100", "109", table_rel_noise=0.01)[0]
     assert not compare_cell("timing", "100", "111", table_rel_noise=0.01)[0]
     assert compare_cell("timing", "100", "129", table_rel_noise=0.1)[0]
+
+
+def test_perturbed_named_value_fails(committed, tmp_path):
+    regenerated = tmp_path / "regen"
+    shutil.copytree(committed, regenerated)
+    meta_path = committed / "cache_size" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["values"]["seven_b_bytes_per_token"]["value"] += 1
+    meta_path.write_text(json.dumps(meta))
+    rc, report = _check(committed, tmp_path, regenerated)
+    assert rc == 1
+    [bad] = [f for f in report["findings"] if f["verdict"] == "drift"]
+    assert (bad["table"], bad["column"]) == ("values", "seven_b_bytes_per_token")
