@@ -203,26 +203,19 @@ def _compare_value(exp: str, name: str, old: dict, new: dict | None, why: str) -
     """One named value of meta.json; lists (of exact or numeric items) item by item."""
     kind = old["kind"]
     if new is None:
-        return Finding(
-            experiment=exp,
-            table="values",
-            column=name,
-            kind=kind,
-            committed=old["value"],
-            verdict="drift",
-            reason="value not produced",
-        )
-    if not why and isinstance(old["value"], list) and kind == "timing":
-        why = "raw timing samples are kept, not compared"
-    old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
-    new_items = new["value"] if isinstance(new["value"], list) else [new["value"]]
-    verdict, tol = "not comparable", ""
-    if not why and len(old_items) != len(new_items):
-        verdict, tol = "drift", "same length"
-    elif not why:
-        results = [compare_cell(kind, a, b) for a, b in zip(old_items, new_items, strict=True)]
-        verdict = "ok" if all(ok for ok, _ in results) else "drift"
-        tol = results[0][1] if results else ""
+        new, why, verdict, tol = {"value": None}, "value not produced", "drift", ""
+    else:
+        if not why and isinstance(old["value"], list) and kind == "timing":
+            why = "raw timing samples are kept, not compared"
+        old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
+        new_items = new["value"] if isinstance(new["value"], list) else [new["value"]]
+        verdict, tol = "not comparable", ""
+        if not why and len(old_items) != len(new_items):
+            verdict, tol = "drift", "same length"
+        elif not why:
+            results = [compare_cell(kind, a, b) for a, b in zip(old_items, new_items, strict=True)]
+            verdict = "ok" if all(ok for ok, _ in results) else "drift"
+            tol = results[0][1] if results else ""
     return Finding(
         experiment=exp,
         table="values",
