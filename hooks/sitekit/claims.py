@@ -77,11 +77,7 @@ class Evaluator:
     def column(self, ref: str, col: str, where: dict | None = None) -> list:
         t = self.data.table(ref)
         t.column(col)
-        frame = t.frame
-        for k, v in (where or {}).items():
-            t.column(k)
-            frame = frame[frame[k] == v]
-        values = [_plain(v) for v in frame[col].tolist()]
+        values = [_plain(v) for v in t.rows(where)[col].tolist()]
         if not values:
             raise SiteDataError(f"column {ref}.{col} where {where} is empty")
         self.read[f"{ref}.{col}" + (f" {where}" if where else "")] = values

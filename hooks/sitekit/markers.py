@@ -96,10 +96,7 @@ def table(
     cols = [t.column(c) for c in columns] if columns else t.columns
     for c in styles or {}:
         t.column(c)
-    frame = t.frame
-    for k, v in (where or {}).items():
-        t.column(k)
-        frame = frame[frame[k] == v]
+    frame = t.rows(where)
     if frame.empty:
         raise SiteDataError(f"table {ref} where {where} has no rows")
     if limit is not None:

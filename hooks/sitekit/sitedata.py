@@ -30,6 +30,14 @@ class TableRef:
     def title(self) -> str:
         return self.meta["tables"][self.name]["title"]
 
+    def rows(self, where: dict[str, Any] | None = None) -> pd.DataFrame:
+        """The rows whose every ``where`` column equals its value (all rows without one)."""
+        frame = self.frame
+        for k, v in (where or {}).items():
+            self.column(k)
+            frame = frame[frame[k] == v]
+        return frame
+
     def column(self, name: str) -> dict:
         for c in self.columns:
             if c["name"] == name:
@@ -94,10 +102,7 @@ class SiteData:
         """One cell: the row matching every ``where`` pair (exactly one must match)."""
         t = self.table(ref)
         col = t.column(column)
-        frame = t.frame
-        for k, v in (where or {}).items():
-            t.column(k)
-            frame = frame[frame[k] == v]
+        frame = t.rows(where)
         if len(frame) != 1:
             raise SiteDataError(f"{ref} where {where}: {len(frame)} rows match, exactly one needed")
         return frame.iloc[0][column], col
