@@ -18,7 +18,6 @@ Writes ``site_data/prefill_decode/``. Alone: ``python -m measure run --only pref
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import torch
@@ -27,7 +26,7 @@ from measure.bandwidth import copy_bandwidth, weight_bytes
 from measure.context import Context
 from measure.generation import cache_storage_bytes, decode_step, decode_step_at, prefill, random_cache
 from measure.schema import Column, Result, Table, Value
-from measure.timing import Timing, synchronize, time_call
+from measure.timing import Timing, time_call, timed
 
 TITLE = "Two phases: prefill and decode"
 FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
@@ -73,17 +72,11 @@ def _split(cfg: Config, ctx: Context) -> tuple[Table, list[Value]]:
     steps = cfg.split_new_tokens - 1
 
     def once() -> tuple[float, list[float]]:
-        synchronize(ctx.device)
-        t0 = time.perf_counter()
-        token, cache = prefill(model, ids)
-        synchronize(ctx.device)
-        t_prefill = time.perf_counter() - t0
+        (token, cache), t_prefill = timed(lambda: prefill(model, ids), device=ctx.device)
         per_step = []
         for _ in range(steps):
-            t0 = time.perf_counter()
-            token, cache = decode_step(model, token, cache)
-            synchronize(ctx.device)
-            per_step.append(time.perf_counter() - t0)
+            (token, cache), seconds = timed(lambda: decode_step(model, token, cache), device=ctx.device)
+            per_step.append(seconds)
         return t_prefill, per_step
 
     ctx.log(f"  prefill {cfg.split_prompt_tokens} tokens, then {steps} decode steps ({cfg.split_repeats} runs)")

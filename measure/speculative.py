@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import gc
 import statistics
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -46,7 +45,7 @@ from measure.formulas import expected_tokens_per_verification, speculative_speed
 from measure.generation import greedy_cached, prefill
 from measure.quantizers import SCHEMES, quantized_copy
 from measure.schema import Column, Result, Table, Value
-from measure.timing import synchronize, time_call
+from measure.timing import time_call, timed
 
 TITLE = "Speculative decoding"
 NEEDS_TRAINED = True  # acceptance is agreement between trained models
@@ -288,17 +287,14 @@ def run(cfg: Config, ctx: Context) -> Result:
     results: dict = {}
     for _ in ctx.progress(range(cfg.repeats), "repeats (greedy, then every draft x gamma)"):
         # Interleaved, so that a machine busy with something else slows every method alike.
-        synchronize(ctx.device)
-        t0 = time.perf_counter()
-        plain = greedy_cached(target, ids, cfg.new_tokens)[0].tolist()
-        synchronize(ctx.device)
-        samples["greedy"].append(time.perf_counter() - t0)
+        out, seconds = timed(lambda: greedy_cached(target, ids, cfg.new_tokens), device=ctx.device)
+        plain = out[0].tolist()
+        samples["greedy"].append(seconds)
         for d, g in runs:
-            synchronize(ctx.device)
-            t0 = time.perf_counter()
-            results[(d, g)] = speculative_greedy(target, models[d], ids, cfg.new_tokens, g)
-            synchronize(ctx.device)
-            samples[(d, g)].append(time.perf_counter() - t0)
+            results[(d, g)], seconds = timed(
+                lambda draft=models[d]: speculative_greedy(target, draft, ids, cfg.new_tokens, g), device=ctx.device
+            )
+            samples[(d, g)].append(seconds)
     greedy_s = statistics.median(samples["greedy"])
 
     real_rows, position_rows = [], []

@@ -6,8 +6,11 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
+
+T = TypeVar("T")
 
 
 def synchronize(device: torch.device) -> None:
@@ -40,20 +43,24 @@ class Timing:
         return [round(x * 1e3, 4) for x in self.samples_s]
 
 
+def timed(fn: Callable[[], T], *, device: torch.device) -> tuple[T, float]:
+    """``fn()`` and its wall time in seconds, with a device synchronise on both sides: on
+    a GPU, kernels are queued asynchronously and an unsynchronised clock measures only
+    the launch."""
+    synchronize(device)
+    t0 = time.perf_counter()
+    out = fn()
+    synchronize(device)
+    return out, time.perf_counter() - t0
+
+
 def time_call(fn: Callable[[], object], *, device: torch.device, warmup: int = 1, repeats: int = 5) -> Timing:
     """Run ``fn`` ``warmup`` times untimed, then ``repeats`` times, each timed alone.
 
-    Wall clock with a device synchronise on both sides: on a GPU, kernels are queued
-    asynchronously and an unsynchronised clock measures only the launch.
+    Each repeat is clocked by ``timed``.
     """
     with torch.inference_mode():
         for _ in range(warmup):
             fn()
-        samples = []
-        for _ in range(repeats):
-            synchronize(device)
-            t0 = time.perf_counter()
-            fn()
-            synchronize(device)
-            samples.append(time.perf_counter() - t0)
-    return Timing(tuple(samples))
+        samples = tuple(timed(fn, device=device)[1] for _ in range(repeats))
+    return Timing(samples)
