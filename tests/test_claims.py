@@ -69,3 +69,29 @@ def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "cache-size.md: claim 'Every measured cache equals the formula to the byte' does not hold" in out
+
+
+def test_branches_follow_the_data(data):
+    from sitekit.markers import MarkerError, PageContext, render_markers
+
+    ctx = PageContext(data=data, page="p.md", url_prefix="")
+    page = "A <!-- if exp.ratio > 2 -->big {{ value('exp.ratio') }}<!-- else -->small<!-- end --> Z"
+    assert render_markers(page, ctx) == "A big 2.50× Z"
+    assert render_markers(page.replace("> 2", "> 3"), ctx) == "A small Z"
+    assert render_markers("<!-- if exp.ratio > 3 -->only<!-- end -->.", ctx) == "."
+    with pytest.raises(MarkerError, match="no value 'nothing'"):
+        render_markers("<!-- if exp.nothing -->x<!-- end -->", ctx)
+
+
+def test_marker_arguments_may_name_values(data):
+    from sitekit.markers import MarkerError, PageContext, render_markers
+
+    ctx = PageContext(data=data, page="p.md", url_prefix="")
+    (data.root / "exp" / "meta.json").write_text(
+        (data.root / "exp" / "meta.json")
+        .read_text()
+        .replace('"values": {', '"values": {"n": {"value": 2, "unit": "", "kind": "exact"}, ')
+    )
+    assert render_markers("{{ cell('exp.t', 'ms', where={'n': exp.n}) }}", ctx) == "4"
+    with pytest.raises(MarkerError, match="no value 'missing'"):
+        render_markers("{{ cell('exp.t', 'ms', where={'n': exp.missing}) }}", ctx)

@@ -40,14 +40,18 @@ class PageContext:
     claims: list[str] = field(default_factory=list)  # expressions checked on this page
 
 
-def _parse(expr: str) -> tuple[str, list[Any], dict[str, Any]]:
+def _parse(expr: str, data: SiteData) -> tuple[str, list[Any], dict[str, Any]]:
+    """Arguments are literals or, as in claims, ``experiment.value`` names (e.g.
+    ``where={'batch': batching.largest_measured_batch}``), evaluated by the claims'
+    interpreter."""
     try:
         node = ast.parse(expr, mode="eval").body
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
             raise ValueError("not a call")
-        args = [ast.literal_eval(a) for a in node.args]
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-    except (SyntaxError, ValueError) as e:
+        ev = claims.Evaluator(data)
+        args = [ev.eval(a) for a in node.args]
+        kwargs = {k.arg: ev.eval(k.value) for k in node.keywords}
+    except (SyntaxError, ValueError, claims.ClaimError, SiteDataError) as e:
         raise MarkerError(f"cannot parse marker {{{{ {expr} }}}}: {e}") from None
     return node.func.id, args, kwargs
 
@@ -273,9 +277,32 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
 }
 
 
+BRANCH = re.compile(
+    r"<!--\s*if\s+(?P<expr>.+?)\s*-->\n?(?P<then>.*?)(?:<!--\s*else\s*-->\n?(?P<else>.*?))?<!--\s*end\s*-->",
+    re.DOTALL,
+)
+
+
+def choose_branches(markdown: str, ctx: PageContext) -> str:
+    """Keep one branch of each ``<!-- if EXPR --> ... <!-- else --> ... <!-- end -->``
+    block, EXPR evaluated over site_data like a claim's: prose that reads right whether
+    or not this run's data shows an effect (no nesting)."""
+
+    def pick(match: re.Match) -> str:
+        try:
+            holds, _ = claims.check(ctx.data, match.group("expr"))
+        except (claims.ClaimError, SiteDataError, KeyError, TypeError, ValueError) as e:
+            raise MarkerError(f"{ctx.page}: <!-- if {match.group('expr')} -->: {e}") from None
+        return match.group("then") if holds else (match.group("else") or "")
+
+    return BRANCH.sub(pick, markdown)
+
+
 def render_markers(markdown: str, ctx: PageContext) -> str:
+    markdown = choose_branches(markdown, ctx)
+
     def replace(match: re.Match) -> str:
-        fname, args, kwargs = _parse(match.group(1))
+        fname, args, kwargs = _parse(match.group(1), ctx.data)
         fn = FUNCTIONS.get(fname)
         if fn is None:
             raise MarkerError(
