@@ -1,0 +1,149 @@
+"""Declarations: an experiment's tables and values, each column and value saying its
+unit, its label, how a regenerated run is compared with it, and where it reproduces.
+
+How to compare (``compare``):
+
+* ``exact``    equal as written: bytes, counts, token ids, names;
+* ``numeric``  within a small relative tolerance: float results of a fixed method;
+* ``timing``   against the measured spread: times, memory read from the OS.
+
+Where it reproduces (``scope``):
+
+* ``any``      on any machine: formulas, counts, weight statistics, fp32 reference tokens;
+* ``device``   on the same device type and dtype: float results of the model's kernels;
+* ``machine``  only on the same machine (device fingerprint): timings, OS memory,
+  results of kernels that differ by CPU model, anything chosen by a timing.
+
+The scope defaults from ``compare`` (exact: any, numeric: device, timing: machine);
+declare it whenever the default is wrong, e.g. a count produced by a CPU-specific int8
+kernel is ``exact`` in ``machine`` scope.
+
+An experiment module declares ``TABLES`` and ``VALUES`` once at its top; its ``run``
+returns a ``Result`` of plain rows and values that ``check`` holds against them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sitedata.names import BadName, check_name
+
+COMPARE = ("exact", "numeric", "timing")
+SCOPES = ("any", "device", "machine")
+DEFAULT_SCOPE = {"exact": "any", "numeric": "device", "timing": "machine"}
+
+
+class SchemaError(ValueError):
+    """An experiment produced something its declarations do not allow (a bug, not a user error)."""
+
+
+def _checked(what: str, name: str, compare: str, scope: str | None) -> str:
+    try:
+        check_name(what, name)
+    except BadName as e:
+        raise SchemaError(str(e)) from None
+    if compare not in COMPARE:
+        raise SchemaError(f"{what} {name}: compare {compare!r} not in {COMPARE}")
+    scope = scope or DEFAULT_SCOPE[compare]
+    if scope not in SCOPES:
+        raise SchemaError(f"{what} {name}: scope {scope!r} not in {SCOPES}")
+    return scope
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    unit: str = ""
+    label: str = ""
+    compare: str = "exact"
+    scope: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", _checked("column", self.name, self.compare, self.scope))
+
+    def as_meta(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "label": self.label or self.name,
+            "compare": self.compare,
+            "scope": self.scope,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class Table:
+    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``."""
+
+    name: str
+    title: str
+    columns: tuple[Column, ...]
+
+    def __post_init__(self) -> None:
+        check_name("table", self.name)
+        names = [c.name for c in self.columns]
+        if not names or len(set(names)) != len(names):
+            raise SchemaError(f"table {self.name}: columns must be given, each once: {names}")
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+@dataclass(frozen=True)
+class Value:
+    """A named scalar (or list) shown inline in the prose, e.g. ``kv_cache.speedup``."""
+
+    name: str
+    unit: str = ""
+    compare: str = "exact"
+    scope: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", _checked("value", self.name, self.compare, self.scope))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """What ``run`` returns: rows per declared table, and the declared values."""
+
+    tables: Mapping[str, Sequence[Mapping[str, Any]]]
+    values: Mapping[str, Any] = field(default_factory=dict)
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+
+def check(result: Result, tables: Sequence[Table], values: Sequence[Value]) -> dict[str, list[dict[str, Any]]]:
+    """Hold a result against its declarations; return the rows with their cells in
+    declared column order. Raises SchemaError naming the first difference."""
+    declared = {t.name: t for t in tables}
+    if set(result.tables) != set(declared):
+        missing, extra = sorted(set(declared) - set(result.tables)), sorted(set(result.tables) - set(declared))
+        raise SchemaError(f"tables produced differ from declared: missing {missing}, undeclared {extra}")
+    ordered = {}
+    for name, spec in declared.items():
+        rows = list(result.tables[name])
+        if not rows:
+            raise SchemaError(f"table {name}: no rows (an empty table is never published)")
+        out = []
+        for i, row in enumerate(rows):
+            if set(row) != set(spec.column_names):
+                raise SchemaError(
+                    f"table {name} row {i}: columns {sorted(row)} != declared {sorted(spec.column_names)}"
+                )
+            for c in spec.columns:
+                v = row[c.name]
+                if isinstance(v, float) and not math.isfinite(v) and c.compare != "timing":
+                    raise SchemaError(f"table {name} row {i}: {c.name} is {v}")
+            out.append({c: row[c] for c in spec.column_names})
+        ordered[name] = out
+    names = {v.name for v in values}
+    if set(result.values) != names:
+        missing, extra = sorted(names - set(result.values)), sorted(set(result.values) - names)
+        raise SchemaError(f"values produced differ from declared: missing {missing}, undeclared {extra}")
+    return ordered

@@ -1,0 +1,194 @@
+"""Hostile and damaged data: every file verified against its metadata, one line naming
+the file and the fix, nothing read from outside site_data, data text escaped."""
+
+import json
+import time
+
+import pytest
+from sitekit.claims import ClaimError, check
+from sitekit.markers import MarkerError, PageContext, render_markers
+from sitekit.pagedata import SiteData
+
+from sitedata import DataError, read_experiment
+from tests.conftest import build_site, write_data
+
+ROWS = [{"n": 1, "label": "a"}, {"n": 2, "label": "b"}, {"n": 3, "label": "c"}]
+FIX = "make measure ONLY=exp"
+
+
+@pytest.fixture
+def root(tmp_path):
+    write_data(tmp_path, "exp", {"t": ROWS}, {"ratio": 2.5})
+    return tmp_path
+
+
+def _csv(root):
+    return root / "exp" / "t.csv"
+
+
+def _meta(root):
+    return root / "exp" / "meta.json"
+
+
+def _error(root) -> str:
+    with pytest.raises(DataError) as e:
+        read_experiment(root, "exp")
+    message = str(e.value)
+    assert "\n" not in message and FIX in message
+    return message
+
+
+def test_untouched_data_reads(root):
+    assert read_experiment(root, "exp").rows("t")[2] == {"n": "3", "label": "c"}
+
+
+def test_a_missing_last_row_is_caught(root):
+    _csv(root).write_text(_csv(root).read_text().rsplit("3,c", 1)[0])
+    assert "exp/t.csv: 2 rows, meta.json says 3" in _error(root)
+
+
+def test_cut_last_fields_are_caught(root):
+    _csv(root).write_text(_csv(root).read_text().replace("3,c\n", "3\n"))
+    assert "exp/t.csv: row 2 has 1 fields, not 2" in _error(root)
+
+
+def test_a_renamed_column_is_caught(root):
+    _csv(root).write_text(_csv(root).read_text().replace("n,label", "n,name"))
+    assert "columns ['n', 'name'] differ from meta.json's ['n', 'label']" in _error(root)
+
+
+def test_an_edited_cell_is_caught_by_the_checksum(root):
+    _csv(root).write_text(_csv(root).read_text().replace("2,b", "2,B"))
+    assert "exp/t.csv: content differs from the checksum" in _error(root)
+
+
+def test_a_missing_table_file_is_caught(root):
+    _csv(root).unlink()
+    assert "exp/t.csv is missing but listed in meta.json" in _error(root)
+
+
+def test_a_stray_file_is_caught(root):
+    (root / "exp" / "extra.csv").write_text("a\n1\n")
+    assert "holds extra.csv, not listed in meta.json" in _error(root)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{}", "format version None"),
+        ('{"schema_version": 2', "exp/meta.json is not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ("", "not valid JSON"),
+    ],
+)
+def test_broken_meta_json_is_one_line(root, text, message):
+    _meta(root).write_text(text)
+    assert message in _error(root)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda m: m.update(schema_version=1), "format version 1, this code reads version 2"),
+        (lambda m: m.pop("device"), "'device' is missing"),
+        (lambda m: m["device"].pop("id"), "device.id is missing"),
+        (lambda m: m.update(experiment="other"), "describes experiment 'other'"),
+        (lambda m: m["tables"]["t"].update(file="../../../../etc/os-release"), "its file must be t.csv"),
+        (lambda m: m["tables"].update({"../x": m["tables"]["t"]}), "'../x' is not a snake_case name"),
+        (lambda m: m["tables"]["t"]["columns"][0].update(scope="galaxy"), "bad name, compare or scope"),
+        (lambda m: m["values"].update(v={"value": 1}), "value 'v' has a bad unit"),
+    ],
+)
+def test_malformed_meta_is_one_line(root, edit, message):
+    meta = json.loads(_meta(root).read_text())
+    edit(meta)
+    _meta(root).write_text(json.dumps(meta))
+    assert message in _error(root)
+
+
+def test_hidden_leftovers_and_non_names_are_not_experiments(root):
+    from sitedata import experiment_names
+
+    (root / ".exp.new-1234").mkdir()
+    (root / ".exp.new-1234" / "meta.json").write_text("{}")
+    (root / "Not-A-Name").mkdir()
+    (root / "Not-A-Name" / "meta.json").write_text("{}")
+    assert experiment_names(root) == ["exp"]
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "{{ meta('../../etc', 'x') }}",
+        "{{ meta('exp/../../etc', 'x') }}",
+        "{{ table('../exp.t') }}",
+        "{{ value('exp.../x') }}",
+        "{{ provenance('/etc') }}",
+        "{{ figure('../../x.y', alt='a') }}",
+        "{{ constant('os.sep') }}",
+        "{{ constant('measure.lab.models.DEFAULT_MODEL') }}",
+    ],
+)
+def test_marker_arguments_cannot_leave_site_data(root, marker):
+    ctx = PageContext(data=SiteData(root), page="p.md", url_prefix="")
+    with pytest.raises(MarkerError):
+        render_markers(marker, ctx)
+
+
+def test_data_text_is_escaped_in_the_experiments_table(tmp_path):
+    write_data(tmp_path, "exp", {"t": ROWS}, profile="<script>alert(1)</script>", dtype="<b>fp</b>")
+    ctx = PageContext(data=SiteData(tmp_path), page="p.md", url_prefix="")
+    html = render_markers("{{ experiments() }} {{ provenance('exp') }}", ctx)
+    assert "<script>" not in html and "<b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["9**9**9 > 0", "2 ** 1000 > 0", "len('x' * 10**9) > 0", "len([1] * 100000) > 0", "(10**60) ** 2 > 0"],
+)
+def test_claims_that_could_run_away_are_refused_quickly(root, expr):
+    started = time.perf_counter()
+    with pytest.raises(ClaimError, match="refused"):
+        check(SiteData(root), expr)
+    assert time.perf_counter() - started < 1
+
+
+def test_claims_within_bounds_still_work(root):
+    assert check(SiteData(root), "2 ** 10 == 1024 and len('ab' * 3) == 6 and exp.ratio ** 2 > 6")[0]
+
+
+def test_a_damaged_file_fails_the_build_with_one_line(tmp_path):
+    import shutil
+
+    from tests.conftest import REPO
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "site_data", data)
+    path = data / "cache_size" / "measured.csv"
+    path.write_text(path.read_text().rsplit("\n", 2)[0] + "\n")  # the last row lost
+    proc = build_site(tmp_path, data=data)
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if "measured.csv" in line]
+    assert lines and "rows, meta.json says" in lines[0] and "make measure ONLY=cache_size" in lines[0], proc.stderr[
+        -2000:
+    ]
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_build_does_not_import_torch(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    code = (
+        "import sys\n"
+        "from mkdocs.commands.build import build\n"
+        "from mkdocs.config import load_config\n"
+        f"build(load_config({str(REPO / 'mkdocs.yml')!r}, site_dir={str(tmp_path / 'site')!r}))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'measure')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

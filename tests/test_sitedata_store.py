@@ -1,0 +1,184 @@
+"""The data layer's writer: declarations held, folders replaced whole, stops survived."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sitedata import Column, Result, SchemaError, Table, Value, read_experiment, recover, store, write_experiment
+from tests.conftest import REPO
+
+TABLES = (
+    Table("t", "T with {n_max} rows at most", (Column("n", "tokens"), Column("x_ms", "ms", compare="timing"))),
+    Table("u", "U", (Column("name"),)),
+)
+VALUES = (Value("v", "x", compare="numeric"),)
+
+
+def _result(v=1.0, **over):
+    tables = {"t": [{"n": 1, "x_ms": 0.1 * v}, {"n": 2, "x_ms": True}], "u": [{"name": f"run {v}"}]}
+    return Result(tables={**tables, **over}, values={"v": v})
+
+
+def _write(root, result=None, name="exp"):
+    return write_experiment(root, name, result or _result(), tables=TABLES, values=VALUES, provenance=_provenance())
+
+
+def _provenance():
+    return {
+        "title": "E",
+        "code_hash": "0" * 16,
+        "git_commit": "unknown",
+        "date": "2026-01-01T00:00:00+00:00",
+        "duration_s": 1.0,
+        "model": {"name": "m", "spec": "arch:tiny", "parameters": 1, "weights": "w"},
+        "device": {"id": "cpu:X:2threads", "type": "cpu"},
+        "dtype": "float32",
+        "libraries": {},
+        "profile": "smoke",
+        "parameters": {"n_max": 2},
+    }
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_write_and_read_back(tmp_path):
+    _write(tmp_path)
+    assert (tmp_path / "exp" / "t.csv").read_text() == "n,x_ms\n1,0.1\n2,true\n"
+    exp = read_experiment(tmp_path, "exp")
+    meta = exp.meta
+    assert meta["schema_version"] == store.SCHEMA_VERSION
+    assert meta["tables"]["t"]["title"] == "T with 2 rows at most"  # filled from the parameters
+    assert meta["tables"]["t"]["rows"] == 2
+    assert meta["tables"]["t"]["columns"][1] == {
+        "name": "x_ms",
+        "unit": "ms",
+        "label": "x_ms",
+        "compare": "timing",
+        "scope": "machine",
+        "description": "",
+    }
+    assert meta["values"]["v"] == {
+        "value": 1.0,
+        "unit": "x",
+        "compare": "numeric",
+        "scope": "device",
+        "description": "",
+    }
+    assert exp.rows("u") == [{"name": "run 1.0"}]
+
+
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        (Result(tables={"t": [{"n": 1, "x_ms": 1.0}]}, values={"v": 1}), r"missing \['u'\]"),
+        (_result(w=[{"a": 1}]), r"undeclared \['w'\]"),
+        (_result(u=[]), "no rows"),
+        (_result(u=[{"name": "a", "extra": 1}]), "declared"),
+        (Result(tables=_result().tables, values={}), r"missing \['v'\]"),
+        (Result(tables=_result().tables, values={"v": 1, "w": 2}), r"undeclared \['w'\]"),
+        (_result(t=[{"n": float("nan"), "x_ms": 1.0}]), "nan"),
+    ],
+)
+def test_a_result_is_held_against_its_declarations(tmp_path, result, message):
+    with pytest.raises(SchemaError, match=message):
+        _write(tmp_path, result)
+    assert not (tmp_path / "exp").exists()
+
+
+def test_declarations_refuse_bad_names_rules_and_scopes():
+    with pytest.raises(ValueError, match="snake_case"):
+        Column("../x")
+    with pytest.raises(SchemaError, match="compare"):
+        Column("a", compare="approximate")
+    with pytest.raises(SchemaError, match="scope"):
+        Value("a", scope="galaxy")
+    with pytest.raises(SchemaError, match="each once"):
+        Table("t", "T", (Column("a"), Column("a")))
+    assert Column("a", compare="numeric").scope == "device"
+    assert Column("a", compare="exact", scope="machine").scope == "machine"
+
+
+def test_a_table_no_longer_produced_leaves_with_the_rest(tmp_path):
+    _write(tmp_path)
+    (tmp_path / "exp" / "gone.csv").write_text("a\n1\n")
+    _write(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == ["meta.json", "t.csv", "u.csv"]
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+@pytest.mark.parametrize("point", store.WRITE_POINTS)
+def test_ctrl_c_at_every_write_point_leaves_one_whole_run(tmp_path, monkeypatch, point, exchange):
+    _write(tmp_path, _result(1.0))
+    before = _snapshot(tmp_path / "exp")
+    if not exchange:
+        monkeypatch.setattr(store, "_exchange", lambda a, b: False)
+    monkeypatch.setenv("SITEDATA_FAULT", f"{point}:interrupt")
+    if point == "moved_aside" and exchange:
+        _write(tmp_path, _result(2.0))  # an exchange never moves the folder aside: no stop here
+    else:
+        with pytest.raises(KeyboardInterrupt) as stop:
+            _write(tmp_path, _result(2.0))
+        assert stop.value.written == (point == "swapped")  # what the run reports as written
+    monkeypatch.delenv("SITEDATA_FAULT")
+    after = _snapshot(tmp_path / "exp")
+    if point in ("first_file", "all_files") or (point == "moved_aside" and not exchange):
+        assert after == before  # byte for byte the previous run
+    else:
+        assert json.loads(after["meta.json"])["values"]["v"]["value"] == 2.0  # the new run, whole
+    read_experiment(tmp_path, "exp")  # verifies either way
+    assert [p.name for p in tmp_path.iterdir()] == ["exp"]  # nothing left beside it
+
+
+_KILLED = """
+import sys
+sys.path.insert(0, {repo!r})
+from tests.test_sitedata_store import _write, _result
+from sitedata import store
+if {no_exchange}:
+    store._exchange = lambda a, b: False
+_write({root!r}, _result(2.0))
+"""
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+@pytest.mark.parametrize("point", store.WRITE_POINTS)
+def test_sigkill_at_every_write_point_is_recovered_by_the_next_run(tmp_path, point, exchange):
+    if point == "moved_aside" and exchange:
+        pytest.skip("an exchange never moves the folder aside")
+    _write(tmp_path, _result(1.0))
+    before = _snapshot(tmp_path / "exp")
+    code = _KILLED.format(repo=str(REPO), root=str(tmp_path), no_exchange=not exchange)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "SITEDATA_FAULT": f"{point}:kill"}, capture_output=True
+    )
+    assert proc.returncode == -9, proc.stderr.decode()[-1000:]
+    assert any(p.name.startswith(".exp.") for p in tmp_path.iterdir())  # the kill left something
+    done = recover(tmp_path)
+    assert done
+    assert [p.name for p in tmp_path.iterdir()] == ["exp"]
+    after = _snapshot(tmp_path / "exp")
+    if point in ("first_file", "all_files", "moved_aside"):
+        assert after == before
+    else:
+        assert json.loads(after["meta.json"])["values"]["v"]["value"] == 2.0
+    read_experiment(tmp_path, "exp")
+
+
+def test_leftovers_of_a_stopped_write_are_ignored_by_git():
+    leftovers = ["site_data/.kv_cache.new-1234abcd/meta.json", "site_data/.kv_cache.old-1234abcd"]
+    proc = subprocess.run(["git", "check-ignore", *leftovers], cwd=REPO, capture_output=True, text=True)
+    assert proc.stdout.split() == leftovers
+    tracked = subprocess.run(["git", "check-ignore", "-q", "site_data/kv_cache/meta.json"], cwd=REPO)
+    assert tracked.returncode == 1
+
+
+def test_leftover_per_file_temp_files_of_the_old_format_are_removed(tmp_path):
+    _write(tmp_path)
+    (tmp_path / "exp" / ".t.csv.abc.tmp").write_text("half")
+    assert recover(tmp_path) == ["removed exp/.t.csv.abc.tmp, left by an interrupted write"]
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == ["meta.json", "t.csv", "u.csv"]
