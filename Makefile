@@ -13,17 +13,20 @@ DEVICE  ?= auto
 ONLY    ?=
 PROFILE ?=
 OUT     ?= site_data
+FORCE   ?=
 KINDS   ?= exact,numeric,timing
 
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
-	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)')
+	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
 .PHONY: help measure check test site serve lint clean env
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
 	@echo "             [DEVICE=auto|cpu|cuda] [ONLY=kv_cache,cache_size] [PROFILE=full|cpu]"
-	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU)"
+	@echo "             [FORCE=1]"
+	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU);"
+	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
 	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
 	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
@@ -53,8 +56,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check measure hooks tests
-	$(BIN)/ruff format --check measure hooks tests
+	$(BIN)/ruff check sitedata measure hooks tests
+	$(BIN)/ruff format --check sitedata measure hooks tests
 
 site: $(STAMP)
 	$(BIN)/mkdocs build --strict

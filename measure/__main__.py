@@ -18,7 +18,7 @@ from pathlib import Path
 
 from measure import registry
 from measure.errors import UserError
-from measure.models import ARCHITECTURES, DEFAULT_MODEL
+from measure.lab.models import ARCHITECTURES, DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", type=Path, default=REPO / "site_data", help="output folder (default: site_data)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="re-measure even experiments whose data came from the same code, model, machine and profile",
+    )
     check = sub.add_parser("check", help="regenerate into a temporary folder and compare with site_data")
     check.add_argument("--only", default="", help="comma-separated subset of experiments")
     check.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -73,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "check":
             from measure.check import run_check
-            from measure.schema import KINDS
+            from sitedata.schema import COMPARE as KINDS
 
             kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
             if not kinds or set(kinds) - set(KINDS):
@@ -88,29 +93,40 @@ def main(argv: list[str] | None = None) -> int:
                 regenerated=args.regenerated,
                 quiet=args.quiet,
             )
-        from measure.runner import run_experiments
+        from measure.runner import Interrupted, run_experiments
 
         t0 = time.perf_counter()
         names = registry.select(args.only)
-        outcomes = run_experiments(
-            names=names,
-            model=args.model,
-            device=args.device,
-            profile=args.profile,
-            out=args.out,
-            quiet=args.quiet,
-            explicit=bool(args.only),
-        )
-        print(f"\nsummary ({time.perf_counter() - t0:.1f}s in all):")
-        for o in outcomes:
-            print(f"  {o.experiment:14} {o.status:8} {o.seconds:6.1f}s  {o.detail}")
+        try:
+            outcomes = run_experiments(
+                names=names,
+                model=args.model,
+                device=args.device,
+                profile=args.profile,
+                out=args.out,
+                quiet=args.quiet,
+                explicit=bool(args.only),
+                force=args.force,
+            )
+        except Interrupted as stop:
+            _summary(stop.outcomes, t0)
+            kept = f"; {stop.current} was not written, its previous data is unchanged" if stop.current else ""
+            print(f"\ninterrupted{kept}", file=sys.stderr)
+            return 130
+        _summary(outcomes, t0)
         return 0
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ninterrupted: experiments already finished were written; the one in progress was not", file=sys.stderr)
+        print("\ninterrupted before any experiment was measured; site_data is unchanged", file=sys.stderr)
         return 130
+
+
+def _summary(outcomes, t0: float) -> None:
+    print(f"\nsummary ({time.perf_counter() - t0:.1f}s in all):")
+    for o in outcomes:
+        print(f"  {o.experiment:20} {o.status:10} {o.seconds:6.1f}s  {o.detail}")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,10 @@ EXPERIMENTS: tuple[str, ...] = (
     "cache_size",
     "prefill_decode",
     "batching",
-    "weight_quant",
-    "outliers",
+    "weight_quantization",
+    "activation_outliers",
     "quality",
-    "speculative",
+    "speculative_decoding",
     "distillation",
     "memory_budget",
 )
@@ -25,7 +25,7 @@ EXPERIMENTS: tuple[str, ...] = (
 def load(name: str) -> ModuleType:
     if name not in EXPERIMENTS:
         raise UserError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return importlib.import_module(f"measure.{name}")
+    return importlib.import_module(f"measure.experiments.{name}")
 
 
 def select(only: str | None) -> list[str]:
@@ -33,6 +33,8 @@ def select(only: str | None) -> list[str]:
     if not only:
         return list(EXPERIMENTS)
     names = [n.strip() for n in only.split(",") if n.strip()]
+    if not names:
+        raise UserError(f"--only {only!r} names no experiment; known: {', '.join(EXPERIMENTS)}")
     for n in names:
         load(n)  # raises a UserError naming the known ones
     return names

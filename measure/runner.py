@@ -1,30 +1,72 @@
-"""Run a list of experiments on one model and write each result as soon as it exists,
-so that an interruption loses at most the experiment in progress."""
+"""Run a list of experiments on one model; each experiment's folder is replaced whole
+as soon as it is measured, so an interruption loses at most the experiment in progress
+and never mixes two runs in one folder.
+
+Before anything is measured the request is checked (an experiment list, an output folder
+that can be written, a device, a profile), and an experiment whose committed data came
+from the same code, model, machine and profile is skipped unless ``force`` is given.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from measure import memory, registry
-from measure.context import PROFILES, Context, default_profile
-from measure.devices import choose_device, default_dtype, fingerprint
+from measure import registry
 from measure.errors import UserError
-from measure.models import load_model
-from measure.provenance import provenance
-from measure.store import write_result
+from sitedata import DataError, read_experiment, recover, write_experiment
+from sitedata.store import WriteStopped
 
 
 @dataclass(frozen=True)
 class Outcome:
     experiment: str
-    status: str  # "written" or "skipped"
+    status: str  # "written", "up to date" or "skipped"
     detail: str
     seconds: float
+
+
+@dataclass
+class Interrupted(Exception):
+    """A stop (Ctrl-C) during a run: what was written before it, and what was not."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    current: str = ""
+
+
+def check_output_folder(out: Path) -> None:
+    """The folder exists or can be created, and a file can be written in it."""
+    out = Path(out)
+    parent = out if out.exists() else out.parent
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a folder")
+    if not parent.is_dir():
+        raise UserError(f"--out {out}: its parent folder {parent} does not exist")
+    probe = parent / f".write-probe-{time.monotonic_ns()}"
+    try:
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+
+
+def up_to_date(out: Path, name: str, *, model: str, device_id: str, profile: str) -> str:
+    """Why the committed data of ``name`` already answers this request ("" if it does not)."""
+    from measure.lab.provenance import code_hash
+
+    try:
+        meta = read_experiment(out, name).meta
+    except DataError:
+        return ""
+    same = (
+        meta["code_hash"] == code_hash(name)
+        and meta["model"]["spec"] == model
+        and meta["device"]["id"] == device_id
+        and meta["profile"] == profile
+    )
+    return f"same code, model, machine and profile as the data of {meta['date'][:10]}" if same else ""
 
 
 def run_experiments(
@@ -36,7 +78,19 @@ def run_experiments(
     out: Path,
     quiet: bool = False,
     explicit: bool = False,
+    force: bool = True,
 ) -> list[Outcome]:
+    import torch
+
+    from measure.lab import memory
+    from measure.lab.context import PROFILES, Context, default_profile
+    from measure.lab.devices import choose_device, default_dtype, fingerprint
+    from measure.lab.models import load_model, preflight
+    from measure.lab.provenance import provenance
+
+    if not names:
+        raise UserError("no experiment selected; known: " + ", ".join(registry.EXPERIMENTS))
+    check_output_folder(out)
     dev = choose_device(device)
     if profile is not None and profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -49,41 +103,68 @@ def run_experiments(
         if not quiet:
             print(f"[{time.perf_counter() - started:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
+    for line in recover(out):
+        log(line)
+    outcomes: list[Outcome] = []
+    todo = []
+    for name in names:
+        why = "" if force else up_to_date(out, name, model=model, device_id=fingerprint(dev)["id"], profile=prof)
+        if why:
+            log(f"{name}: up to date ({why}); FORCE=1 re-measures it")
+            outcomes.append(Outcome(name, "up to date", why, 0.0))
+        else:
+            todo.append(name)
+    if not todo:
+        return outcomes
+    preflight(model)
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
-    outcomes = []
-    for i, name in enumerate(names, 1):
-        mod = modules[name]
-        if getattr(mod, "NEEDS_TRAINED", False) and not loaded.trained:
-            why = f"{name} measures quality, which random weights do not have; use a trained model"
-            if explicit:
-                raise UserError(why)
-            log(f"({i}/{len(names)}) skipped {name}: {why}")
-            outcomes.append(Outcome(name, "skipped", why, 0.0))
-            continue
-        config = mod.Config.for_profile(prof)
-        ctx = Context(
-            model=loaded,
-            device=dev,
-            dtype=dtype,
-            profile=prof,
-            fingerprint=fingerprint(dev),
-            memory_method=memory.method(dev),
-            experiment_title=mod.TITLE,
-            quiet=quiet,
-            started=started,
-        )
-        log(f"({i}/{len(names)}) {name}: {mod.TITLE}")
-        t0 = time.perf_counter()
-        torch.manual_seed(0)
-        result = mod.run(config, ctx)
-        seconds = time.perf_counter() - t0
-        folder = write_result(
-            out, name, result, provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds)
-        )
-        rows = sum(len(t.rows) for t in result.tables)
-        detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
-        log(f"({i}/{len(names)}) {name} done in {seconds:.1f}s: {detail}")
-        outcomes.append(Outcome(name, "written", detail, seconds))
+    current = ""
+    try:
+        for i, name in enumerate(todo, 1):
+            current = name
+            mod = modules[name]
+            if getattr(mod, "NEEDS_TRAINED", False) and not loaded.trained:
+                why = f"{name} measures quality, which random weights do not have; use a trained model"
+                if explicit:
+                    raise UserError(why)
+                log(f"({i}/{len(todo)}) skipped {name}: {why}")
+                outcomes.append(Outcome(name, "skipped", why, 0.0))
+                continue
+            config = mod.Config.for_profile(prof)
+            ctx = Context(
+                model=loaded,
+                device=dev,
+                dtype=dtype,
+                profile=prof,
+                fingerprint=fingerprint(dev),
+                memory_method=memory.method(dev),
+                experiment_title=mod.TITLE,
+                quiet=quiet,
+                started=started,
+            )
+            log(f"({i}/{len(todo)}) {name}: {mod.TITLE}")
+            t0 = time.perf_counter()
+            torch.manual_seed(0)
+            result = mod.run(config, ctx)
+            seconds = time.perf_counter() - t0
+            folder = write_experiment(
+                out,
+                name,
+                result,
+                tables=mod.TABLES,
+                values=mod.VALUES,
+                provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
+            )
+            rows = sum(len(r) for r in result.tables.values())
+            detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
+            log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s: {detail}")
+            outcomes.append(Outcome(name, "written", detail, seconds))
+            current = ""
+    except KeyboardInterrupt as stop:
+        if isinstance(stop, WriteStopped) and stop.written:  # stopped after its folder was in place
+            outcomes.append(Outcome(current, "written", "stopped while cleaning up; its data is whole", 0.0))
+            current = ""
+        raise Interrupted(outcomes, current) from None
     return outcomes

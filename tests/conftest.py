@@ -78,3 +78,57 @@ def built_site(tmp_path_factory) -> Path:
     proc = build_site(dest)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dest / "site"
+
+
+def write_data(
+    root: Path, name: str, tables: dict, values: dict | None = None, units: dict | None = None, **provenance
+) -> Path:
+    """A small experiment folder written through the data layer, for tests that need
+    hand-made data: ``tables`` maps a table name to its rows; every column is exact,
+    every value numeric."""
+    from sitedata import Column, Result, Table, Value, write_experiment
+
+    specs = tuple(Table(t, t.upper(), tuple(Column(c) for c in rows[0])) for t, rows in tables.items())
+    meta = {
+        "title": name,
+        "code_hash": "0" * 16,
+        "git_commit": "unknown",
+        "date": "2026-01-01T00:00:00+00:00",
+        "duration_s": 1.0,
+        "model": {"name": "m", "spec": "arch:tiny", "parameters": 1, "weights": "w"},
+        "device": {"id": "cpu:X:2threads", "type": "cpu", "cpu": "X", "torch_threads": 2},
+        "dtype": "float32",
+        "libraries": {},
+        "profile": "smoke",
+        "parameters": {},
+        **provenance,
+    }
+    return write_experiment(
+        root,
+        name,
+        Result(tables=tables, values=values or {}),
+        tables=specs,
+        values=tuple(Value(v, (units or {}).get(v, ""), compare="numeric") for v in values or {}),
+        provenance=meta,
+    )
+
+
+def edit_table(folder: Path, table: str, edit) -> None:
+    """Change a committed table as a run would have written it: ``edit(rows)`` changes
+    the rows (lists of strings, header first) and the checksum in meta.json follows."""
+    import csv
+    import io
+    import json
+
+    from sitedata.store import sha256
+
+    path = folder / f"{table}.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    edit(rows)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    meta["tables"][table]["sha256"] = sha256(buf.getvalue())
+    meta["tables"][table]["rows"] = len(rows) - 1
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")

@@ -6,9 +6,10 @@ import json
 import pytest
 import torch
 
-from measure import batching
-from measure.scheduler import skewed_lengths
-from measure.timing import Timing
+from measure.experiments import batching
+from measure.lab import batching_sweep
+from measure.lab.timing import Timing
+from measure.sim.scheduler import skewed_lengths
 
 
 def _rows(folder, table):
@@ -87,14 +88,14 @@ def test_paged_memory(folder, meta):
 def test_knee_rule():
     # Memory-bound until 8 (step time barely moves), then each doubling doubles the step.
     steps = {1: 10.0, 2: 10.2, 4: 10.5, 8: 11.0, 16: 20.0, 32: 40.0}
-    assert batching.find_knee(sorted(steps.items())) == 8
+    assert batching_sweep.find_knee(sorted(steps.items())) == 8
     # Exactly at the threshold: a doubling that makes the step sqrt(2) slower counts as the knee.
-    assert batching.find_knee([(1, 1.0), (2, 2**0.5)]) == 1
-    assert batching.find_knee([(1, 1.0), (2, 1.0), (4, 1.1)]) is None
+    assert batching_sweep.find_knee([(1, 1.0), (2, 2**0.5)]) == 1
+    assert batching_sweep.find_knee([(1, 1.0), (2, 1.0), (4, 1.1)]) is None
     # Uneven steps: 4 -> 16 is four times the batch; a step 2x slower is the threshold.
-    assert batching.find_knee([(1, 1.0), (4, 1.2), (16, 2.4)]) == 4
+    assert batching_sweep.find_knee([(1, 1.0), (4, 1.2), (16, 2.4)]) == 4
     # One noisy early point does not make a knee when later growth is cheap again.
-    assert batching.find_knee([(1, 1.0), (2, 1.6), (4, 1.7), (8, 1.8), (16, 3.0), (32, 6.0)]) == 8
+    assert batching_sweep.find_knee([(1, 1.0), (2, 1.6), (4, 1.7), (8, 1.8), (16, 3.0), (32, 6.0)]) == 8
 
 
 def _timing(ms):
@@ -117,9 +118,9 @@ def test_out_of_memory_is_recorded_and_stops_the_sweep(error):
             raise error
         return _timing(b)
 
-    out = batching.sweep([1, 2, 4, 8, 16, 32, 64], measure)
+    out = batching_sweep.sweep([1, 2, 4, 8, 16, 32, 64], measure)
     assert seen == [1, 2, 4, 8, 16]  # nothing larger is tried
-    assert out[16] == batching.OOM and out[32] == out[64] == batching.NOT_RUN
+    assert out[16] == batching_sweep.OOM and out[32] == out[64] == batching_sweep.NOT_RUN
     assert all(isinstance(out[b], Timing) for b in (1, 2, 4, 8))
 
 
@@ -128,15 +129,14 @@ def test_other_errors_are_not_swallowed():
         raise RuntimeError("shape mismatch")
 
     with pytest.raises(RuntimeError, match="shape mismatch"):
-        batching.sweep([1, 2], measure)
+        batching_sweep.sweep([1, 2], measure)
 
 
 def test_an_out_of_memory_row_renders_as_such():
     cfg = batching.Config.for_profile("smoke")
-    results = {1: _timing(1), 2: _timing(1.5), 4: batching.OOM, 8: batching.NOT_RUN}
-    table, values = batching._sweep_table(cfg, results)
-    rows = {r["batch"]: r for r in table.rows}
-    assert rows[4]["status"] == batching.OOM and rows[4]["step_ms"] is None
-    assert rows[8]["status"] == batching.NOT_RUN
-    v = {x.name: x.value for x in values}
+    results = {1: _timing(1), 2: _timing(1.5), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
+    rows, v = batching_sweep.sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
+    rows = {r["batch"]: r for r in rows}
+    assert rows[4]["status"] == batching_sweep.OOM and rows[4]["step_ms"] is None
+    assert rows[8]["status"] == batching_sweep.NOT_RUN
     assert v["out_of_memory"] is True and v["largest_measured_batch"] == 2

@@ -6,7 +6,7 @@ Playwright with ``executable_path``, so nothing is downloaded. The site is serve
 
 Checked: for every combination of presets, the calculator's numbers equal the budget
 table the site was built from, to the byte and the token; for a grid of typed inputs
-they equal measure/formulas.py; each kind of bad input shows its own message next to
+they equal measure/lab/formulas.py; each kind of bad input shows its own message next to
 its field and no NaN or Infinity ever appears.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from measure.formulas import (
+from measure.lab.formulas import (
     budget_kv_bytes_per_token,
     concurrent_users,
     gib_to_bytes,

@@ -1,26 +1,18 @@
 """Claims: the evaluator on hand-made data, and a build that fails when one stops holding."""
 
-import json
 import shutil
 
 import pytest
 from sitekit.claims import ClaimError, check, render
-from sitekit.sitedata import SiteData
+from sitekit.pagedata import SiteData
 
-from tests.conftest import REPO, build_site
+from tests.conftest import REPO, build_site, edit_table, write_data
 
 
 @pytest.fixture
 def data(tmp_path):
-    d = tmp_path / "exp"
-    d.mkdir()
-    (d / "t.csv").write_text("n,ms,ok\n1,2.0,true\n2,4.0,true\n4,8.5,false\n")
-    cols = [{"name": n, "unit": "", "kind": "exact", "label": n} for n in ("n", "ms", "ok")]
-    meta = {
-        "tables": {"t": {"title": "T", "file": "t.csv", "columns": cols}},
-        "values": {"ratio": {"value": 2.5, "unit": "x", "kind": "numeric"}},
-    }
-    (d / "meta.json").write_text(json.dumps(meta))
+    rows = [{"n": 1, "ms": 2.0, "ok": True}, {"n": 2, "ms": 4.0, "ok": True}, {"n": 4, "ms": 8.5, "ok": False}]
+    write_data(tmp_path, "exp", {"t": rows}, {"ratio": 2.5}, units={"ratio": "x"})
     return SiteData(tmp_path)
 
 
@@ -61,10 +53,11 @@ def test_failed_hardware_claim_warns_on_the_page(data):
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(REPO / "site_data", data)
-    csv = data / "cache_size" / "measured.csv"
-    rows = csv.read_text().splitlines()
-    rows[1] = rows[1].replace(",true,", ",false,")  # one cache no longer equals the formula
-    csv.write_text("\n".join(rows) + "\n")
+
+    def one_cache_off(rows):  # one cache no longer equals the formula
+        rows[1][rows[0].index("matches_formula")] = "false"
+
+    edit_table(data / "cache_size", "measured", one_cache_off)
     proc = build_site(tmp_path, data=data)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
@@ -90,7 +83,7 @@ def test_marker_arguments_may_name_values(data):
     (data.root / "exp" / "meta.json").write_text(
         (data.root / "exp" / "meta.json")
         .read_text()
-        .replace('"values": {', '"values": {"n": {"value": 2, "unit": "", "kind": "exact"}, ')
+        .replace('"values": {', '"values": {"n": {"value": 2, "unit": "", "compare": "exact", "scope": "any"}, ')
     )
     assert render_markers("{{ cell('exp.t', 'ms', where={'n': exp.n}) }}", ctx) == "4"
     with pytest.raises(MarkerError, match="no value 'missing'"):

@@ -1,8 +1,9 @@
 """§9: the next-token distribution and its temperatures, smoke-run on the embedded model."""
 
 import csv
-import json
 import math
+
+from sitedata import read_experiment
 
 
 def _rows(folder, table):
@@ -25,6 +26,6 @@ def test_top_tokens_and_temperatures(smoke_data):
         # p1 / p3 = exp((z1 - z3) / T): the ratio at T is the ratio at 1 to the power 1/T
         assert math.isclose(float(r["top_to_third"]), float(one["top_to_third"]) ** (1 / t), rel_tol=1e-9)
         assert math.isclose(float(r["perplexity"]), 2 ** float(r["entropy_bits"]), rel_tol=1e-9)
-    meta = json.loads((d / "meta.json").read_text())
+    meta = read_experiment(d.parent, "distillation").meta
     assert meta["values"]["ratio_power_law_error"]["value"] < 1e-9
     assert len(_rows(d, "distribution")) == 4 * 10

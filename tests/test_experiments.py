@@ -6,7 +6,8 @@ import json
 import pytest
 
 from measure import registry
-from measure.schema import KINDS
+from sitedata import read_experiment
+from sitedata.schema import COMPARE, SCOPES
 
 META_KEYS = {
     "schema_version",
@@ -31,21 +32,35 @@ META_KEYS = {
 @pytest.mark.parametrize("name", registry.EXPERIMENTS)
 def test_schema(smoke_data, name):
     folder = smoke_data / name
-    meta = json.loads((folder / "meta.json").read_text())
+    exp = read_experiment(folder.parent, name)  # verifies checksums, rows and columns
+    meta = exp.meta
     assert META_KEYS <= set(meta), META_KEYS - set(meta)
     assert meta["experiment"] == name and meta["profile"] == "smoke"
     assert meta["model"]["weights"] and meta["device"]["id"]
     assert meta["tables"], "an experiment must produce at least one table"
     for tname, t in meta["tables"].items():
-        with open(folder / t["file"], newline="") as f:
-            rows = list(csv.reader(f))
-        assert rows[0] == [c["name"] for c in t["columns"]], tname
-        assert len(rows) - 1 == t["rows"] > 0, tname
+        rows = exp.rows(tname)
+        assert list(rows[0]) == [c["name"] for c in t["columns"]], tname
+        assert len(rows) == t["rows"] > 0, tname
         for c in t["columns"]:
-            assert c["kind"] in KINDS
+            assert c["compare"] in COMPARE and c["scope"] in SCOPES
             assert c["name"] == c["name"].lower() and " " not in c["name"]
+            if c["compare"] in ("numeric", "timing"):  # a tolerance needs a number (or an empty cell)
+                for r in rows:
+                    assert r[c["name"]] == "" or float(r[c["name"]]) is not None, (tname, c["name"], r[c["name"]])
+            if c["compare"] == "timing":
+                assert c["scope"] == "machine", (tname, c["name"])
     for v in meta["values"].values():
-        assert v["kind"] in KINDS
+        assert v["compare"] in COMPARE and v["scope"] in SCOPES
+
+
+def test_every_experiment_declares_its_tables_once():
+    """Declarations live at the top of each module; the result is held against them."""
+    for name in registry.EXPERIMENTS:
+        mod = registry.load(name)
+        names = [t.name for t in mod.TABLES]
+        assert names and len(set(names)) == len(names), name
+        assert len({v.name for v in mod.VALUES}) == len(mod.VALUES), name
 
 
 def _rows(folder, table):
@@ -83,7 +98,7 @@ def test_cache_size_measurements_equal_formula(smoke_data):
 def test_qwen_architecture_matches_published_parameter_count():
     import torch
 
-    from measure.models import load_model
+    from measure.lab.models import load_model
 
     m = load_model("arch:qwen2.5-0.5b", device=torch.device("cpu"), dtype=torch.float32)
     assert sum(p.numel() for p in m.model.parameters()) == 494_032_768  # the model card's count

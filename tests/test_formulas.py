@@ -2,7 +2,7 @@
 
 import pytest
 
-from measure.formulas import attention_macs, binomial_interval, generation_macs, kv_bytes_per_token, step_macs
+from measure.lab.formulas import attention_macs, binomial_interval, generation_macs, kv_bytes_per_token, step_macs
 
 
 def test_kv_bytes_qwen_fp16():
@@ -60,7 +60,7 @@ def test_wilson_interval():
 
 
 def test_expected_tokens_per_verification_hand_worked():
-    from measure.formulas import expected_tokens_per_verification
+    from measure.lab.formulas import expected_tokens_per_verification
 
     # alpha 0.5, gamma 2: 1 + 0.5 + 0.25 = 1.75 = (1 - 0.125) / 0.5
     assert expected_tokens_per_verification(alpha=0.5, gamma=2) == pytest.approx(1.75)
@@ -71,7 +71,7 @@ def test_expected_tokens_per_verification_hand_worked():
 
 
 def test_speculative_speedup_matches_the_chapter():
-    from measure.formulas import speculative_speedup
+    from measure.lab.formulas import speculative_speedup
 
     # (1 - 0.9^9) / 0.1 = 6.1258; / (8 x 0.1 + 1) = 3.40
     assert speculative_speedup(alpha=0.9, gamma=8, draft_cost=0.1) == pytest.approx(3.4032, abs=1e-4)
@@ -81,7 +81,7 @@ def test_speculative_speedup_matches_the_chapter():
 
 
 def test_budget_7b_fp16_on_24_gib():
-    from measure.formulas import (
+    from measure.lab.formulas import (
         budget_kv_bytes_per_token,
         concurrent_users,
         gib_to_bytes,
@@ -104,7 +104,7 @@ def test_budget_7b_fp16_on_24_gib():
 
 
 def test_budget_13b_mha_and_int4_weights():
-    from measure.formulas import budget_kv_bytes_per_token, gib_to_bytes, max_resident_tokens, weight_bytes
+    from measure.lab.formulas import budget_kv_bytes_per_token, gib_to_bytes, max_resident_tokens, weight_bytes
 
     kv = budget_kv_bytes_per_token(layers=40, kv_heads=40, head_dim=128, bytes_per_element=2)
     assert kv == 819_200  # 2 x 40 x 40 x 128 x 2: full multi-head attention
@@ -124,7 +124,7 @@ def test_budget_13b_mha_and_int4_weights():
 
 
 def test_budget_does_not_fit_and_the_edge():
-    from measure.formulas import concurrent_users, gib_to_bytes, max_resident_tokens
+    from measure.lab.formulas import concurrent_users, gib_to_bytes, max_resident_tokens
 
     # 70B fp16: 140e9 bytes of weights on an 80 GiB (85,899,345,920 bytes) card
     assert (

@@ -3,7 +3,7 @@
 import csv
 import json
 
-from measure.formulas import (
+from measure.lab.formulas import (
     budget_kv_bytes_per_token,
     concurrent_users,
     gib_to_bytes,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from measure.paged_kv import SCHEMES, BlockAllocator, ContiguousAllocator, OutOfBlocks, simulate_memory
-from measure.scheduler import Span, continuous_schedule, skewed_lengths
+from measure.sim.paged_kv import SCHEMES, BlockAllocator, ContiguousAllocator, OutOfBlocks, simulate_memory
+from measure.sim.scheduler import Span, continuous_schedule, skewed_lengths
 
 
 def test_blocks_are_taken_only_when_the_last_is_full():

@@ -6,9 +6,9 @@ import json
 import pytest
 import torch
 
-from measure.bandwidth import copy_bandwidth, weight_bytes
-from measure.generation import cache_storage_bytes, decode_step_at, random_cache
-from measure.models import load_model
+from measure.lab.bandwidth import copy_bandwidth, weight_bytes
+from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
+from measure.lab.models import load_model
 
 
 def _rows(folder, table):

@@ -5,8 +5,8 @@ import csv
 import pytest
 import torch
 
-from measure.evaluation import agreement, apply_repetition_penalty, perplexity
-from measure.quality import QUESTIONS, score
+from measure.experiments.quality import QUESTIONS, score
+from measure.lab.evaluation import agreement, apply_repetition_penalty, perplexity
 
 
 def _rows(folder, table):
@@ -30,6 +30,17 @@ def test_battery_rows_match_the_scores(smoke_data):
     for r in _rows(d, "quality"):
         mine = [a for a in answers if a["variant"] == r["variant"] and float(a["repetition_penalty"]) == 1.0]
         assert sum(a["correct"] == "true" for a in mine) == int(r["battery_greedy"])
+
+
+def test_counts_are_exact_and_model_outputs_device_scoped(smoke_data):
+    from sitedata import read_experiment
+
+    meta = read_experiment((smoke_data / "quality").parent, "quality").meta
+    cols = {c["name"]: c for c in meta["tables"]["quality"]["columns"]}
+    for name in ("battery_greedy", "battery_penalty", "agreement_agreed", "first_disagreement"):
+        assert (cols[name]["compare"], cols[name]["scope"]) == ("exact", "device")
+    for name in ("perplexity", "battery_greedy_low", "agreement", "perplexity_ratio"):
+        assert (cols[name]["compare"], cols[name]["scope"]) == ("numeric", "device")
 
 
 def test_scoring_matches_whole_words():
@@ -69,7 +80,7 @@ def test_perplexity_scores_each_token_once_whatever_the_windows(context, stride)
 
 
 def test_agreement_with_itself_is_one():
-    from measure.models import load_model
+    from measure.lab.models import load_model
 
     m = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
     prompt = torch.randint(0, 512, (1, 5), generator=torch.Generator().manual_seed(2))

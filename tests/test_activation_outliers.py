@@ -10,7 +10,7 @@ def _rows(folder, table):
 
 
 def test_histogram_counts_every_dimension(smoke_data):
-    d = smoke_data / "outliers"
+    d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
     hidden = meta["values"]["hidden"]["value"]
     hist = _rows(d, "histogram")
@@ -20,7 +20,7 @@ def test_histogram_counts_every_dimension(smoke_data):
 
 
 def test_layers_and_int8_are_consistent(smoke_data):
-    d = smoke_data / "outliers"
+    d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}
     layers = _rows(d, "layers")

@@ -1,6 +1,6 @@
 """§7 Does quality survive? The same model with its weights quantized in place, per scheme.
 
-For the full-precision reference and every scheme of ``measure.quantizers.SCHEMES``
+For the full-precision reference and every scheme of ``measure.lab.quantizers.SCHEMES``
 (projection matrices quantized, embeddings and norms untouched), measures:
 
 * ``quality``: perplexity on a fixed stretch of the committed book; a battery of 16
@@ -25,11 +25,12 @@ from dataclasses import dataclass
 
 import torch
 
-from measure import quantizers as q
-from measure.context import Context, book_token_ids
-from measure.evaluation import agreement, greedy_answers, perplexity, reference_continuation
-from measure.formulas import binomial_interval
-from measure.schema import Column, Result, Table, Value
+from measure.lab import quantizers as q
+from measure.lab.context import Context, book_token_ids
+from measure.lab.evaluation import agreement, greedy_answers, perplexity, reference_continuation
+from measure.lab.formulas import binomial_interval
+from measure.lab.quality_variants import Variants, default_penalty
+from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "Does quality survive?"
 NEEDS_TRAINED = True
@@ -62,6 +63,70 @@ QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# Perplexity, answers and agreement come from the model's float computation: they
+# reproduce on the same device type and dtype (fp32 on any CPU). Counts of right answers
+# and of agreeing positions are exact there; the Wilson intervals are floats of those counts.
+_MODEL = dict(compare="exact", scope="device")
+_FLOAT = dict(compare="numeric")
+_PARAM = dict(compare="numeric", scope="any")
+_FRACTION = dict(unit="fraction", compare="numeric")
+VARIANTS = ("reference", *q.SCHEMES)  # every variant a full run measures, each with its values
+
+TABLES = (
+    Table(
+        "quality",
+        "Quality of the same model with its projection matrices quantized, per scheme",
+        (
+            Column("variant", label="key"),
+            Column("label", label="weights"),
+            # The reference's is its dtype's width (fp16 on a GPU, fp32 on a CPU).
+            Column("bits_per_weight", "bits", "bits per weight", **_FLOAT),
+            Column("perplexity", label="perplexity", **_FLOAT),
+            # The label is static: the run's battery (cfg.questions) is all of QUESTIONS except in smoke runs.
+            Column("battery_greedy", "correct", f"battery of {len(QUESTIONS)}, greedy", **_MODEL),
+            Column("battery_greedy_low", label="95% CI from", **_FRACTION),
+            Column("battery_greedy_high", label="to", **_FRACTION),
+            Column("battery_penalty", "correct", f"battery, penalty {SERVING_PENALTY:g}", **_MODEL),
+            Column("battery_penalty_low", label="95% CI from", **_FRACTION),
+            Column("battery_penalty_high", label="to", **_FRACTION),
+            Column("agreement_agreed", "positions", "agreeing positions", **_MODEL),
+            Column("agreement_positions", "positions", "of"),
+            Column("agreement", "fraction", "agreement", **_FLOAT),
+            Column("first_disagreement", label="first disagreement", **_MODEL),
+            Column("perplexity_ratio", "x", "perplexity vs reference", **_FLOAT),
+            Column("seconds", "s", "time", compare="timing"),
+        ),
+    ),
+    Table(
+        "battery",
+        "Every answer of the battery",
+        (
+            Column("variant", label="weights"),
+            Column("repetition_penalty", label="repetition penalty", **_PARAM),
+            Column("question", label="question"),
+            Column("expected", label="accepted"),
+            Column("answer", label="answer", **_MODEL),
+            Column("correct", label="scored right", **_MODEL),
+        ),
+    ),
+    Table("protocol", "The evaluation protocol", (Column("item", label="item"), Column("setting", label="setting"))),
+)
+VALUES = (
+    Value("eval_tokens", "tokens"),
+    Value("context", "tokens"),
+    Value("stride", "tokens"),
+    Value("questions", "questions"),
+    Value("agreement_tokens", "tokens"),
+    Value("default_repetition_penalty", **_PARAM),
+    Value("default_penalty_source"),
+    Value("serving_penalty", **_PARAM),
+    Value("agreement_prompt"),
+    Value("reference_text", **_MODEL),
+    Value("reference_perplexity", **_FLOAT),
+    *(v for name in VARIANTS for v in (Value(f"ppl_{name}", **_FLOAT), Value(f"agreement_{name}", **_FRACTION))),
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Config:
     schemes: tuple[str, ...] = tuple(q.SCHEMES)
@@ -77,8 +142,8 @@ class Config:
     def for_profile(cls, profile: str) -> Config:
         if profile in ("full", "cpu"):
             return cls()  # the spec's sizes fit the CPU budget
+        # Every scheme even in smoke runs: the values name each variant (ppl_<variant>, ...).
         return cls(
-            schemes=("int8_row", "int4_tensor"),
             eval_tokens=48,
             context=32,
             stride=16,
@@ -93,32 +158,11 @@ def score(answer: str, accepted: tuple[str, ...]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text) for a in accepted)
 
 
-def _default_penalty(model) -> tuple[float, str]:
-    gc = getattr(model, "generation_config", None)
-    p = getattr(gc, "repetition_penalty", None) if gc is not None else None
-    if p is None:
-        return 1.0, "none in the model's generation config: 1.0"
-    return float(p), "from the model's generation config"
-
-
-class _Variants:
-    """Quantize the run's model in place, one scheme at a time, restoring the originals."""
-
-    def __init__(self, model) -> None:
-        self.model = model
-        self.saved = {name: lin.weight.detach().clone() for name, lin in q.projection_layers(model)}
-
-    @torch.no_grad()
-    def restore(self) -> None:
-        for name, lin in q.projection_layers(self.model):
-            lin.weight.copy_(self.saved[name])
-
-
 def run(cfg: Config, ctx: Context) -> Result:
     model, tok = ctx.model.model, ctx.model.tokenizer
     all_ids = book_token_ids(tok)
     text_ids = torch.tensor(all_ids[cfg.text_offset : cfg.text_offset + cfg.eval_tokens + 1], device=ctx.device)
-    default_p, default_src = _default_penalty(model)
+    default_p, default_src = default_penalty(model)
     penalties = list(dict.fromkeys([default_p, 1.0, SERVING_PENALTY]))
     questions = QUESTIONS[: cfg.questions]
     prompts = [
@@ -133,7 +177,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     ctx.log(f"  reference: greedy continuation of {cfg.agreement_tokens} tokens")
     reference = reference_continuation(model, agree_prompt, cfg.agreement_tokens)
 
-    variants = _Variants(model)
+    variants = Variants(model)
     layers = q.projection_layers(model)
     n_proj = sum(lin.weight.numel() for _, lin in layers)
     rows, answer_rows, seconds = [], [], {}
@@ -194,42 +238,6 @@ def run(cfg: Config, ctx: Context) -> Result:
         r["perplexity_ratio"] = r["perplexity"] / ref
         r["seconds"] = seconds[r["variant"]]
     n = len(questions)
-    quality = Table(
-        name="quality",
-        title="Quality of the same model with its projection matrices quantized, per scheme",
-        columns=(
-            Column(name="variant", label="key"),
-            Column(name="label", label="weights"),
-            Column(name="bits_per_weight", unit="bits", kind="numeric", label="bits per weight"),
-            Column(name="perplexity", kind="numeric", label="perplexity"),
-            Column(name="battery_greedy", unit="correct", label=f"battery of {n}, greedy"),
-            Column(name="battery_greedy_low", unit="fraction", kind="numeric", label="95% CI from"),
-            Column(name="battery_greedy_high", unit="fraction", kind="numeric", label="to"),
-            Column(name="battery_penalty", unit="correct", label=f"battery, penalty {SERVING_PENALTY:g}"),
-            Column(name="battery_penalty_low", unit="fraction", kind="numeric", label="95% CI from"),
-            Column(name="battery_penalty_high", unit="fraction", kind="numeric", label="to"),
-            Column(name="agreement_agreed", unit="positions", kind="numeric", label="agreeing positions"),
-            Column(name="agreement_positions", unit="positions", label="of"),
-            Column(name="agreement", unit="fraction", kind="numeric", label="agreement"),
-            Column(name="first_disagreement", kind="numeric", label="first disagreement"),
-            Column(name="perplexity_ratio", unit="x", kind="numeric", label="perplexity vs reference"),
-            Column(name="seconds", unit="s", kind="timing", label="time"),
-        ),
-        rows=[{k: r[k] for k in _ORDER} for r in rows],
-    )
-    battery = Table(
-        name="battery",
-        title="Every answer of the battery",
-        columns=(
-            Column(name="variant", label="weights"),
-            Column(name="repetition_penalty", kind="numeric", label="repetition penalty"),
-            Column(name="question", label="question"),
-            Column(name="expected", label="accepted"),
-            Column(name="answer", label="answer", kind="numeric"),
-            Column(name="correct", label="scored right"),
-        ),
-        rows=answer_rows,
-    )
     protocol_rows = [
         ("text", "Alice's Adventures in Wonderland (Lewis Carroll, 1865), measure/data/alice29.txt"),
         (
@@ -256,47 +264,25 @@ def run(cfg: Config, ctx: Context) -> Result:
             "argmax given identical prefixes",
         ),
     ]
-    protocol = Table(
-        name="protocol",
-        title="The evaluation protocol",
-        columns=(Column(name="item", label="item"), Column(name="setting", label="setting")),
-        rows=[{"item": a, "setting": b} for a, b in protocol_rows],
-    )
-    by = {r["variant"]: r for r in rows}
-    values = [
-        Value(name="eval_tokens", value=text_ids.numel() - 1, unit="tokens"),
-        Value(name="context", value=cfg.context, unit="tokens"),
-        Value(name="stride", value=cfg.stride, unit="tokens"),
-        Value(name="questions", value=n, unit="questions"),
-        Value(name="agreement_tokens", value=cfg.agreement_tokens, unit="tokens"),
-        Value(name="default_repetition_penalty", value=default_p, kind="numeric"),
-        Value(name="default_penalty_source", value=default_src),
-        Value(name="serving_penalty", value=SERVING_PENALTY, kind="numeric"),
-        Value(name="agreement_prompt", value=AGREEMENT_PROMPT),
-        Value(name="reference_text", value=tok.decode(reference[0], skip_special_tokens=True), kind="numeric"),
-        Value(name="reference_perplexity", value=ref, kind="numeric"),
-    ]
-    for v, r in by.items():
-        values.append(Value(name=f"ppl_{v}", value=r["perplexity"], kind="numeric"))
-        values.append(Value(name=f"agreement_{v}", value=r["agreement"], unit="fraction", kind="numeric"))
-    return Result(tables=[quality, battery, protocol], values=values)
-
-
-_ORDER = (
-    "variant",
-    "label",
-    "bits_per_weight",
-    "perplexity",
-    "battery_greedy",
-    "battery_greedy_low",
-    "battery_greedy_high",
-    "battery_penalty",
-    "battery_penalty_low",
-    "battery_penalty_high",
-    "agreement_agreed",
-    "agreement_positions",
-    "agreement",
-    "first_disagreement",
-    "perplexity_ratio",
-    "seconds",
-)
+    values = {
+        "eval_tokens": text_ids.numel() - 1,
+        "context": cfg.context,
+        "stride": cfg.stride,
+        "questions": n,
+        "agreement_tokens": cfg.agreement_tokens,
+        "default_repetition_penalty": default_p,
+        "default_penalty_source": default_src,
+        "serving_penalty": SERVING_PENALTY,
+        "agreement_prompt": AGREEMENT_PROMPT,
+        "reference_text": tok.decode(reference[0], skip_special_tokens=True),
+        "reference_perplexity": ref,
+    }
+    for r in rows:
+        values[f"ppl_{r['variant']}"] = r["perplexity"]
+        values[f"agreement_{r['variant']}"] = r["agreement"]
+    tables = {
+        "quality": rows,
+        "battery": answer_rows,
+        "protocol": [{"item": a, "setting": b} for a, b in protocol_rows],
+    }
+    return Result(tables=tables, values=values)

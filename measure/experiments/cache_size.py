@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import torch
 
-from measure import memory
-from measure.context import Context
-from measure.formulas import kv_bytes_per_token
-from measure.generation import cache_storage_bytes, prefill
-from measure.models import architecture_config, architecture_shape
-from measure.schema import Column, Result, Table, Value
+from measure.lab import memory
+from measure.lab.context import Context
+from measure.lab.formulas import kv_bytes_per_token
+from measure.lab.generation import cache_storage_bytes, prefill
+from measure.lab.models import architecture_config, architecture_shape
+from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "How big the cache is"
 SEVEN_B = {  # spec §3.4: a 7B-class Llama shape
@@ -44,6 +44,73 @@ SEVEN_B = {  # spec §3.4: a 7B-class Llama shape
     "vocab_size": 32000,
 }
 SEVEN_B_PARAMS = 7.0e9  # spec §3.4 / §10: the stated parameter count of the class
+
+# Prefill rows hold a cache in the run's dtype, and the formula table has a row per dtype
+# of the run: those bytes reproduce on the same device type and dtype. The allocated
+# caches are float16 whatever the run's dtype: the same bytes on any machine.
+_RUN_DTYPE = dict(compare="exact", scope="device")
+
+TABLES = (
+    Table(
+        "bytes_per_token",
+        "Bytes per cached token, from the formula",
+        (
+            Column("model"),
+            Column("layers", label="L"),
+            Column("kv_heads", label="H_kv"),
+            Column("head_dim", label="d"),
+            Column("dtype", **_RUN_DTYPE),
+            Column("bytes_per_element", "bytes", "bytes/element", **_RUN_DTYPE),
+            Column("formula_bytes_per_token", "bytes", "2·L·H_kv·d·bytes", **_RUN_DTYPE),
+        ),
+    ),
+    Table(
+        "measured",
+        "The real cache, measured, against the formula",
+        (
+            Column("model"),
+            Column("method"),
+            Column("batch", label="B"),
+            Column("tokens", "tokens", "tokens each"),
+            Column("resident_tokens", "tokens", "resident tokens"),
+            Column("dtype", **_RUN_DTYPE),
+            Column("measured_bytes", "bytes", "cache storage, measured", **_RUN_DTYPE),
+            Column("formula_bytes", "bytes", "formula", **_RUN_DTYPE),
+            Column("measured_bytes_per_token", "bytes", "measured per token", **_RUN_DTYPE),
+            Column("matches_formula", label="equal"),
+            Column("allocator_growth_bytes", "bytes", "allocator / RSS growth", compare="timing"),
+        ),
+    ),
+    Table(
+        "attention_variants",
+        "Multi-head, grouped-query and multi-query attention",
+        (
+            Column("model"),
+            Column("variant"),
+            Column("heads", label="H"),
+            Column("kv_heads", label="H_kv"),
+            Column("measured_bytes_per_token", "bytes", "bytes/token, measured"),
+            Column("fraction_of_mha", "", "fraction of MHA", compare="numeric", scope="any"),
+        ),
+    ),
+    Table(
+        "context_7b",
+        "A 7B-class model: cache against weights",
+        (
+            Column("context_tokens", "tokens", "context"),
+            Column("cache_bytes", "bytes", "KV cache (fp16)"),
+            Column("weights_bytes", "bytes", "weights (fp16)"),
+            Column("cache_to_weights", "x", "cache / weights", compare="numeric", scope="any"),
+        ),
+    ),
+)
+VALUES = (
+    Value("seven_b_bytes_per_token", "bytes", description="measured from an allocated 7B-class cache"),
+    Value("seven_b_params", "parameters", description="the stated parameter count of the 7B class (spec §3.4)"),
+    Value("all_match", description="every measured cache equals the formula"),
+    Value("big_shapes_equal", description="the equal-token shapes of the reference model occupy identical bytes"),
+    Value("reference_model"),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,82 +282,18 @@ def run(cfg: Config, ctx: Context) -> Result:
         for t in cfg.contexts_7b
     ]
 
-    tables = [
-        Table(
-            name="bytes_per_token",
-            title="Bytes per cached token, from the formula",
-            columns=(
-                Column(name="model"),
-                Column(name="layers", label="L"),
-                Column(name="kv_heads", label="H_kv"),
-                Column(name="head_dim", label="d"),
-                Column(name="dtype"),
-                Column(name="bytes_per_element", unit="bytes", label="bytes/element"),
-                Column(name="formula_bytes_per_token", unit="bytes", label="2·L·H_kv·d·bytes"),
-            ),
-            rows=formula_rows,
-        ),
-        Table(
-            name="measured",
-            title="The real cache, measured, against the formula",
-            columns=(
-                Column(name="model"),
-                Column(name="method"),
-                Column(name="batch", label="B"),
-                Column(name="tokens", unit="tokens", label="tokens each"),
-                Column(name="resident_tokens", unit="tokens", label="resident tokens"),
-                Column(name="dtype"),
-                Column(name="measured_bytes", unit="bytes", label="cache storage, measured"),
-                Column(name="formula_bytes", unit="bytes", label="formula"),
-                Column(name="measured_bytes_per_token", unit="bytes", label="measured per token"),
-                Column(name="matches_formula", label="equal"),
-                Column(name="allocator_growth_bytes", unit="bytes", kind="timing", label="allocator / RSS growth"),
-            ),
-            rows=measured,
-        ),
-        Table(
-            name="attention_variants",
-            title="Multi-head, grouped-query and multi-query attention",
-            columns=(
-                Column(name="model"),
-                Column(name="variant"),
-                Column(name="heads", label="H"),
-                Column(name="kv_heads", label="H_kv"),
-                Column(name="measured_bytes_per_token", unit="bytes", label="bytes/token, measured"),
-                Column(name="fraction_of_mha", unit="", kind="numeric", label="fraction of MHA"),
-            ),
-            rows=variants,
-        ),
-        Table(
-            name="context_7b",
-            title="A 7B-class model: cache against weights",
-            columns=(
-                Column(name="context_tokens", unit="tokens", label="context"),
-                Column(name="cache_bytes", unit="bytes", label="KV cache (fp16)"),
-                Column(name="weights_bytes", unit="bytes", label="weights (fp16)"),
-                Column(name="cache_to_weights", unit="x", kind="numeric", label="cache / weights"),
-            ),
-            rows=context_rows,
-        ),
-    ]
     big = [r for r in measured if r["method"] == "static allocation" and r["batch"] > 1]
-    values = [
-        Value(
-            name="seven_b_bytes_per_token",
-            value=seven_per_token,
-            unit="bytes",
-            description="measured from an allocated 7B-class cache",
-        ),
-        Value(
-            name="all_match",
-            value=all(r["matches_formula"] for r in measured),
-            description="every measured cache equals the formula",
-        ),
-        Value(
-            name="big_shapes_equal",
-            value=len({r["measured_bytes"] for r in big if r["model"] == ref_name}) == 1,
-            description="the equal-token shapes of the reference model occupy identical bytes",
-        ),
-        Value(name="reference_model", value=ref_name),
-    ]
+    tables = {
+        "bytes_per_token": formula_rows,
+        "measured": measured,
+        "attention_variants": variants,
+        "context_7b": context_rows,
+    }
+    values = {
+        "seven_b_bytes_per_token": seven_per_token,
+        "seven_b_params": SEVEN_B_PARAMS,
+        "all_match": all(r["matches_formula"] for r in measured),
+        "big_shapes_equal": len({r["measured_bytes"] for r in big if r["model"] == ref_name}) == 1,
+        "reference_model": ref_name,
+    }
     return Result(tables=tables, values=values)

@@ -23,21 +23,86 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.context import Context
-from measure.schema import Column, Result, Table, Value
+from measure.lab.context import Context
+from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "Distillation: what soft labels carry"
 NEEDS_TRAINED = True  # the distribution of random weights says nothing about language
 SENTENCE = "She poured the milk into the"  # spec §9
+TOP_K = 5  # spec §9: top-5
+SIGNIFICANT = 0.01  # a token "carries something" above 1% probability
+
+# Everything read from the logits is the model's float computation: it reproduces on the
+# same device type and dtype (fp32 on any CPU); the token ids and texts that rank top too.
+_MODEL = dict(compare="exact", scope="device")
+_NUM = dict(compare="numeric")
+_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
+
+_TEMPERATURE = Column("temperature", label="T")
+_TOKEN_ID = Column("token_id", label="token id", **_MODEL)
+
+TABLES = (
+    Table(
+        "top_tokens",
+        "The most probable next tokens after “{sentence}” (T = 1)",
+        (
+            Column("rank"),
+            _TOKEN_ID,
+            Column("token", label="token", **_MODEL),
+            Column("logit", label="logit", **_NUM),
+            Column("probability", label="probability", **_NUM),
+        ),
+    ),
+    Table(
+        "temperatures",
+        "The same logits divided by a temperature T",
+        (
+            _TEMPERATURE,
+            *(Column(f"p{r}", label=f"p({_ORDINAL.get(r, f'{r}th')})", **_NUM) for r in range(1, TOP_K + 1)),
+            Column("top_k_mass", label=f"top-{TOP_K} mass", **_NUM),
+            Column("entropy_bits", "bits", "entropy", **_NUM),
+            Column("perplexity", "tokens", "2^entropy", **_NUM),
+            Column("tokens_above_threshold", "tokens", f"tokens above {SIGNIFICANT:.0%}", **_MODEL),
+            Column("top_to_third", "x", "top / third", **_NUM),
+        ),
+    ),
+    Table(
+        "distribution",
+        "Probabilities of the top tokens at each temperature",
+        (
+            _TEMPERATURE,
+            Column("rank", label="rank at T = 1"),
+            _TOKEN_ID,
+            Column("token", **_MODEL),
+            Column("probability", **_NUM),
+        ),
+    ),
+)
+VALUES = (
+    Value("sentence"),
+    Value("prompt_tokens", "tokens"),
+    Value("vocabulary", "tokens"),
+    Value("top_token", **_MODEL),
+    Value("top_probability", **_NUM),
+    Value("entropy_bits_t1", "bits", description="entropy of the full next-token distribution at T = 1", **_NUM),
+    Value(
+        "tokens_above_threshold_t1",
+        "tokens",
+        description=f"tokens with probability above {SIGNIFICANT:.0%} at T = 1",
+        **_MODEL,
+    ),
+    Value("threshold", "fraction"),
+    Value("ratio_power_law_error", description="largest |ratio(T) - ratio(1)^(1/T)| over the temperatures", **_NUM),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Config:
     sentence: str = SENTENCE
-    top_k: int = 5  # spec §9: top-5
+    top_k: int = TOP_K
     temperatures: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)  # spec §9
     figure_k: int = 10  # tokens drawn in the figure
-    significant: float = 0.01  # a token "carries something" above 1% probability
+    significant: float = SIGNIFICANT
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -104,85 +169,20 @@ def run(cfg: Config, ctx: Context) -> Result:
                 }
             )
 
-    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
-    tables = [
-        Table(
-            name="top_tokens",
-            title=f"The most probable next tokens after “{cfg.sentence}” (T = 1)",
-            columns=(
-                Column(name="rank"),
-                Column(name="token_id", label="token id"),
-                Column(name="token", label="token", kind="numeric"),
-                Column(name="logit", kind="numeric", label="logit"),
-                Column(name="probability", kind="numeric", label="probability"),
-            ),
-            rows=top_rows,
-        ),
-        Table(
-            name="temperatures",
-            title="The same logits divided by a temperature T",
-            columns=(
-                Column(name="temperature", label="T"),
-                *(
-                    Column(name=f"p{r + 1}", kind="numeric", label=f"p({ordinal.get(r + 1, f'{r + 1}th')})")
-                    for r in range(cfg.top_k)
-                ),
-                Column(name="top_k_mass", kind="numeric", label=f"top-{cfg.top_k} mass"),
-                Column(name="entropy_bits", unit="bits", kind="numeric", label="entropy"),
-                Column(name="perplexity", unit="tokens", kind="numeric", label="2^entropy"),
-                Column(
-                    name="tokens_above_threshold",
-                    unit="tokens",
-                    kind="numeric",
-                    label=f"tokens above {cfg.significant:.0%}",
-                ),
-                Column(name="top_to_third", unit="x", kind="numeric", label="top / third"),
-            ),
-            rows=temp_rows,
-        ),
-        Table(
-            name="distribution",
-            title="Probabilities of the top tokens at each temperature",
-            columns=(
-                Column(name="temperature", label="T"),
-                Column(name="rank", label="rank at T = 1"),
-                Column(name="token_id", label="token id"),
-                Column(name="token", kind="numeric"),
-                Column(name="probability", kind="numeric"),
-            ),
-            rows=dist_rows,
-        ),
-    ]
     at = {r["temperature"]: r for r in temp_rows}
     one = at.get(1.0, temp_rows[0])
     # p_a / p_c = exp((z_a - z_c) / T): the ratio at T is the ratio at 1 to the power 1/T.
     power_law_error = max(abs(r["top_to_third"] - one["top_to_third"] ** (1.0 / r["temperature"])) for r in temp_rows)
-    values = [
-        Value(name="sentence", value=cfg.sentence),
-        Value(name="prompt_tokens", value=int(ids.shape[1]), unit="tokens"),
-        Value(name="vocabulary", value=int(logits.numel()), unit="tokens"),
-        Value(name="top_token", value=top_rows[0]["token"], kind="numeric"),
-        Value(name="top_probability", value=top_rows[0]["probability"], kind="numeric"),
-        Value(
-            name="entropy_bits_t1",
-            value=one["entropy_bits"],
-            unit="bits",
-            kind="numeric",
-            description="entropy of the full next-token distribution at T = 1",
-        ),
-        Value(
-            name="tokens_above_threshold_t1",
-            value=one["tokens_above_threshold"],
-            unit="tokens",
-            kind="numeric",
-            description=f"tokens with probability above {cfg.significant:.0%} at T = 1",
-        ),
-        Value(name="threshold", value=cfg.significant, unit="fraction"),
-        Value(
-            name="ratio_power_law_error",
-            value=power_law_error,
-            kind="numeric",
-            description="largest |ratio(T) - ratio(1)^(1/T)| over the temperatures",
-        ),
-    ]
+    values = {
+        "sentence": cfg.sentence,
+        "prompt_tokens": int(ids.shape[1]),
+        "vocabulary": int(logits.numel()),
+        "top_token": top_rows[0]["token"],
+        "top_probability": top_rows[0]["probability"],
+        "entropy_bits_t1": one["entropy_bits"],
+        "tokens_above_threshold_t1": one["tokens_above_threshold"],
+        "threshold": cfg.significant,
+        "ratio_power_law_error": power_law_error,
+    }
+    tables = {"top_tokens": top_rows, "temperatures": temp_rows, "distribution": dist_rows}
     return Result(tables=tables, values=values)

@@ -10,7 +10,7 @@ def _rows(folder, table):
 
 
 def test_errors_cover_every_projection_matrix(smoke_data):
-    d = smoke_data / "weight_quant"
+    d = smoke_data / "weight_quantization"
     matrices = _rows(d, "matrix_errors")
     assert len(matrices) == 2 * 7  # tiny: 2 layers x q, k, v, o, gate, up, down
     for r in _rows(d, "errors"):
@@ -20,21 +20,21 @@ def test_errors_cover_every_projection_matrix(smoke_data):
 
 
 def test_finer_scales_do_not_lose_on_gaussian_weights(smoke_data):
-    by = {r["scheme"]: float(r["mean_rel_error"]) for r in _rows(smoke_data / "weight_quant", "errors")}
+    by = {r["scheme"]: float(r["mean_rel_error"]) for r in _rows(smoke_data / "weight_quantization", "errors")}
     assert by["int8_row"] <= by["int8_tensor"]
     assert by["int4_row"] <= by["int4_tensor"]
     assert by["int8_row"] < by["int4_row"]
 
 
 def test_random_weights_are_not_on_a_distributed_grid(smoke_data):
-    meta = json.loads((smoke_data / "weight_quant" / "meta.json").read_text())
+    meta = json.loads((smoke_data / "weight_quantization" / "meta.json").read_text())
     assert meta["values"]["already_on_q4_1_grid"]["value"] is False
-    for r in _rows(smoke_data / "weight_quant", "distributed_grid"):
+    for r in _rows(smoke_data / "weight_quantization", "distributed_grid"):
         assert float(r["q4_1_requantize_error"]) > 0.01
 
 
 def test_outlier_codes_count_every_weight(smoke_data):
-    d = smoke_data / "weight_quant"
+    d = smoke_data / "weight_quantization"
     m = _rows(d, "outlier_matrix")[0]
     codes = _rows(d, "outlier_codes")
     assert sum(int(r["all_weights"]) for r in codes) == int(m["rows"]) * int(m["cols"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import platform
@@ -12,40 +13,37 @@ from pathlib import Path
 
 import torch
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = PACKAGE_DIR.parent
 
-# Modules whose code does not influence a number: changing them must not mark results stale.
-_NOT_MEASUREMENT_CODE = {
-    "__init__.py",
-    "__main__.py",
-    "store.py",
-    "provenance.py",
-    "registry.py",
-    "errors.py",
-    "progress.py",
-    "check.py",
-    "compare.py",
-}
 
-
-def shared_code_files() -> list[Path]:
-    """The non-experiment modules every experiment may call (loading, timing, memory...)."""
-    from measure.registry import EXPERIMENTS
-
-    experiment_files = {f"{name}.py" for name in EXPERIMENTS}
-    return sorted(
-        p for p in PACKAGE_DIR.glob("*.py") if p.name not in _NOT_MEASUREMENT_CODE and p.name not in experiment_files
-    )
+def code_files(experiment: str) -> list[Path]:
+    """The experiment's module and every ``measure`` module it imports, directly or not:
+    the code whose change can move its numbers (found by reading imports, not by
+    convention, so an edit to the batching simulator does not stale the quality page)."""
+    seen: dict[str, Path] = {}
+    todo = [f"measure.experiments.{experiment}"]
+    while todo:
+        module = todo.pop()
+        path = PACKAGE_DIR.parent.joinpath(*module.split(".")).with_suffix(".py")
+        if module in seen or not path.is_file():
+            continue
+        seen[module] = path
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("measure"):
+                todo.append(node.module)
+                todo += [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                todo += [a.name for a in node.names if a.name.startswith("measure")]
+    return sorted(seen.values())
 
 
 def code_hash(experiment: str) -> str:
-    """sha256 of the experiment's module and the shared measurement code, so that a
-    result can be recognised as stale after either changes (content, not file times,
-    which a clone resets)."""
+    """sha256 of the code that produced an experiment's numbers, so that a result can be
+    recognised as stale after it changes (content, not file times, which a clone resets)."""
     h = hashlib.sha256()
-    for p in [PACKAGE_DIR / f"{experiment}.py", *shared_code_files()]:
-        h.update(p.name.encode())
+    for p in code_files(experiment):
+        h.update(p.relative_to(PACKAGE_DIR).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

@@ -12,11 +12,11 @@ from typing import TypeVar
 
 import torch
 
-from measure.models import LoadedModel
+from measure.lab.models import LoadedModel
 
 T = TypeVar("T")
 PROFILES = ("full", "cpu", "smoke")
-TEXT_PATH = Path(__file__).resolve().parent / "data" / "alice29.txt"
+TEXT_PATH = Path(__file__).resolve().parent.parent / "data" / "alice29.txt"
 
 
 def default_profile(device: torch.device) -> str:

@@ -176,7 +176,7 @@ def simulate_memory(
     max_context_tokens: int,
 ) -> list[MemoryStep]:
     """Drive the three schemes through a schedule of ``spans`` (objects with ``request``,
-    ``start``, ``finish``, ``release`` in steps, as ``measure.scheduler.Span``).
+    ``start``, ``finish``, ``release`` in steps, as ``measure.sim.scheduler.Span``).
 
     A request is admitted at its ``start`` holding its prompt (its prefill), gains one
     token per step until ``finish`` and is freed at ``release``. Memory is read at the

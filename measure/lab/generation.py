@@ -69,7 +69,7 @@ def random_cache(model, *, batch: int, tokens: int, seed: int = 0):
     more than the step it prepares."""
     from transformers import DynamicCache
 
-    from measure.models import architecture_shape
+    from measure.lab.models import architecture_shape
 
     shape = architecture_shape(model.config)
     p = next(model.parameters())

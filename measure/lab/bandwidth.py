@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.timing import Timing, time_call
+from measure.lab.timing import Timing, time_call
 
 
 @dataclass(frozen=True)

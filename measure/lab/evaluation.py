@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.generation import greedy_cached
+from measure.lab.generation import greedy_cached
 
 
 @dataclass(frozen=True)

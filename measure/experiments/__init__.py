@@ -1,0 +1,1 @@
+"""The ten experiments, one module per page, in the chapter's order."""

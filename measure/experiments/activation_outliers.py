@@ -1,0 +1,277 @@
+"""§6 Activation outliers: a few hidden dimensions of the residual stream are huge.
+
+Measures, on the run's model, for one ordinary prompt of book prose:
+
+* ``layers``: the residual stream after every decoder layer (forward hooks), and for
+  each hidden dimension its max |h| over the prompt's tokens: per layer the median
+  dimension, the largest three and the token where the largest sits.
+* ``tracked``: those maxima, layer by layer, for every dimension that is among the
+  top few of any layer (enough to see whether the same ones persist).
+* ``histogram``: the per-dimension maxima at the middle layer in power-of-two bins.
+* ``int8``: that layer's hidden states quantized to INT8 with one tensor-wide absmax
+  scale: levels used out of 256, the scale, and the levels a few ordinary dimensions
+  get; then the same with the top dimensions left out of the scale
+  (``measure.lab.activation_outliers_int8``).
+
+Needs trained weights: outlier dimensions are learned, random weights have none.
+
+Writes ``site_data/activation_outliers/``. Alone: ``python -m measure run --only activation_outliers``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from measure.lab.activation_outliers_int8 import int8_table
+from measure.lab.context import Context, book_text
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "Activation outliers"
+NEEDS_TRAINED = True
+PASSAGE_START = "Alice was beginning to get very tired"  # the book's first paragraph of prose
+TOP_PER_LAYER = 3  # the layers table has a column pair per rank
+
+# Everything here is read from the model's hidden states, so it reproduces on the same
+# device type and dtype only; that includes which dimensions, tokens and layers come out
+# on top and the counts of levels and dimensions (INT8 is rounded here in float32, not by
+# an integer kernel). The prompt, the model's shape and the configuration hold anywhere.
+_ACT = dict(compare="numeric")
+_PICKED = dict(compare="exact", scope="device")
+
+TABLES = (
+    Table(
+        "layers",
+        "Per layer: the largest hidden dimensions (max |h| over tokens)",
+        (
+            Column("layer", label="layer"),
+            Column("median_dim_max", label="median dimension's max |h|", **_ACT),
+            *(
+                c
+                for r in range(1, TOP_PER_LAYER + 1)
+                for c in (
+                    Column(f"top{r}_dim", label=f"#{r} dim", **_PICKED),
+                    Column(f"top{r}_max", label=f"#{r} max |h|", **_ACT),
+                )
+            ),
+            Column("top1_token", label="token of #1", **_PICKED),
+            Column("top1_over_median", "x", "#1 / median", **_ACT),
+            Column("rest_median_dim_max", label="without the first token: median", **_ACT),
+            Column("rest_top1_dim", label="#1 dim", **_PICKED),
+            Column("rest_top1_max", label="#1 max |h|", **_ACT),
+        ),
+    ),
+    Table(
+        "tracked",
+        "Max |h| of every dimension that is ever among a layer's largest, at every layer",
+        (
+            Column("dim", label="dimension", **_PICKED),
+            Column("layer", label="layer"),
+            Column("max_abs", label="max |h|", **_ACT),
+            Column("rank", label="rank in its layer", **_PICKED),
+            Column("rest_max_abs", label="max |h| without the first token", **_ACT),
+        ),
+    ),
+    Table(
+        "histogram",
+        "Layer {mid_layer}: hidden dimensions by their max |h|, in power-of-two bins",
+        (
+            Column("bin_low", label="from"),
+            Column("bin_high", label="below"),
+            Column("dims", "dimensions", "dimensions", **_PICKED),
+            Column("dims_rest", "dimensions", "without the first token", **_PICKED),
+        ),
+    ),
+    Table(
+        "int8",
+        "Layer {mid_layer} hidden states as INT8 with one absmax scale: distinct levels used (of 256)",
+        (
+            Column("setting", label="scale computed over"),
+            Column("scope", label="levels counted in", **_PICKED),
+            Column("scale", label="scale", **_ACT),
+            Column("levels_used", "levels", "levels used", **_PICKED),
+        ),
+    ),
+)
+VALUES = (
+    Value("prompt_tokens", "tokens"),
+    Value("prompt_text"),
+    Value("hidden", "dimensions"),
+    Value("layers", "layers"),
+    Value("biggest_dim", **_PICKED),
+    Value("biggest_value", **_ACT),
+    Value("biggest_layer", **_PICKED),
+    Value("biggest_token", **_PICKED),
+    Value("biggest_layer_median", **_ACT),
+    Value("biggest_at_mid", **_ACT),
+    Value("biggest_leads_layers", "layers", **_PICKED),
+    Value("biggest_first_lead", **_PICKED),
+    Value("biggest_in_top_layers", "layers", **_PICKED),
+    Value("median_dim_max_overall", **_ACT),
+    Value("mid_layer"),
+    Value("mid_median_dim_max", **_ACT),
+    Value("mid_top_dim", **_PICKED),
+    Value("mid_top_value", **_ACT),
+    Value("mid_below_8", "dimensions", **_PICKED),
+    Value("mid_empty_bins", "bins", **_PICKED),
+    Value("int8_levels_all", "levels", **_PICKED),
+    Value("int8_levels_excluded", "levels", **_PICKED),
+    Value("int8_scale_all", **_ACT),
+    Value("int8_scale_excluded", **_ACT),
+    Value("int8_scale_ratio", "x", **_ACT),
+    Value("int8_levels_rest", "levels", **_PICKED),
+    Value("int8_ordinary_max_levels_all", "levels", **_PICKED),
+    Value("int8_ordinary_min_levels_excluded", "levels", **_PICKED),
+    Value("ordinary_dims", **_PICKED),
+    Value("int8_scale_rest", **_ACT),
+    Value("rest_mid_top_dim", **_PICKED),
+    Value("rest_mid_top_value", **_ACT),
+    Value("rest_mid_median", **_ACT),
+    Value("rest_biggest_leads_layers", "layers", **_PICKED),
+    Value("excluded_dims", **_PICKED),
+    Value("excluded_count"),
+    Value("octaves_spanned", **_ACT),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    prompt_tokens: int = 84  # spec §6.1
+    top_per_layer: int = TOP_PER_LAYER
+    excluded_dims: int = 4  # spec §6.3
+    ordinary_dims: int = 3
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        if profile == "smoke":
+            return cls(prompt_tokens=16)
+        return cls()  # one forward pass: the full sizes fit any profile
+
+
+def _prompt(cfg: Config, ctx: Context) -> tuple[torch.Tensor, str]:
+    text = book_text()
+    passage = text[text.index(PASSAGE_START) :]
+    ids = ctx.model.tokenizer(passage, add_special_tokens=False)["input_ids"][: cfg.prompt_tokens]
+    return torch.tensor([ids], device=ctx.device), ctx.model.tokenizer.decode(ids)
+
+
+@torch.inference_mode()
+def residual_stream(model, ids: torch.Tensor) -> torch.Tensor:
+    """The hidden state after every decoder layer: (layers, tokens, hidden), float32."""
+    captured: list[torch.Tensor] = []
+
+    def hook(_module, _inputs, output):
+        h = output[0] if isinstance(output, tuple) else output
+        captured.append(h[0].detach().float().cpu())
+
+    handles = [layer.register_forward_hook(hook) for layer in model.model.layers]
+    try:
+        model(input_ids=ids, use_cache=False)
+    finally:
+        for h in handles:
+            h.remove()
+    return torch.stack(captured)
+
+
+def _octave_bins(top: float) -> list[tuple[float, float]]:
+    """[0, 1), [1, 2), [2, 4), ... up to the first power of two above ``top``."""
+    edges = [0.0, 1.0]
+    while edges[-1] <= top:
+        edges.append(edges[-1] * 2)
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    ids, text = _prompt(cfg, ctx)
+    ctx.log(f"  capturing the residual stream of {ids.shape[1]} tokens at every layer")
+    hs = residual_stream(ctx.model.model, ids)  # (L, T, D)
+    n_layers, n_tokens, hidden = hs.shape
+    dim_max = hs.abs().amax(dim=1)  # (L, D)
+    # The first position of a sequence is where "massive activations" concentrate (an
+    # attention sink; Sun et al., 2024, arXiv:2402.17762), so every statistic is also
+    # given over the other tokens, to tell a one-token spike from a systematic dimension.
+    rest_max = hs[:, 1:].abs().amax(dim=1)
+    where = hs.abs().argmax(dim=1)  # (L, D): token index of each maximum
+
+    layer_rows, tracked_dims = [], set()
+    for layer in range(n_layers):
+        top = dim_max[layer].topk(cfg.top_per_layer)
+        tracked_dims.update(top.indices.tolist())
+        row = {"layer": layer, "median_dim_max": float(dim_max[layer].median())}
+        for r, (v, d) in enumerate(zip(top.values.tolist(), top.indices.tolist(), strict=True), 1):
+            row[f"top{r}_dim"] = d
+            row[f"top{r}_max"] = v
+        row["top1_token"] = int(where[layer, top.indices[0]])
+        row["top1_over_median"] = row["top1_max"] / row["median_dim_max"]
+        rest = rest_max[layer]
+        row["rest_median_dim_max"] = float(rest.median())
+        row["rest_top1_dim"] = int(rest.argmax())
+        row["rest_top1_max"] = float(rest.max())
+        layer_rows.append(row)
+
+    tracked = sorted(tracked_dims, key=lambda d: -float(dim_max[:, d].max()))
+    tracked_rows = [
+        {
+            "dim": d,
+            "layer": layer,
+            "max_abs": float(dim_max[layer, d]),
+            "rank": int((dim_max[layer] > dim_max[layer, d]).sum()) + 1,
+            "rest_max_abs": float(rest_max[layer, d]),
+        }
+        for d in tracked
+        for layer in range(n_layers)
+    ]
+
+    # The biggest outlier anywhere, and how many layers it leads.
+    flat = int(dim_max.argmax())
+    big_layer, big_dim = divmod(flat, hidden)
+    leads = [r["layer"] for r in layer_rows if r["top1_dim"] == big_dim]
+    in_top = [layer for layer in range(n_layers) if big_dim in dim_max[layer].topk(cfg.top_per_layer).indices.tolist()]
+
+    mid = n_layers // 2
+    m = dim_max[mid]
+    hist_rows = [
+        {
+            "bin_low": lo,
+            "bin_high": hi,
+            "dims": int(((m >= lo) & (m < hi)).sum()),
+            "dims_rest": int(((rest_max[mid] >= lo) & (rest_max[mid] < hi)).sum()),
+        }
+        for lo, hi in _octave_bins(float(m.max()))
+    ]
+
+    # INT8 with one tensor-wide scale (spec §6.3), then without the top dimensions.
+    int8_rows, int8_values = int8_table(hs[mid], m, ordinary_dims=cfg.ordinary_dims, excluded_dims=cfg.excluded_dims)
+    values = {
+        "prompt_tokens": n_tokens,
+        "prompt_text": text,
+        "hidden": hidden,
+        "layers": n_layers,
+        "biggest_dim": big_dim,
+        "biggest_value": float(dim_max[big_layer, big_dim]),
+        "biggest_layer": big_layer,
+        "biggest_token": int(where[big_layer, big_dim]),
+        "biggest_layer_median": float(dim_max[big_layer].median()),
+        "biggest_at_mid": float(dim_max[n_layers // 2, big_dim]),
+        "biggest_leads_layers": len(leads),
+        "biggest_first_lead": leads[0] if leads else -1,
+        "biggest_in_top_layers": len(in_top),
+        "median_dim_max_overall": float(dim_max.median()),
+        "mid_layer": mid,
+        "mid_median_dim_max": float(m.median()),
+        "mid_top_dim": int(m.argmax()),
+        "mid_top_value": float(m.max()),
+        "mid_below_8": int((m < 8).sum()),
+        "mid_empty_bins": sum(r["dims"] == 0 for r in hist_rows),
+        "rest_mid_top_dim": int(rest_max[mid].argmax()),
+        "rest_mid_top_value": float(rest_max[mid].max()),
+        "rest_mid_median": float(rest_max[mid].median()),
+        "rest_biggest_leads_layers": sum(r["rest_top1_dim"] == big_dim for r in layer_rows),
+        "excluded_count": cfg.excluded_dims,
+        "octaves_spanned": math.log2(float(m.max()) / float(m.median())),
+        **int8_values,
+    }
+    tables = {"layers": layer_rows, "tracked": tracked_rows, "histogram": hist_rows, "int8": int8_rows}
+    return Result(tables=tables, values=values)

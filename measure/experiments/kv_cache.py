@@ -1,0 +1,313 @@
+"""§1 The KV cache: exact, and the biggest single saving.
+
+Measures, on the run's model:
+
+* ``identical_output``: greedy generation recomputing everything each step vs with the
+  cache; the token ids must be identical; wall time, time per token, speed ratio.
+* ``generated_tokens``: the two token streams side by side (the proof, shown).
+* ``head_step``: one attention head (d = 64), one generation step at context n, both
+  ways: time and the bytes of the score matrix actually built.
+* ``macs_total`` / ``macs_per_step``: multiply-accumulates, counted, for the model (its
+  weight MACs per token counted by hooks on every Linear layer) and for the lone head.
+* ``memory``: peak memory above the resident weights while generating, with and
+  without the cache (method in meta.json: CUDA allocator or Linux peak RSS).
+
+Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from measure.lab.context import Context
+from measure.lab.generation import greedy_cached, greedy_recompute
+from measure.lab.kv_cache_macs import mac_tables
+from measure.lab.memory import measure_peak
+from measure.lab.timing import time_call
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "The KV cache: exact, and the biggest single saving"
+PROMPT = "Why is the sky blue? Answer in two sentences."
+
+# Token streams and what follows from them reproduce on the same device type and dtype
+# (fp32 on any CPU); in fp16 near-tied logits may split the two streams.
+_TOKENS = dict(compare="exact", scope="device")
+_TIMING = dict(compare="timing")
+
+TABLES = (
+    Table(
+        "identical_output",
+        "Greedy generation, recomputing vs cached",
+        (
+            Column("method", label="method"),
+            Column("new_tokens", "tokens", "new tokens"),
+            Column("total_ms", "ms", "wall time", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("ms_per_token", "ms", "per token", **_TIMING),
+            Column("speed_ratio", "x", "speed vs recompute", **_TIMING),
+            Column("repeats", "runs", "repeats"),
+            Column("tokens_identical", label="same tokens as recompute", **_TOKENS),
+        ),
+    ),
+    Table(
+        "generated_tokens",
+        "The two token streams, position by position",
+        (
+            Column("position", label="position"),
+            Column("recompute_id", label="recompute: id", **_TOKENS),
+            Column("cached_id", label="cached: id", **_TOKENS),
+            Column("text", label="token text", **_TOKENS),
+            Column("same", label="same", **_TOKENS),
+        ),
+    ),
+    Table(
+        "head_step",
+        "One attention head (d = {head_dim}), one step",
+        (
+            Column("context", "tokens", "context n"),
+            Column("recompute_ms", "ms", "recompute step", **_TIMING),
+            Column("recompute_spread_ms", "ms", "spread", **_TIMING),
+            Column("cached_ms", "ms", "cached step", **_TIMING),
+            Column("cached_spread_ms", "ms", "spread", **_TIMING),
+            Column("speed_ratio", "x", "ratio", **_TIMING),
+            Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
+            Column("cached_scores_bytes", "bytes", "scores built, cached"),
+        ),
+    ),
+    Table(
+        "macs_total",
+        "Multiply-accumulates to generate T tokens from a one-token start",
+        (
+            Column("scope", label="what"),
+            Column("new_tokens", "tokens", "T"),
+            Column("recompute_macs", "MAC", "recompute"),
+            Column("cached_macs", "MAC", "cached"),
+            Column("ratio", "x", "ratio", compare="numeric", scope="any"),
+        ),
+    ),
+    Table(
+        "macs_per_step",
+        "Multiply-accumulates of one step at context n (model)",
+        (
+            Column("context", "tokens", "context n"),
+            Column("recompute_macs", "MAC", "recompute step"),
+            Column("cached_macs", "MAC", "cached step"),
+        ),
+    ),
+    Table(
+        "memory",
+        "Peak memory while generating, above the resident weights",
+        (
+            Column("method", label="method"),
+            Column("new_tokens", "tokens", "new tokens"),
+            Column("baseline_bytes", "bytes", "in use before (weights)", **_TIMING),
+            Column("peak_bytes", "bytes", "peak", **_TIMING),
+            Column("above_baseline_bytes", "bytes", "peak above weights", **_TIMING),
+            Column("relative_to_cached", "x", "relative to cached", **_TIMING),
+        ),
+    ),
+)
+VALUES = (
+    Value("speedup", "x", description="cached generation is this many times faster than recomputing", **_TIMING),
+    Value("tokens_identical", description="the two token streams are equal", **_TOKENS),
+    Value("first_mismatch", description="first differing position, -1 if none", **_TOKENS),
+    Value("prompt_tokens", "tokens"),
+    Value("new_tokens", "tokens"),
+    Value("prompt"),
+    Value("generated_text", description="the cached run's output, decoded", **_TOKENS),
+    Value("recompute_samples_ms", "ms", **_TIMING),
+    Value("cached_samples_ms", "ms", **_TIMING),
+    Value("head_dim"),
+    Value("head_largest_context", "tokens"),
+    Value("head_scores_bytes_recompute", "bytes"),
+    Value("head_scores_bytes_cached", "bytes"),
+    Value("head_ratio_at_largest", "x", **_TIMING),
+    Value(
+        "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
+    ),
+    Value("macs_ratio_largest", "x", compare="numeric", scope="any"),
+    Value("memory_ratio", "x", description="recompute's peak above weights / cached's", **_TIMING),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    new_tokens: int = 48  # spec §1.1
+    generation_repeats: int = 3
+    head_dim: int = 64  # spec §1.2
+    head_contexts: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
+    head_repeats: int = 7
+    mac_totals: tuple[int, ...] = (64, 256, 1024, 4096)  # spec §1.3
+    mac_step_contexts: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096)
+    memory_tokens: int = 256  # spec §1.4
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        if profile == "full":
+            return cls()
+        if profile == "cpu":
+            # Recompute costs O(n^2) forwards on two cores: fewer repeats and a shorter
+            # memory run keep §1 near a minute without changing what is shown.
+            return cls(generation_repeats=2, memory_tokens=96)
+        return cls(
+            new_tokens=6,
+            generation_repeats=1,
+            head_contexts=(16, 32),
+            head_repeats=2,
+            mac_totals=(4, 16),
+            mac_step_contexts=(1, 8),
+            memory_tokens=6,
+        )
+
+
+def _prompt(ctx: Context) -> torch.Tensor:
+    tok = ctx.model.tokenizer
+    if tok is None:
+        return ctx.prompt_ids(41)  # the chat prompt's length under SmolLM2's template
+    enc = tok.apply_chat_template(
+        [{"role": "user", "content": PROMPT}], add_generation_prompt=True, return_tensors="pt"
+    )
+    return enc["input_ids"].to(ctx.device)
+
+
+def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, list, dict]:
+    model = ctx.model.model
+    outputs = {}
+
+    def runner(name, fn):
+        def go():
+            outputs[name] = fn(model, ids, cfg.new_tokens)
+
+        return go
+
+    ctx.log(f"  generating {cfg.new_tokens} tokens by recomputing every step ({cfg.generation_repeats} repeats)")
+    t_re = time_call(runner("recompute", greedy_recompute), device=ctx.device, warmup=0, repeats=cfg.generation_repeats)
+    ctx.log(f"  generating {cfg.new_tokens} tokens with the cache")
+    t_ca = time_call(
+        runner("cached", greedy_cached), device=ctx.device, warmup=1, repeats=max(3, cfg.generation_repeats)
+    )
+    a, b = outputs["recompute"][0].tolist(), outputs["cached"][0].tolist()
+    identical = a == b
+    mismatch = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), -1)
+    speedup = t_re.median_s / t_ca.median_s
+    rows = [
+        {
+            "method": method,
+            "new_tokens": cfg.new_tokens,
+            "total_ms": t.median_ms,
+            "spread_ms": t.spread_ms,
+            "ms_per_token": t.median_ms / cfg.new_tokens,
+            "speed_ratio": ratio,
+            "repeats": len(t.samples_s),
+            "tokens_identical": same,
+        }
+        for method, t, ratio, same in (("recompute", t_re, 1.0, True), ("cached", t_ca, speedup, identical))
+    ]
+    tok = ctx.model.tokenizer
+    decode = (lambda i: tok.decode([i])) if tok is not None else (lambda i: f"<{i}>")
+    tokens = [
+        {"position": i, "recompute_id": x, "cached_id": y, "text": decode(x), "same": x == y}
+        for i, (x, y) in enumerate(zip(a, b, strict=False))
+    ]
+    text = tok.decode(b) if tok is not None else " ".join(map(str, b))
+    values = {
+        "speedup": speedup,
+        "tokens_identical": identical,
+        "first_mismatch": mismatch,
+        "prompt_tokens": int(ids.shape[1]),
+        "new_tokens": cfg.new_tokens,
+        "prompt": PROMPT if tok is not None else "(random token ids)",
+        "generated_text": text,
+        "recompute_samples_ms": t_re.samples_ms(),
+        "cached_samples_ms": t_ca.samples_ms(),
+    }
+    return rows, tokens, values
+
+
+def _head_step(cfg: Config, ctx: Context) -> tuple[list, dict]:
+    """One head, plain tensor ops (no fused kernel), so the score matrix really exists."""
+    d = cfg.head_dim
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for n in ctx.progress(cfg.head_contexts, "one head, context sweep"):
+        q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(ctx.device) for _ in range(3))
+        mask = torch.full((n, n), float("-inf"), device=ctx.device).triu(1)
+        built = {}
+
+        def recompute():
+            scores = (q @ k.T) / math.sqrt(d) + mask  # every query against every key
+            built["recompute"] = scores.numel() * scores.element_size()
+            return torch.softmax(scores, dim=-1) @ v
+
+        def cached():
+            scores = (q[-1:] @ k.T) / math.sqrt(d)  # the newest query against the cached keys
+            built["cached"] = scores.numel() * scores.element_size()
+            return torch.softmax(scores, dim=-1) @ v
+
+        t_re = time_call(recompute, device=ctx.device, warmup=1, repeats=cfg.head_repeats)
+        t_ca = time_call(cached, device=ctx.device, warmup=1, repeats=cfg.head_repeats)
+        rows.append(
+            {
+                "context": n,
+                "recompute_ms": t_re.median_ms,
+                "recompute_spread_ms": t_re.spread_ms,
+                "cached_ms": t_ca.median_ms,
+                "cached_spread_ms": t_ca.spread_ms,
+                "speed_ratio": t_re.median_s / t_ca.median_s,
+                "recompute_scores_bytes": built["recompute"],
+                "cached_scores_bytes": built["cached"],
+            }
+        )
+    last = rows[-1]
+    values = {
+        "head_dim": d,
+        "head_largest_context": last["context"],
+        "head_scores_bytes_recompute": last["recompute_scores_bytes"],
+        "head_scores_bytes_cached": last["cached_scores_bytes"],
+        "head_ratio_at_largest": last["speed_ratio"],
+    }
+    return rows, values
+
+
+def _memory(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, dict]:
+    model = ctx.model.model
+    rows = []
+    for method, fn in (("recompute", greedy_recompute), ("cached", greedy_cached)):
+        ctx.log(f"  peak memory while generating {cfg.memory_tokens} tokens, {method}")
+        peak = measure_peak(lambda: fn(model, ids, cfg.memory_tokens), device=ctx.device)
+        rows.append(
+            {
+                "method": method,
+                "new_tokens": cfg.memory_tokens,
+                "baseline_bytes": peak.baseline_bytes,
+                "peak_bytes": peak.peak_bytes,
+                "above_baseline_bytes": peak.above_baseline_bytes,
+            }
+        )
+    ratio = rows[0]["above_baseline_bytes"] / max(1, rows[1]["above_baseline_bytes"])
+    for r in rows:
+        r["relative_to_cached"] = r["above_baseline_bytes"] / max(1, rows[1]["above_baseline_bytes"])
+    return rows, {"memory_ratio": ratio}
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    ids = _prompt(ctx)
+    identical, tokens, v1 = _identical_output(cfg, ctx, ids)
+    ctx.log("  one attention head, recompute vs cached step")
+    head, v2 = _head_step(cfg, ctx)
+    total, per_step, v3 = mac_tables(
+        ctx, head_dim=cfg.head_dim, totals=cfg.mac_totals, step_contexts=cfg.mac_step_contexts
+    )
+    memory, v4 = _memory(cfg, ctx, ids)
+    tables = {
+        "identical_output": identical,
+        "generated_tokens": tokens,
+        "head_step": head,
+        "macs_total": total,
+        "macs_per_step": per_step,
+        "memory": memory,
+    }
+    return Result(tables=tables, values={**v1, **v2, **v3, **v4})

@@ -1,0 +1,298 @@
+"""§10 The memory budget, and the calculator.
+
+A card's memory holds the weights, a fixed runtime reserve, and the KV cache of every
+token resident at once, summed over all concurrent requests. So
+
+    max tokens = floor((VRAM - reserve - weights) / KV bytes per token)
+    users      = floor(max tokens / context per user)
+
+Two kinds of table:
+
+* **Computed from stated assumptions** (spec §10; no model is loaded for them): the
+  cards, the weight precisions and the 7B / 13B / 70B shapes are the spec's, the
+  measured model enters with its real shape and parameter count. ``budget``: every card
+  x model x precision -> weights, free bytes, max resident tokens (or "does not fit"),
+  users at the chosen context. ``users_by_context``: the same budget split into users
+  at several contexts. ``models``, ``precisions``, ``cards``, ``assumptions``: the
+  inputs, also the calculator's presets.
+* **Measured** (``formula_check``): the run's model actually prefills T tokens; the
+  peak memory (CUDA allocator, or on a CPU the process's peak resident set) is put next
+  to the formula's weights + cache + reserve, and the gap is shown.
+
+Writes ``site_data/memory_budget/``. Alone: ``python -m measure run --only memory_budget``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.lab.context import Context
+from measure.lab.formulas import budget_kv_bytes_per_token, gib_to_bytes
+from measure.lab.memory_budget_check import formula_check
+from measure.lab.memory_budget_rows import budget_row, users_row
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "The memory budget, and the calculator"
+
+# spec §10: the chapter's model shapes (parameters, layers, KV heads x head dim; the 13B
+# has full multi-head attention, 40 heads of 128).
+SPEC_MODELS: tuple[dict, ...] = (
+    {"model": "7B", "params": 7.0e9, "layers": 32, "heads": 32, "kv_heads": 8, "head_dim": 128},
+    {"model": "13B", "params": 13.0e9, "layers": 40, "heads": 40, "kv_heads": 40, "head_dim": 128},
+    {"model": "70B", "params": 70.0e9, "layers": 80, "heads": 64, "kv_heads": 8, "head_dim": 128},
+)
+# spec §10: fp16; int8; int4 in groups of 128 with an fp16 scale each, 4 + 16/128 bits.
+SPEC_PRECISIONS: tuple[tuple[str, float], ...] = (("fp16", 16.0), ("int8", 8.0), ("int4 g128", 4.125))
+# The budget's context per user and the contexts of ``users_by_context``: the Config's
+# defaults in every profile, and the declared column names and labels below.
+CONTEXT_PER_USER = 4096
+USER_CONTEXTS: tuple[int, ...] = (4096, 8192, 32768, 131072)
+
+# The measured check runs in the run's dtype (its bytes per weight and per cached
+# element): those bytes reproduce on the same device type and dtype.
+_RUN_DTYPE = dict(compare="exact", scope="device")
+_TIMING = dict(compare="timing")
+_CARD = Column("card_gib", "GiB", "card")
+
+TABLES = (
+    Table(
+        "models",
+        "Model shapes (spec assumptions, and the measured model)",
+        (
+            Column("model"),
+            Column("params", "parameters", "count"),
+            Column("layers", label="L"),
+            Column("heads", label="H"),
+            Column("kv_heads", label="H_kv"),
+            Column("head_dim", label="d"),
+            Column("kv_bytes_per_element", "bytes", "KV bytes/element"),
+            Column("kv_bytes_per_token", "bytes", "KV bytes/token"),
+            Column("source"),
+        ),
+    ),
+    Table(
+        "precisions",
+        "Weight precisions (spec assumptions)",
+        (Column("precision"), Column("weight_bits", "bits", "bits per weight")),
+    ),
+    Table("cards", "Cards", (_CARD, Column("card_bytes", "bytes", "bytes"))),
+    Table(
+        "assumptions",
+        "Budget assumptions",
+        (
+            Column("reserve_gib", "GiB", "runtime reserve"),
+            Column("reserve_bytes", "bytes", "reserve"),
+            Column("kv_bytes_per_element", "bytes", "KV bytes/element"),
+            Column("context_per_user", "tokens", "context per user"),
+            Column("gib_bytes", "bytes", "1 GiB"),
+        ),
+    ),
+    Table(
+        "budget",
+        "The budget of every card, computed from the stated assumptions",
+        (
+            _CARD,
+            Column("model"),
+            Column("precision"),
+            Column("weight_bits", "bits", "bits/weight"),
+            Column("weights_bytes", "bytes", "weights"),
+            Column("kv_bytes_per_token", "bytes", "KV/token"),
+            Column("free_bytes", "bytes", "left for the cache"),
+            Column("max_tokens", "tokens", "max resident tokens"),
+            Column("users", "users", f"at {CONTEXT_PER_USER:,} tokens each"),
+            Column("verdict"),
+        ),
+    ),
+    Table(
+        "users_by_context",
+        "Concurrent users by context length, computed from the stated assumptions",
+        (
+            _CARD,
+            Column("model"),
+            Column("precision"),
+            Column("max_tokens", "tokens", "max resident tokens"),
+            *(Column(f"users_at_{c}", "users", f"at {c:,}") for c in USER_CONTEXTS),
+        ),
+    ),
+    Table(
+        "formula_check",
+        "The formula against a measured prefill of the run's model",
+        (
+            Column("tokens", "tokens", "resident tokens"),
+            Column("logits_kept", label="logits computed for"),
+            Column("weights_bytes", "bytes", "weights (formula)", **_RUN_DTYPE),
+            Column("cache_formula_bytes", "bytes", "cache (formula)", **_RUN_DTYPE),
+            Column("cache_measured_bytes", "bytes", "cache (measured storage)", **_RUN_DTYPE),
+            Column("predicted_bytes", "bytes", "weights + cache + reserve", **_RUN_DTYPE),
+            Column("baseline_bytes", "bytes", "in use before", **_TIMING),
+            Column("peak_bytes", "bytes", "measured peak", **_TIMING),
+            Column("above_baseline_bytes", "bytes", "peak above before", **_TIMING),
+            Column(
+                "transient_bytes",
+                "bytes",
+                "of which not cache",
+                description="peak above before, minus the cache: the pass's working memory",
+                **_TIMING,
+            ),
+            Column(
+                "beyond_weights_and_cache_bytes",
+                "bytes",
+                "peak − weights − cache",
+                description="what the reserve has to cover",
+                **_TIMING,
+            ),
+            Column("gap_bytes", "bytes", "peak − predicted", **_TIMING),
+        ),
+    ),
+)
+VALUES = (
+    Value("reserve_gib", "GiB"),
+    Value("context_per_user", "tokens"),
+    Value("measured_model"),
+    Value("check_largest_tokens", "tokens"),
+    Value(
+        "check_gap_bytes",
+        "bytes",
+        description="measured peak minus weights + cache + reserve, at the largest token count",
+        **_TIMING,
+    ),
+    Value(
+        "check_prediction_excess_bytes",
+        "bytes",
+        description="weights + cache + reserve minus the measured peak (positive: the formula over-predicts)",
+        **_TIMING,
+    ),
+    Value(
+        "check_overhead_bytes",
+        "bytes",
+        description="measured peak minus weights and cache, at the largest token count",
+        **_TIMING,
+    ),
+    Value("cache_matches_formula", description="every measured cache storage equals the formula"),
+    Value("check_dtype", **_RUN_DTYPE),
+    Value("check_weight_bits", "bits", **_RUN_DTYPE),
+    Value("check_params", "parameters"),
+    Value("check_weights_bytes", "bytes", **_RUN_DTYPE),
+    Value(
+        "check_weights_storage_bytes",
+        "bytes",
+        description="bytes of the parameter storages actually held by the model",
+        **_RUN_DTYPE,
+    ),
+    Value("check_kv_bytes_per_token", "bytes", **_RUN_DTYPE),
+    Value(
+        "all_logits_bytes",
+        "bytes",
+        description="logits of every position at the largest count: tokens x vocabulary x bytes",
+        **_RUN_DTYPE,
+    ),
+    Value("vocabulary", "tokens"),
+    Value("check_device", **_RUN_DTYPE),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    cards_gib: tuple[float, ...] = (8, 16, 24, 48, 80, 141)  # spec §10, "more welcome" included
+    reserve_gib: float = 1.5  # spec §10
+    kv_bytes_per_element: float = 2  # spec §10: an fp16 cache
+    context_per_user: int = CONTEXT_PER_USER  # declared in TABLES: change both together
+    user_contexts: tuple[int, ...] = USER_CONTEXTS
+    user_context_cards: tuple[float, ...] = (24, 80)
+    check_tokens: tuple[int, ...] = (128, 512, 1024)
+    # At the largest count, also the transformers default prefill, which computes the
+    # logits of every position (tokens x vocabulary floats) where one row is needed.
+    check_all_logits: bool = True
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        if profile == "full":
+            return cls(check_tokens=(512, 2048, 8192))  # 8,192: SmolLM2's longest position
+        if profile == "cpu":
+            return cls()
+        return cls(check_tokens=(8, 32))
+
+
+def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
+    s = ctx.model.shape()
+    params = sum(p.numel() for p in ctx.model.model.parameters())  # shared (tied) tensors once
+    own = {
+        "model": ctx.model.name.split("/")[-1],
+        "params": params,
+        "layers": s["layers"],
+        "heads": s["heads"],
+        "kv_heads": s["kv_heads"],
+        "head_dim": s["head_dim"],
+    }
+    rows = []
+    for m, source in [*((m, "spec §10 assumption") for m in SPEC_MODELS), (own, "measured model's shape")]:
+        kv = budget_kv_bytes_per_token(
+            layers=m["layers"],
+            kv_heads=m["kv_heads"],
+            head_dim=m["head_dim"],
+            bytes_per_element=cfg.kv_bytes_per_element,
+        )
+        rows.append(
+            {
+                "model": m["model"],
+                "params": int(m["params"]),
+                "layers": m["layers"],
+                "heads": m["heads"],
+                "kv_heads": m["kv_heads"],
+                "head_dim": m["head_dim"],
+                "kv_bytes_per_element": cfg.kv_bytes_per_element,
+                "kv_bytes_per_token": kv,
+                "source": source,
+            }
+        )
+    return rows
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    models = _model_rows(ctx, cfg)
+
+    def row(card, m, precision, bits):
+        return budget_row(card, m, precision, bits, reserve_gib=cfg.reserve_gib, context_per_user=cfg.context_per_user)
+
+    budget = [row(card, m, p, bits) for card in cfg.cards_gib for m in models for p, bits in SPEC_PRECISIONS]
+    users_rows = [
+        users_row(row(card, m, p, bits), cfg.user_contexts)
+        for card in cfg.user_context_cards
+        for m in models[: len(SPEC_MODELS)]
+        for p, bits in SPEC_PRECISIONS
+    ]
+    ctx.log("  formula against a measured prefill")
+    check_rows, check_values = formula_check(
+        ctx, reserve_gib=cfg.reserve_gib, check_tokens=cfg.check_tokens, check_all_logits=cfg.check_all_logits
+    )
+
+    tables = {
+        "models": models,
+        "precisions": [{"precision": p, "weight_bits": b} for p, b in SPEC_PRECISIONS],
+        "cards": [{"card_gib": c, "card_bytes": gib_to_bytes(c)} for c in cfg.cards_gib],
+        "assumptions": [
+            {
+                "reserve_gib": cfg.reserve_gib,
+                "reserve_bytes": gib_to_bytes(cfg.reserve_gib),
+                "kv_bytes_per_element": cfg.kv_bytes_per_element,
+                "context_per_user": cfg.context_per_user,
+                "gib_bytes": gib_to_bytes(1),
+            }
+        ],
+        "budget": budget,
+        "users_by_context": users_rows,
+        "formula_check": check_rows,
+    }
+    last = [r for r in check_rows if r["logits_kept"] == "last position"][-1]
+    values = {
+        "reserve_gib": cfg.reserve_gib,
+        "context_per_user": cfg.context_per_user,
+        "measured_model": models[-1]["model"],
+        "check_largest_tokens": last["tokens"],
+        "check_gap_bytes": last["gap_bytes"],
+        "check_prediction_excess_bytes": -last["gap_bytes"],
+        "check_overhead_bytes": last["beyond_weights_and_cache_bytes"],
+        "cache_matches_formula": all(r["cache_measured_bytes"] == r["cache_formula_bytes"] for r in check_rows),
+        **check_values,
+    }
+    return Result(tables=tables, values=values)

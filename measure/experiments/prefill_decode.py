@@ -1,0 +1,299 @@
+"""§2 Two phases: prefill and decode.
+
+Measures, on the run's model:
+
+* ``split``: one cached generation (a prompt of book text, then one token per step),
+  the prefill and the decode steps timed apart: cost per prompt token, per generated
+  token, and their ratio.
+* ``prefill``: one prefill at prompt length P: time (= time to first token), ms per
+  prompt token, prompt tokens per second.
+* ``bandwidth``: the device's memory bandwidth, from a large copy (measure/lab/bandwidth.py).
+* ``decode``: one decode step against a cache of C positions: step time, tokens per
+  second (= 1 / step), and the step's floor, the model's weight bytes over the measured
+  bandwidth, with the fraction of it achieved (and the floor with the cache's bytes
+  added, which is what the step must read in full).
+
+The split's clocked generation is measure/lab/prefill_decode_split.py.
+
+Writes ``site_data/prefill_decode/``. Alone: ``python -m measure run --only prefill_decode``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.lab.bandwidth import copy_bandwidth, weight_bytes
+from measure.lab.context import Context
+from measure.lab.generation import cache_storage_bytes, decode_step_at, prefill, random_cache
+from measure.lab.prefill_decode_split import split_runs
+from measure.lab.timing import Timing, time_call
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "Two phases: prefill and decode"
+FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
+
+_TIMING = dict(compare="timing")
+# Bytes held in the run's dtype (fp16 on a GPU, fp32 on a CPU): the same device type and dtype.
+_BYTES = dict(compare="exact", scope="device")
+
+TABLES = (
+    Table(
+        "split",
+        "One generation, prefill and decode timed apart",
+        (
+            Column("phase", label="phase"),
+            Column("tokens", "tokens", "tokens"),
+            Column("total_ms", "ms", "time", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("ms_per_token", "ms", "per token", **_TIMING),
+            Column("cost_vs_prompt_token", "x", "per token, vs a prompt token", **_TIMING),
+        ),
+    ),
+    Table(
+        "prefill",
+        "Prefill against prompt length",
+        (
+            Column("prompt_tokens", "tokens", "prompt P"),
+            Column("time_ms", "ms", "prefill = time to first token", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("ms_per_token", "ms", "per prompt token", **_TIMING),
+            Column("tokens_per_s", "tokens/s", "prompt tokens/s", **_TIMING),
+        ),
+    ),
+    Table(
+        "bandwidth",
+        "Memory bandwidth, from one large copy",
+        (
+            Column("copy_bytes", "bytes", "buffer copied"),
+            Column("moved_bytes", "bytes", "bytes moved (read + write)"),
+            Column("time_ms", "ms", "copy time", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth (10⁹ bytes/s)", **_TIMING),
+        ),
+    ),
+    Table(
+        "decode",
+        "One decode step against cache length",
+        (
+            Column("cache_tokens", "tokens", "cache C"),
+            Column("step_ms", "ms", "decode step", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("tokens_per_s", "tokens/s", "tokens/s (1 / step)", **_TIMING),
+            Column("cache_bytes", "bytes", "cache size", **_BYTES),
+            Column("floor_ms", "ms", "floor: weights / bandwidth", **_TIMING),
+            Column("fraction_of_floor", "fraction", "floor / step", **_TIMING),
+            Column("floor_with_cache_ms", "ms", "floor with the cache", **_TIMING),
+        ),
+    ),
+)
+VALUES = (
+    Value("split_prompt_tokens", "tokens"),
+    Value("split_decode_steps", "steps"),
+    Value("split_prefill_ms", "ms", **_TIMING),
+    Value("split_prefill_ms_per_token", "ms", **_TIMING),
+    Value("split_decode_ms_per_token", "ms", **_TIMING),
+    Value("split_ratio", "x", description="a generated token costs this many prompt tokens", **_TIMING),
+    Value("split_step_min_ms", "ms", description="fastest step", **_TIMING),
+    Value("split_step_max_ms", "ms", description="slowest step", **_TIMING),
+    Value("split_prefill_samples_ms", "ms", **_TIMING),
+    Value("split_decode_samples_ms", "ms", **_TIMING),
+    Value("ttft_smallest_ms", "ms", **_TIMING),
+    Value("ttft_largest_ms", "ms", **_TIMING),
+    Value("prompt_smallest", "tokens"),
+    Value("prompt_largest", "tokens"),
+    Value("ttft_growth", "x", description="time to first token at the longest prompt / at the shortest", **_TIMING),
+    Value("prefill_samples_ms", "ms", **_TIMING),
+    Value("bandwidth_gb_s", "GB/s", **_TIMING),
+    Value("bandwidth_samples_ms", "ms", **_TIMING),
+    Value("weight_bytes", "bytes", description="bytes of the model's parameters", **_BYTES),
+    Value("floor_ms", "ms", description="weight bytes / bandwidth", **_TIMING),
+    Value("cache_smallest", "tokens"),
+    Value("cache_largest", "tokens"),
+    Value("step_smallest_ms", "ms", **_TIMING),
+    Value("step_largest_ms", "ms", **_TIMING),
+    Value("tok_s_smallest", "tokens/s", **_TIMING),
+    Value("tok_s_largest", "tokens/s", **_TIMING),
+    Value("fraction_smallest", "fraction", **_TIMING),
+    Value("fraction_largest", "fraction", **_TIMING),
+    Value("flat_up_to", "tokens"),
+    Value("flat_spread", "x", description=f"slowest / fastest decode step for C up to {FLAT_UP_TO}", **_TIMING),
+    Value("step_growth", "x", description="decode step at the largest cache / at the smallest", **_TIMING),
+    Value("decode_samples_ms", "ms", **_TIMING),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    split_prompt_tokens: int = 40  # spec §2.1: the source's run had 40 prompt tokens
+    split_new_tokens: int = 48  # and generated 48 (47 decode steps after the prefill)
+    split_repeats: int = 5
+    prompt_lengths: tuple[int, ...] = (16, 64, 256, 1024, 2048)  # spec §2.2
+    prefill_repeats: int = 7
+    cache_lengths: tuple[int, ...] = (16, 64, 256, 1024, 4096)  # spec §2.3
+    decode_repeats: int = 15
+    copy_bytes: int = 2**30  # 1 GiB: far beyond any GPU's L2 cache
+    copy_repeats: int = 10
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        if profile == "full":
+            return cls()
+        if profile == "cpu":
+            # Same sweeps; fewer repeats keep §2 near a minute on two cores. 512 MiB is
+            # the size of the default model's fp32 weights, and beyond any CPU cache.
+            return cls(split_repeats=3, prefill_repeats=3, decode_repeats=7, copy_bytes=2**29, copy_repeats=7)
+        return cls(
+            split_prompt_tokens=6,
+            split_new_tokens=4,
+            split_repeats=2,
+            prompt_lengths=(4, 16),
+            prefill_repeats=2,
+            cache_lengths=(4, 16),
+            decode_repeats=2,
+            copy_bytes=2**22,
+            copy_repeats=3,
+        )
+
+
+def _split(cfg: Config, ctx: Context) -> tuple[list[dict], dict]:
+    """A cached generation with a clock around the prefill and around each decode step."""
+    model = ctx.model.model
+    ids = ctx.prompt_ids(cfg.split_prompt_tokens)
+    steps = cfg.split_new_tokens - 1
+    ctx.log(f"  prefill {cfg.split_prompt_tokens} tokens, then {steps} decode steps ({cfg.split_repeats} runs)")
+    runs = split_runs(model, ids, steps=steps, repeats=cfg.split_repeats, device=ctx.device)
+    t_pre = Timing(tuple(r[0] for r in runs))
+    t_dec = Timing(tuple(sum(r[1]) for r in runs))
+    pre_tok = t_pre.median_ms / cfg.split_prompt_tokens
+    dec_tok = t_dec.median_ms / steps
+    rows = [
+        {
+            "phase": "prefill (prompt tokens, one pass)",
+            "tokens": cfg.split_prompt_tokens,
+            "total_ms": t_pre.median_ms,
+            "spread_ms": t_pre.spread_ms,
+            "ms_per_token": pre_tok,
+            "cost_vs_prompt_token": 1.0,
+        },
+        {
+            "phase": "decode (one token per step)",
+            "tokens": steps,
+            "total_ms": t_dec.median_ms,
+            "spread_ms": t_dec.spread_ms,
+            "ms_per_token": dec_tok,
+            "cost_vs_prompt_token": dec_tok / pre_tok,
+        },
+    ]
+    all_steps = [s for r in runs for s in r[1]]
+    values = {
+        "split_prompt_tokens": cfg.split_prompt_tokens,
+        "split_decode_steps": steps,
+        "split_prefill_ms": t_pre.median_ms,
+        "split_prefill_ms_per_token": pre_tok,
+        "split_decode_ms_per_token": dec_tok,
+        "split_ratio": dec_tok / pre_tok,
+        "split_step_min_ms": min(all_steps) * 1e3,
+        "split_step_max_ms": max(all_steps) * 1e3,
+        "split_prefill_samples_ms": t_pre.samples_ms(),
+        "split_decode_samples_ms": t_dec.samples_ms(),
+    }
+    return rows, values
+
+
+def _prefill_sweep(cfg: Config, ctx: Context) -> tuple[list[dict], dict]:
+    model = ctx.model.model
+    rows, samples = [], {}
+    for p in ctx.progress(cfg.prompt_lengths, "prefill, prompt length sweep"):
+        ids = ctx.prompt_ids(p)
+        t = time_call(lambda: prefill(model, ids), device=ctx.device, warmup=1, repeats=cfg.prefill_repeats)
+        samples[str(p)] = t.samples_ms()
+        rows.append(
+            {
+                "prompt_tokens": p,
+                "time_ms": t.median_ms,
+                "spread_ms": t.spread_ms,
+                "ms_per_token": t.median_ms / p,
+                "tokens_per_s": p / t.median_s,
+            }
+        )
+    first, last = rows[0], rows[-1]
+    values = {
+        "ttft_smallest_ms": first["time_ms"],
+        "ttft_largest_ms": last["time_ms"],
+        "prompt_smallest": first["prompt_tokens"],
+        "prompt_largest": last["prompt_tokens"],
+        "ttft_growth": last["time_ms"] / first["time_ms"],
+        "prefill_samples_ms": samples,
+    }
+    return rows, values
+
+
+def _bandwidth(cfg: Config, ctx: Context) -> tuple[list[dict], float, dict]:
+    ctx.log(f"  memory bandwidth: copying {cfg.copy_bytes / 2**20:.0f} MiB, {cfg.copy_repeats} times")
+    bw = copy_bandwidth(copy_bytes=cfg.copy_bytes, device=ctx.device, repeats=cfg.copy_repeats)
+    row = {
+        "copy_bytes": bw.copy_bytes,
+        "moved_bytes": bw.moved_bytes,
+        "time_ms": bw.timing.median_ms,
+        "spread_ms": bw.timing.spread_ms,
+        "bandwidth_gb_s": bw.bytes_per_s / 1e9,
+    }
+    values = {"bandwidth_gb_s": bw.bytes_per_s / 1e9, "bandwidth_samples_ms": bw.timing.samples_ms()}
+    return [row], bw.bytes_per_s, values
+
+
+def _decode_sweep(cfg: Config, ctx: Context, bytes_per_s: float) -> tuple[list[dict], dict]:
+    model = ctx.model.model
+    weights = weight_bytes(model)
+    floor_ms = weights / bytes_per_s * 1e3
+    token = ctx.prompt_ids(1)
+    rows, samples = [], {}
+    for c in ctx.progress(cfg.cache_lengths, "decode, cache length sweep"):
+        cache = random_cache(model, batch=1, tokens=c)
+        kv = cache_storage_bytes(cache)
+        t = time_call(
+            lambda: decode_step_at(model, token, cache, c), device=ctx.device, warmup=2, repeats=cfg.decode_repeats
+        )
+        samples[str(c)] = t.samples_ms()
+        with_cache = (weights + kv) / bytes_per_s * 1e3
+        rows.append(
+            {
+                "cache_tokens": c,
+                "step_ms": t.median_ms,
+                "spread_ms": t.spread_ms,
+                "tokens_per_s": 1.0 / t.median_s,
+                "cache_bytes": kv,
+                "floor_ms": floor_ms,
+                "fraction_of_floor": floor_ms / t.median_ms,
+                "floor_with_cache_ms": with_cache,
+            }
+        )
+    first, last = rows[0], rows[-1]
+    flat = [r["step_ms"] for r in rows if r["cache_tokens"] <= FLAT_UP_TO]
+    values = {
+        "weight_bytes": weights,
+        "floor_ms": floor_ms,
+        "cache_smallest": first["cache_tokens"],
+        "cache_largest": last["cache_tokens"],
+        "step_smallest_ms": first["step_ms"],
+        "step_largest_ms": last["step_ms"],
+        "tok_s_smallest": first["tokens_per_s"],
+        "tok_s_largest": last["tokens_per_s"],
+        "fraction_smallest": first["fraction_of_floor"],
+        "fraction_largest": last["fraction_of_floor"],
+        "flat_up_to": FLAT_UP_TO,
+        "flat_spread": max(flat) / min(flat),
+        "step_growth": last["step_ms"] / first["step_ms"],
+        "decode_samples_ms": samples,
+    }
+    return rows, values
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    split, v1 = _split(cfg, ctx)
+    pre, v2 = _prefill_sweep(cfg, ctx)
+    bw, bytes_per_s, v3 = _bandwidth(cfg, ctx)
+    dec, v4 = _decode_sweep(cfg, ctx, bytes_per_s)
+    return Result(
+        tables={"split": split, "prefill": pre, "bandwidth": bw, "decode": dec}, values={**v1, **v2, **v3, **v4}
+    )

@@ -1,0 +1,280 @@
+"""§5 Quantizing weights: what each scheme costs in bits and in error, matrix by matrix.
+
+Measures, on the run's model:
+
+* ``sizes``: the model's parameters at 4, 2, 1 and 0.5 bytes each, and as each scheme
+  would store it (projection matrices quantized, everything else fp16).
+* ``errors``: every projection matrix quantized with every scheme of
+  ``measure.lab.quantizers.SCHEMES`` (the chapter's six plus int4 group-64, which has NF4's
+  4.25 bits per weight): relative Frobenius error, mean over matrices and the worst one,
+  named. ``matrix_errors`` holds every matrix.
+* ``outlier_matrix`` / ``outlier_levels`` / ``outlier_codes``: the matrix with the
+  largest max|w| / std: its statistics, and which int4 levels its ordinary weights
+  (within 3 standard deviations) land on under each scale granularity
+  (``measure.lab.weight_quantization_outliers``).
+* ``distributed_grid``: whether the weights were already quantized before this run saw
+  them, read from the weights alone (``measure.lab.weight_quantization_grid``): distinct
+  values per block of 32 consecutive weights (a GGUF Q4_1 block holds at most 16), and
+  the error of re-quantizing with Q4_1's own rule, which is ~0 for Q4_1 weights.
+
+Valid on random weights too (the error of a scheme on Gaussian matrices is a fact about
+the scheme; the grid check then correctly finds no grid), so it does not refuse them.
+
+Writes ``site_data/weight_quantization/``. Alone: ``python -m measure run --only weight_quantization``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from measure.lab import quantizers as q
+from measure.lab.context import Context
+from measure.lab.weight_quantization_grid import Q4_1_BLOCK, grid_check
+from measure.lab.weight_quantization_outliers import outlier_matrix
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "Quantizing weights"
+
+RATIO_PAIRS = (
+    ("int4_tensor", "int4_row"),
+    ("int4_row", "int4_g128"),
+    ("int4_g128", "nf4_b64"),
+    ("int4_g64", "nf4_b64"),
+)
+
+# Everything read from the weights reproduces on the same device type and dtype only: the
+# weights are loaded (random ones initialised) in the run's dtype, fp16 on a GPU, and are
+# quantized on the run's device, the reconstruction cast back to that dtype. Which matrix
+# comes out worst or most outlier-heavy, and counts of weights or levels, follow them.
+# Sizes, bits and shapes are counted from the shapes alone and hold anywhere.
+_ERR = dict(compare="numeric")
+_FORMULA = dict(compare="numeric", scope="any")
+_FROM_WEIGHTS = dict(compare="exact", scope="device")
+
+TABLES = (
+    Table(
+        "sizes",
+        "The model's parameters stored at each precision",
+        (
+            Column("storage", label="storage"),
+            Column("bits_per_parameter", "bits", "bits per parameter", **_FORMULA),
+            Column("bytes", "bytes", "size"),
+        ),
+    ),
+    Table(
+        "errors",
+        "Relative error ||W − Ŵ|| / ||W|| over all {projection_matrices} projection matrices",
+        (
+            Column("scheme", label="key"),
+            Column("label", label="scheme"),
+            Column("bits_per_weight", "bits", "bits per weight", **_FORMULA),
+            Column("mean_rel_error", label="mean error", **_ERR),
+            Column("worst_rel_error", label="worst error", **_ERR),
+            Column("worst_matrix", label="worst matrix", **_FROM_WEIGHTS),
+        ),
+    ),
+    Table(
+        "matrix_errors",
+        "Relative error of every projection matrix under every scheme",
+        (
+            Column("matrix", label="matrix"),
+            Column("kind", label="kind"),
+            Column("rows", label="rows"),
+            Column("cols", label="columns"),
+            # One column per scheme: every profile quantizes with every scheme of SCHEMES.
+            *(Column(s, label=scheme.label, **_ERR) for s, scheme in q.SCHEMES.items()),
+        ),
+    ),
+    Table(
+        "outlier_matrix",
+        "The most outlier-heavy projection matrix (largest max|w| / std)",
+        (
+            Column("matrix", label="matrix", **_FROM_WEIGHTS),
+            Column("rows", label="rows", **_FROM_WEIGHTS),
+            Column("cols", label="columns", **_FROM_WEIGHTS),
+            Column("mean_abs", label="mean |w|", **_ERR),
+            Column("std", label="std", **_ERR),
+            Column("max_abs", label="max |w|", **_ERR),
+            Column("max_over_std", "x", "max / std", **_ERR),
+            Column("beyond_6_sigma", "weights", "beyond 6σ", **_FROM_WEIGHTS),
+            Column("beyond_6_sigma_share", "fraction", "share beyond 6σ", **_ERR),
+        ),
+    ),
+    Table(
+        "outlier_levels",
+        "Where that matrix's ordinary weights (within {ordinary_sigmas:g}σ) land, by scale granularity",
+        (
+            Column("scheme", label="scheme"),
+            Column("levels_available", "levels", "levels available"),
+            Column("ordinary_levels_used", "levels", "levels the ordinary weights use", **_FROM_WEIGHTS),
+            Column("ordinary_to_zero_share", "fraction", "ordinary weights set to 0", **_ERR),
+            Column("rel_error", label="error on this matrix", **_ERR),
+        ),
+    ),
+    Table(
+        "outlier_codes",
+        "Int4 per-tensor: how many of that matrix's weights fall on each level",
+        (
+            Column("code", label="code"),
+            Column("value", label="level value", **_ERR),
+            Column("all_weights", "weights", "all weights", **_FROM_WEIGHTS),
+            Column("ordinary_weights", "weights", "ordinary weights", **_FROM_WEIGHTS),
+        ),
+    ),
+    Table(
+        "distributed_grid",
+        f"Were the weights already quantized? Distinct values per block of {Q4_1_BLOCK} consecutive weights",
+        (
+            Column("matrices", label="matrices"),
+            Column("blocks", "blocks", "blocks of 32"),
+            Column("max_distinct_per_block", "values", "most distinct values in a block", **_FROM_WEIGHTS),
+            Column("blocks_within_16_share", "fraction", "blocks with ≤ 16 values", **_ERR),
+            Column("q4_1_requantize_error", label="error of re-quantizing as Q4_1", **_ERR),
+            Column("q8_0_requantize_error", label="error of re-quantizing as Q8_0", **_ERR),
+        ),
+    ),
+)
+VALUES = (
+    Value("parameters", "parameters", description="tied embeddings counted once"),
+    Value("projection_parameters", "parameters"),
+    Value("projection_matrices", "matrices"),
+    Value("projection_share", "fraction", **_FORMULA),
+    *(Value(f"{stat}_{s}", **_ERR) for s in q.SCHEMES for stat in ("mean", "worst")),
+    *(
+        Value(f"ratio_{a}_over_{b}", "x", description=f"mean error of {a} divided by that of {b}", **_ERR)
+        for a, b in RATIO_PAIRS
+    ),
+    Value("outlier_matrix", **_FROM_WEIGHTS),
+    Value("outlier_tensor_scale", **_ERR),
+    Value("ordinary_sigmas"),
+    Value("ordinary_share", "fraction", **_ERR),
+    Value(
+        "already_on_q4_1_grid",
+        description="every block of 32 projection weights holds at most 16 distinct values",
+        **_FROM_WEIGHTS,
+    ),
+    Value("q4_1_requantize_error_max", **_ERR),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    schemes: tuple[str, ...] = tuple(q.SCHEMES)
+    max_matrices: int | None = None  # None: every projection matrix
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        # A few seconds of arithmetic: no reason to cut anything, and the tables declare
+        # one column and the values one mean and worst per scheme, in every profile.
+        return cls()
+
+
+def _kind(name: str) -> str:
+    return name.rsplit(".", 1)[-1].removesuffix("_proj")
+
+
+def _sizes(cfg: Config, ctx: Context, layers) -> tuple[list, dict]:
+    model = ctx.model.model
+    params = sum(p.numel() for p in model.parameters())  # tied weights counted once
+    proj = sum(lin.weight.numel() for _, lin in layers)
+    rows = [
+        {"storage": label, "bits_per_parameter": float(bits), "bytes": params * bits // 8}
+        for label, bits in (("fp32", 32), ("fp16 / bf16", 16), ("int8", 8), ("int4", 4))
+    ]
+    for name in cfg.schemes:
+        s = q.SCHEMES[name]
+        proj_bits = sum(q.bits_per_weight(s, tuple(lin.weight.shape)) * lin.weight.numel() for _, lin in layers)
+        total_bits = proj_bits + (params - proj) * 16
+        rows.append(
+            {
+                "storage": f"{s.label} projections, rest fp16",
+                "bits_per_parameter": total_bits / params,
+                "bytes": math.ceil(total_bits / 8),
+            }
+        )
+    if ctx.model.source == "embedded":
+        from measure.lab.models import embedded_gguf_path
+
+        size = embedded_gguf_path().stat().st_size
+        rows.append({"storage": "the GGUF file as distributed", "bits_per_parameter": size * 8 / params, "bytes": size})
+    values = {
+        "parameters": params,
+        "projection_parameters": proj,
+        "projection_matrices": len(layers),
+        "projection_share": proj / params,
+    }
+    return rows, values
+
+
+def _errors(cfg: Config, ctx: Context, layers) -> tuple[list, list, dict]:
+    per_matrix = []
+    for name, lin in ctx.progress(layers, "quantizing every projection matrix"):
+        w = lin.weight.detach()
+        row = {"matrix": f"{name}.weight", "kind": _kind(name), "rows": w.shape[0], "cols": w.shape[1]}
+        for s in cfg.schemes:
+            row[s] = q.relative_error(w, q.fake_quantize(w, s))
+        per_matrix.append(row)
+    rows = []
+    n_weights = sum(r["rows"] * r["cols"] for r in per_matrix)
+    for s in cfg.schemes:
+        errs = [r[s] for r in per_matrix]
+        worst = max(range(len(errs)), key=errs.__getitem__)
+        bits = sum(q.bits_per_weight(s, (r["rows"], r["cols"])) * r["rows"] * r["cols"] for r in per_matrix)
+        rows.append(
+            {
+                "scheme": s,
+                "label": q.SCHEMES[s].label,
+                "bits_per_weight": bits / n_weights,
+                "mean_rel_error": sum(errs) / len(errs),
+                "worst_rel_error": errs[worst],
+                "worst_matrix": per_matrix[worst]["matrix"],
+            }
+        )
+    by = {r["scheme"]: r for r in rows}
+    values = {}
+    for s, r in by.items():
+        values[f"mean_{s}"] = r["mean_rel_error"]
+        values[f"worst_{s}"] = r["worst_rel_error"]
+    for a, b in RATIO_PAIRS:
+        values[f"ratio_{a}_over_{b}"] = by[a]["mean_rel_error"] / by[b]["mean_rel_error"]
+    return rows, per_matrix, values
+
+
+def _distributed_grid(ctx: Context, layers) -> tuple[list, dict]:
+    groups: dict[str, list[torch.Tensor]] = {}
+    for name, lin in layers:
+        groups.setdefault(_kind(name), []).append(lin.weight.detach())
+    emb = ctx.model.model.get_input_embeddings().weight.detach()
+    groups["embed_tokens"] = [emb]
+    rows = [{"matrices": kind, **grid_check(mats)} for kind, mats in groups.items()]
+    projections = [r for r in rows if r["matrices"] != "embed_tokens"]
+    values = {
+        "already_on_q4_1_grid": all(r["blocks_within_16_share"] == 1.0 for r in projections),
+        "q4_1_requantize_error_max": max(r["q4_1_requantize_error"] for r in projections),
+    }
+    return rows, values
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    layers = q.projection_layers(ctx.model.model)
+    if cfg.max_matrices is not None:
+        layers = layers[: cfg.max_matrices]
+    sizes, v1 = _sizes(cfg, ctx, layers)
+    ctx.log(f"  {len(layers)} projection matrices x {len(cfg.schemes)} schemes")
+    errors, matrix, v2 = _errors(cfg, ctx, layers)
+    stats, levels, codes, v3 = outlier_matrix(layers)
+    ctx.log("  checking the weights for a grid they were distributed on")
+    grid, v4 = _distributed_grid(ctx, layers)
+    tables = {
+        "sizes": sizes,
+        "errors": errors,
+        "matrix_errors": matrix,
+        "outlier_matrix": stats,
+        "outlier_levels": levels,
+        "outlier_codes": codes,
+        "distributed_grid": grid,
+    }
+    return Result(tables=tables, values={**v1, **v2, **v3, **v4})

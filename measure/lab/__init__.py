@@ -1,0 +1,1 @@
+"""Model loading, devices, timing, memory probes, generation: the measuring library."""

@@ -1,0 +1,1 @@
+"""Simulators (schedulers, allocators): pure functions, tested by hand."""

@@ -1,0 +1,128 @@
+"""§4 batching: the simulations' rows. A workload of output lengths is scheduled
+statically and continuously (measure/sim/scheduler.py), timed with the step costs
+measured by the experiment, and the continuous schedule's KV memory is simulated under
+three allocators (measure/sim/paged_kv.py). Pure Python, no model.
+
+Used by measure/experiments/batching.py.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+from measure.sim.paged_kv import SCHEMES, simulate_memory
+from measure.sim.scheduler import POLICIES, Schedule, schedule, timed
+
+
+def policy_rows(
+    lengths: Sequence[int], slots: int, costs: Mapping[int, float]
+) -> tuple[list[dict], list[dict], dict, Schedule]:
+    """Rows of ``policies`` and ``timeline``, their values, and the continuous schedule."""
+    rows, timeline, summaries, schedules = [], [], {}, {}
+    for policy in POLICIES:
+        sched = schedule(policy, lengths, slots)
+        t = timed(sched, costs)
+        s = t.summary()
+        summaries[policy], schedules[policy] = s, sched
+        rows.append(
+            {
+                "policy": policy,
+                "requests": len(lengths),
+                "slots": slots,
+                "output_tokens": sched.useful_tokens,
+                "steps": sched.steps,
+                "slot_utilisation": sched.utilisation,
+                "mean_latency_steps": statistics.fmean(sp.release for sp in sched.spans),
+                "total_ms": s["total_s"] * 1e3,
+                "throughput_tok_s": s["throughput_tok_s"],
+                "mean_latency_ms": s["mean_latency_s"] * 1e3,
+                "p50_latency_ms": s["p50_latency_s"] * 1e3,
+                "p95_latency_ms": s["p95_latency_s"] * 1e3,
+            }
+        )
+        for sp in sched.spans:
+            timeline.append(
+                {
+                    "policy": policy,
+                    "request": sp.request,
+                    "slot": sp.slot,
+                    "output_tokens": sp.tokens,
+                    "start_step": sp.start,
+                    "finish_step": sp.finish,
+                    "release_step": sp.release,
+                    "start_ms": t.at(sp.start) * 1e3,
+                    "finish_ms": t.at(sp.finish) * 1e3,
+                    "release_ms": t.at(sp.release) * 1e3,
+                }
+            )
+    st, co = summaries["static"], summaries["continuous"]
+    values = {
+        "throughput_ratio": co["throughput_tok_s"] / st["throughput_tok_s"],
+        "mean_latency_ratio": st["mean_latency_s"] / co["mean_latency_s"],
+        "p95_latency_ratio": st["p95_latency_s"] / co["p95_latency_s"],
+        "padding_slot_steps": sum(sp.release - sp.finish for sp in schedules["static"].spans),
+        "step_cost_ratio": costs[slots] / costs[1],
+    }
+    return rows, timeline, values, schedules["continuous"]
+
+
+def memory_rows(
+    lengths: Sequence[int],
+    sched: Schedule,
+    *,
+    prompt_tokens: int,
+    shared_prefix_tokens: int,
+    block_tokens: int,
+    bytes_per_token: int,
+) -> tuple[list[dict], list[dict], dict]:
+    """Rows of ``paged`` and ``memory_steps`` for the schedule's KV memory, and their values."""
+    longest = prompt_tokens + max(lengths)
+    max_context = 1 << (longest - 1).bit_length()  # the smallest power of two that holds it
+    steps = simulate_memory(
+        sched.spans,
+        prompt_tokens=prompt_tokens,
+        shared_prefix_tokens=shared_prefix_tokens,
+        block_tokens=block_tokens,
+        max_context_tokens=max_context,
+    )
+    rows = []
+    contiguous_peak = max(s.schemes["contiguous"][0] for s in steps)
+    for scheme in SCHEMES:
+        reserved = [s.schemes[scheme][0] for s in steps]
+        stored = [s.schemes[scheme][1] for s in steps]
+        peak = max(range(len(steps)), key=lambda i: reserved[i])
+        rows.append(
+            {
+                "scheme": scheme,
+                "unit_tokens": max_context if scheme == "contiguous" else block_tokens,
+                "peak_reserved_bytes": max(reserved) * bytes_per_token,
+                "peak_stored_bytes": max(stored) * bytes_per_token,
+                "waste_at_peak": 1 - stored[peak] / reserved[peak],
+                "waste": 1 - sum(stored) / sum(reserved),
+                "peak_vs_contiguous": max(reserved) / contiguous_peak,
+            }
+        )
+    memory_steps = [
+        {
+            "step": s.step,
+            "context_bytes": s.context_tokens * bytes_per_token,
+            "contiguous_reserved_bytes": s.schemes["contiguous"][0] * bytes_per_token,
+            "paged_reserved_bytes": s.schemes["paged"][0] * bytes_per_token,
+            "shared_reserved_bytes": s.schemes["paged, shared prefix"][0] * bytes_per_token,
+            "shared_stored_bytes": s.schemes["paged, shared prefix"][1] * bytes_per_token,
+        }
+        for s in steps
+    ]
+    by = {r["scheme"]: r for r in rows}
+    values = {
+        "stored_within_reserved": all(stored <= reserved for s in steps for reserved, stored in s.schemes.values()),
+        "max_context_tokens": max_context,
+        "longest_request_tokens": longest,
+        "contiguous_waste": by["contiguous"]["waste"],
+        "paged_waste": by["paged"]["waste"],
+        "shared_waste": by["paged, shared prefix"]["waste"],
+        "shared_peak_vs_contiguous": by["paged, shared prefix"]["peak_vs_contiguous"],
+        "paged_peak_vs_contiguous": by["paged"]["peak_vs_contiguous"],
+    }
+    return rows, memory_steps, values
