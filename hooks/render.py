@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sitekit import formatting  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
-from sitekit.sitedata import SiteData  # noqa: E402
+from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
 _state: dict = {}
 
@@ -24,11 +24,16 @@ _state: dict = {}
 def on_config(config, **kwargs):
     root = Path(config.config_file_path).resolve().parent
     if str(root) not in sys.path:
-        sys.path.append(str(root))  # for constant(): values read from the measure package
+        sys.path.append(str(root))  # for the torch-free data layer, ``sitedata``
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
     _state["data"] = SiteData(data_dir)
+    try:  # every experiment verified up front: one line naming the file, before any page
+        for exp in _state["data"].experiments:
+            _state["data"].experiment(exp)
+    except SiteDataError as e:
+        raise PluginError(str(e)) from None
     _state["figures"] = {}
     formatting.set_locale(config.extra.get("locale", "en"))
     return config
@@ -52,10 +57,13 @@ def on_post_build(config, **kwargs):
     site = Path(config.site_dir)
     data: SiteData = _state["data"]
     # The CSVs and meta.json every table links to, as published data.
+    # Only files that verified against their meta.json, never a leftover or a stray file.
     target = site / "data"
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(data.root, target, ignore=shutil.ignore_patterns(".*", "*.tmp"))
+    for exp, name in data.files():
+        (target / exp).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(data.root / exp / name, target / exp / name)
     for rel, svg in _state["figures"].items():
         path = site / rel
         path.parent.mkdir(parents=True, exist_ok=True)

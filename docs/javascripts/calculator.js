@@ -1,7 +1,7 @@
 /*
  * The memory-budget calculator (docs/calculator.md).
  *
- * The same arithmetic, in the same order, as measure/formulas.py:
+ * The same arithmetic, in the same order, as measure/lab/formulas.py:
  *   bytes of V GiB      = floor(V * 2^30)
  *   weights             = ceil(params * bits / 8)
  *   KV bytes per token  = ceil(2 * layers * kv_heads * head_dim * bytes_per_element)
@@ -68,7 +68,7 @@
     return q;
   }
 
-  /* The budget, from parsed values. Mirrors measure/formulas.py. */
+  /* The budget, from parsed values. Mirrors measure/lab/formulas.py. */
   function budget(v) {
     var vram = Math.floor(v.vram_gib * GIB);
     var reserve = Math.floor(v.reserve_gib * GIB);

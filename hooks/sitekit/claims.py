@@ -25,16 +25,41 @@ import html
 import operator
 from typing import Any
 
-from sitekit.sitedata import SiteData, SiteDataError
+from sitekit.pagedata import SiteData, SiteDataError
+
+# Bounds that keep a claim from running away (``9**9**9``, ``'x' * 10**9``): a claim
+# compares measured numbers; it never needs a huge power or a long repeated sequence.
+MAX_EXPONENT = 64
+MAX_SEQUENCE = 10_000
+
+
+class ClaimError(Exception):
+    pass
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if not isinstance(b, (int, float)) or isinstance(b, bool) or abs(b) > MAX_EXPONENT:
+        raise ClaimError(f"exponent {b!r} refused: claims allow powers up to {MAX_EXPONENT}")
+    if isinstance(a, int) and isinstance(b, int) and abs(a) > 2**64:
+        raise ClaimError("power of a huge integer refused")
+    return operator.pow(a, b)
+
+
+def _mul(a: Any, b: Any) -> Any:
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
+            raise ClaimError(f"repeating a sequence to more than {MAX_SEQUENCE} items refused")
+    return operator.mul(a, b)
+
 
 _BIN = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
+    ast.Mult: _mul,
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
+    ast.Pow: _pow,
 }
 _CMP = {
     ast.Eq: operator.eq,
@@ -57,10 +82,6 @@ _FUNCS = {
     "sorted": sorted,
     "round": round,
 }
-
-
-class ClaimError(Exception):
-    pass
 
 
 def _plain(v: Any) -> Any:
@@ -104,7 +125,10 @@ class Evaluator:
             self.read[ref] = v
             return v
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-            return _BIN[type(node.op)](self.eval(node.left), self.eval(node.right))
+            try:
+                return _BIN[type(node.op)](self.eval(node.left), self.eval(node.right))
+            except (ArithmeticError, TypeError) as e:
+                raise ClaimError(f"{ast.unparse(node)}: {e}") from None
         if isinstance(node, ast.UnaryOp):
             v = self.eval(node.operand)
             if isinstance(node.op, ast.Not):

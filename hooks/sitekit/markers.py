@@ -20,7 +20,8 @@ from typing import Any
 
 from sitekit import claims, formatting
 from sitekit.figures import render_figure
-from sitekit.sitedata import SiteData, SiteDataError
+from sitekit.pagedata import SiteData, SiteDataError
+from sitekit.provenance import experiments, provenance, provenance_html
 
 MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 
@@ -54,10 +55,6 @@ def _parse(expr: str, data: SiteData) -> tuple[str, list[Any], dict[str, Any]]:
     except (SyntaxError, ValueError, claims.ClaimError, SiteDataError) as e:
         raise MarkerError(f"cannot parse marker {{{{ {expr} }}}}: {e}") from None
     return node.func.id, args, kwargs
-
-
-def _csv_link(ctx: PageContext, exp: str, name: str) -> str:
-    return f"{ctx.url_prefix}data/{exp}/{name}.csv"
 
 
 def _cell_html(value: Any, col: dict, style: str | None) -> str:
@@ -116,45 +113,9 @@ def table(
     return (
         f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
         f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
-        + _provenance_html(ctx, t.experiment, csv=t.name)
+        + provenance_html(ctx, t.experiment, csv=t.name)
         + "\n</div>"
     )
-
-
-def _provenance_html(ctx: PageContext, exp: str, csv: str | None = None) -> str:
-    m = ctx.data.meta(exp)
-    model, dev, libs = m["model"], m["device"], m["libraries"]
-    device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
-    links = []
-    if csv:
-        links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
-    links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
-    items = [
-        ("model", f"{model['name']} ({model['parameters']:,} parameters)"),
-        ("weights", model["weights"]),
-        ("device", f"{device}, {m['dtype']}"),
-        ("profile", m["profile"]),
-        ("measured", f"{m['date']}, in {m['duration_s']} s"),
-        (
-            "code",
-            f"commit {m['git_commit'][:10]}"
-            + (" + local changes" if m.get("measure_code_modified") else "")
-            + f", code hash {m['code_hash']}",
-        ),
-        ("libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v)),
-        ("memory method", m.get("memory_method", "")),
-        ("data", " · ".join(links)),
-    ]
-    rows = "".join(f"<tr><th>{k}</th><td>{html.escape(v) if k != 'data' else v}</td></tr>" for k, v in items)
-    summary = html.escape(f"Provenance: {model['name']} · {device} · {m['dtype']} · {m['date'][:10]}")
-    return (
-        f'<details class="provenance"><summary>{summary}</summary>'
-        f'<table class="provenance-table">{rows}</table></details>'
-    )
-
-
-def provenance(ctx: PageContext, exp: str) -> str:
-    return _provenance_html(ctx, exp)
 
 
 def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bool) -> str:
@@ -210,40 +171,20 @@ def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> 
 
 
 def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | None = None) -> str:
-    """A constant of the measurement code (a tolerance, a stated assumption), read from
-    the code itself so that prose and code cannot disagree."""
+    """A constant of the data layer (a drift tolerance), read from the code itself so that
+    prose and code cannot disagree. Constants of the measurements are values in site_data."""
     import importlib
 
     module, _, name = dotted.rpartition(".")
-    if not module.startswith("measure."):
-        raise SiteDataError(f"constant {dotted!r}: only constants of the measure package can be shown")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as e:
-        raise SiteDataError(f"constant {dotted!r}: {e}") from None
-    return formatting.format_value(value, style=style, digits=digits)
+    if module not in CONSTANT_MODULES:
+        raise SiteDataError(f"constant {dotted!r}: only constants of {', '.join(CONSTANT_MODULES)} can be shown")
+    value = getattr(importlib.import_module(module), name, None)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or name.startswith("_"):
+        raise SiteDataError(f"constant {dotted!r}: no such number in {module}")
+    return html.escape(formatting.format_value(value, style=style, digits=digits))
 
 
-def experiments(ctx: PageContext) -> str:
-    """One row per measured experiment: what, on which model and device, when, how long."""
-    rows = []
-    for exp in ctx.data.experiments:
-        m = ctx.data.meta(exp)
-        dev = m["device"]
-        device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
-        rows.append(
-            f"<tr><td><code>{exp}</code></td><td>{html.escape(m['title'])}</td>"
-            f"<td>{html.escape(m['model']['name'])}</td><td>{html.escape(device)}, {m['dtype']}</td>"
-            f"<td>{m['profile']}</td><td>{m['date'][:10]}</td>"
-            f"<td>{formatting.number(m['duration_s'], digits=3)} s</td></tr>"
-        )
-    if not rows:
-        raise SiteDataError("site_data holds no experiment")
-    head = "".join(f"<th>{h}</th>" for h in ("experiment", "what", "model", "device", "profile", "date", "run time"))
-    return (
-        f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
+CONSTANT_MODULES = ("sitedata.compare",)
 
 
 def json_table(ctx: PageContext, ref: str) -> str:

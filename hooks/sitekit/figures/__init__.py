@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from sitekit.sitedata import SiteDataError  # noqa: E402
+from sitekit.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
 plt.rcParams.update(

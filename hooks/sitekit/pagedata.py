@@ -1,8 +1,9 @@
-"""Read-only access to site_data/, with errors that name what is missing."""
+"""What pages read: site_data through the ``sitedata`` package, verified, as pandas
+frames; every name a page gives is checked before it touches a path."""
 
 from __future__ import annotations
 
-import json
+import io
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -10,9 +11,12 @@ from typing import Any
 
 import pandas as pd
 
+from sitedata import DataError, Experiment, experiment_names, read_experiment
+from sitedata.names import NAME
+
 
 class SiteDataError(Exception):
-    """A page asked for something site_data/ does not hold: fails the build."""
+    """A page asked for something site_data/ does not hold, or holds wrongly: fails the build."""
 
 
 @dataclass(frozen=True)
@@ -48,48 +52,50 @@ class TableRef:
         )
 
 
+def check_experiment_name(name: Any) -> str:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise SiteDataError(f"{name!r} is not an experiment name")
+    return name
+
+
 class SiteData:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._read: dict[str, Experiment] = {}
         self._frames: dict[tuple[str, str], pd.DataFrame] = {}
-        self.used_tables: set[str] = set()
 
     @cached_property
     def experiments(self) -> list[str]:
-        return sorted(p.parent.name for p in self.root.glob("*/meta.json"))
+        return experiment_names(self.root)
+
+    def experiment(self, name: str) -> Experiment:
+        check_experiment_name(name)
+        if name not in self._read:
+            try:
+                self._read[name] = read_experiment(self.root, name)
+            except DataError as e:
+                raise SiteDataError(str(e)) from None
+        return self._read[name]
 
     def meta(self, experiment: str) -> dict:
-        path = self.root / experiment / "meta.json"
-        if not path.is_file():
-            raise SiteDataError(
-                f"no data for experiment {experiment!r} ({path} missing); run `make measure ONLY={experiment}`"
-            )
-        return _read_json(path)
+        return self.experiment(experiment).meta
 
     @staticmethod
-    def split(ref: str) -> tuple[str, str]:
-        if ref.count(".") != 1:
+    def split(ref: Any) -> tuple[str, str]:
+        parts = ref.split(".") if isinstance(ref, str) else []
+        if len(parts) != 2 or not all(NAME.fullmatch(p) for p in parts):
             raise SiteDataError(f"{ref!r} is not of the form 'experiment.name'")
-        exp, name = ref.split(".")
-        return exp, name
+        return parts[0], parts[1]
 
     def table(self, ref: str) -> TableRef:
         exp, name = self.split(ref)
-        meta = self.meta(exp)
-        if name not in meta["tables"]:
-            raise SiteDataError(f"experiment {exp!r} has no table {name!r}; it has {', '.join(meta['tables'])}")
+        data = self.experiment(exp)
+        if name not in data.meta["tables"]:
+            raise SiteDataError(f"experiment {exp!r} has no table {name!r}; it has {', '.join(data.meta['tables'])}")
         key = (exp, name)
         if key not in self._frames:
-            path = self.root / exp / meta["tables"][name]["file"]
-            if not path.is_file():
-                raise SiteDataError(f"table file {path} is missing")
-            frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-            declared = [c["name"] for c in meta["tables"][name]["columns"]]
-            if list(frame.columns) != declared:
-                raise SiteDataError(f"{path}: columns {list(frame.columns)} differ from meta.json {declared}")
-            self._frames[key] = frame
-        self.used_tables.add(ref)
-        return TableRef(exp, name, meta, self._frames[key])
+            self._frames[key] = pd.read_csv(io.StringIO(data.texts[name]), keep_default_na=False, na_values=[""])
+        return TableRef(exp, name, data.meta, self._frames[key])
 
     def value(self, ref: str) -> dict:
         exp, name = self.split(ref)
@@ -107,19 +113,10 @@ class SiteData:
             raise SiteDataError(f"{ref} where {where}: {len(frame)} rows match, exactly one needed")
         return frame.iloc[0][column], col
 
-    def all_tables(self) -> list[str]:
-        return [f"{e}.{t}" for e in self.experiments for t in self.meta(e)["tables"]]
-
-
-_JSON_CACHE: dict[Path, tuple[float, dict]] = {}
-
-
-def _read_json(path: Path) -> dict:
-    mtime = path.stat().st_mtime
-    hit = _JSON_CACHE.get(path)
-    if hit and hit[0] == mtime:
-        return hit[1]
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    _JSON_CACHE[path] = (mtime, data)
-    return data
+    def files(self) -> list[tuple[str, str]]:
+        """(experiment, file name) of every verified file, for publishing."""
+        out = []
+        for exp in self.experiments:
+            data = self.experiment(exp)
+            out += [(exp, "meta.json")] + [(exp, f"{t}.csv") for t in data.texts]
+        return out

@@ -10,9 +10,9 @@ from sitekit.figures import figure
 FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 
 
-@figure("speculative.real_run")
+@figure("speculative_decoding.real_run")
 def real_run(data):
-    df = data.table("speculative.real_run").frame
+    df = data.table("speculative_decoding.real_run").frame
     labels = [lab.replace(", ", ",\n") + f"\nγ = {g}" for lab, g in zip(df.label, df.gamma, strict=True)]
     x = np.arange(len(df))
     w = 0.27
@@ -29,9 +29,9 @@ def real_run(data):
     return fig
 
 
-@figure("speculative.formula")
+@figure("speculative_decoding.formula")
 def formula(data):
-    df = data.table("speculative.speedup").frame
+    df = data.table("speculative_decoding.speedup").frame
     cols = [c for c in df.columns if c.startswith("speedup_g")]
     gammas = [int(c.removeprefix("speedup_g")) for c in cols]
     fig, ax = plt.subplots()

@@ -9,10 +9,10 @@ from sitekit.figures import figure
 COLOURS = ("#c0392b", "#2471a3", "#1e8449", "#b9770e", "#7d3c98", "#117a65", "#884ea0", "#5d6d7e", "#d35400")
 
 
-@figure("outliers.tracked")
+@figure("activation_outliers.tracked")
 def tracked(data):
-    df = data.table("outliers.tracked").frame
-    layers = data.table("outliers.layers").frame
+    df = data.table("activation_outliers.tracked").frame
+    layers = data.table("activation_outliers.layers").frame
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
     for i, (dim, g) in enumerate(df.groupby("dim", sort=False)):
         c = COLOURS[i % len(COLOURS)]
@@ -30,9 +30,9 @@ def tracked(data):
     return fig
 
 
-@figure("outliers.histogram")
+@figure("activation_outliers.histogram")
 def histogram(data):
-    df = data.table("outliers.histogram").frame
+    df = data.table("activation_outliers.histogram").frame
     fig, ax = plt.subplots()
     x = range(len(df))
     for shift, col, colour, label in (

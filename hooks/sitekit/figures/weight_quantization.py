@@ -13,9 +13,9 @@ def _colour(scheme: str) -> str:
     return INT8 if scheme.startswith("int8") else NF4 if scheme.startswith("nf4") else INT4
 
 
-@figure("weight_quant.errors")
+@figure("weight_quantization.errors")
 def errors(data):
-    df = data.table("weight_quant.errors").frame
+    df = data.table("weight_quantization.errors").frame
     fig, ax = plt.subplots()
     y = range(len(df))
     ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme], label="mean over all matrices")
@@ -28,9 +28,9 @@ def errors(data):
     return fig
 
 
-@figure("weight_quant.outlier_codes")
+@figure("weight_quantization.outlier_codes")
 def outlier_codes(data):
-    df = data.table("weight_quant.outlier_codes").frame
+    df = data.table("weight_quantization.outlier_codes").frame
     fig, ax = plt.subplots()
     ax.bar(df.code - 0.2, df.all_weights.clip(lower=0.8), width=0.4, color=GREY, label="all weights")
     ax.bar(df.code + 0.2, df.ordinary_weights.clip(lower=0.8), width=0.4, color=INT4, label="ordinary weights (≤ 3σ)")

@@ -1,0 +1,75 @@
+"""Provenance on the page: the box under every table, and the home page's list of
+experiments. Every string that comes from data is escaped."""
+
+from __future__ import annotations
+
+import html
+
+from sitekit import formatting
+from sitekit.pagedata import SiteDataError
+
+
+def _csv_link(ctx, exp: str, name: str) -> str:
+    return f"{ctx.url_prefix}data/{exp}/{name}.csv"
+
+
+def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
+    m = ctx.data.meta(exp)
+    model, dev, libs = m["model"], m["device"], m["libraries"]
+    device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
+    links = []
+    if csv:
+        links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
+    links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
+    items = [
+        ("model", f"{model['name']} ({model['parameters']:,} parameters)"),
+        ("weights", model["weights"]),
+        ("device", f"{device}, {m['dtype']}"),
+        ("profile", m["profile"]),
+        ("measured", f"{m['date']}, in {m['duration_s']} s"),
+        (
+            "code",
+            f"commit {m['git_commit'][:10]}"
+            + (" + local changes" if m.get("measure_code_modified") else "")
+            + f", code hash {m['code_hash']}",
+        ),
+        ("libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v)),
+        ("memory method", m.get("memory_method", "")),
+        ("data", " · ".join(links)),
+    ]
+    rows = "".join(f"<tr><th>{k}</th><td>{html.escape(v) if k != 'data' else v}</td></tr>" for k, v in items)
+    summary = html.escape(f"Provenance: {model['name']} · {device} · {m['dtype']} · {m['date'][:10]}")
+    return (
+        f'<details class="provenance"><summary>{summary}</summary>'
+        f'<table class="provenance-table">{rows}</table></details>'
+    )
+
+
+def provenance(ctx, exp: str) -> str:
+    return provenance_html(ctx, exp)
+
+
+def experiments(ctx) -> str:
+    """One row per measured experiment: what, on which model and device, when, how long."""
+    rows = []
+    for exp in ctx.data.experiments:
+        m = ctx.data.meta(exp)
+        dev = m["device"]
+        device = dev.get("gpu") or f"{dev.get('cpu')} ({dev.get('torch_threads')} threads)"
+        cells = (
+            exp,
+            m["title"],
+            m["model"]["name"],
+            f"{device}, {m['dtype']}",
+            m["profile"],
+            m["date"][:10],
+            f"{formatting.number(m['duration_s'], digits=3)} s",
+        )
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    if not rows:
+        raise SiteDataError("site_data holds no experiment")
+    head = "".join(f"<th>{h}</th>" for h in ("experiment", "what", "model", "device", "profile", "date", "run time"))
+    return (
+        f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
