@@ -12,7 +12,9 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HOOKS = Path(__file__).resolve().parent
+sys.path.insert(0, str(HOOKS))  # sitekit, the page side
+sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
 from sitekit import formatting  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
@@ -23,8 +25,6 @@ _state: dict = {}
 
 def on_config(config, **kwargs):
     root = Path(config.config_file_path).resolve().parent
-    if str(root) not in sys.path:
-        sys.path.append(str(root))  # for the torch-free data layer, ``sitedata``
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
