@@ -54,7 +54,8 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     work.mkdir(parents=True)
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
     shutil.copytree(REPO / "hooks", work / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "measure", work / "measure", ignore=shutil.ignore_patterns("__pycache__"))
+    # The data layer, and not measure: the build must not need the measuring code.
+    shutil.copytree(REPO / "sitedata", work / "sitedata", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(docs or REPO / "docs", work / "docs")
     shutil.copytree(data or REPO / "site_data", work / "site_data")
     return subprocess.run(
