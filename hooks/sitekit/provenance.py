@@ -65,7 +65,11 @@ def experiments(ctx) -> str:
             m["date"][:10],
             f"{formatting.number(m['duration_s'], digits=3)} s",
         )
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+        rows.append(
+            f"<tr><td><code>{html.escape(exp)}</code></td>"
+            + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells[1:])
+            + "</tr>"
+        )
     if not rows:
         raise SiteDataError("site_data holds no experiment")
     head = "".join(f"<th>{h}</th>" for h in ("experiment", "what", "model", "device", "profile", "date", "run time"))
