@@ -149,14 +149,17 @@ def run_experiments(
             torch.manual_seed(0)
             result = mod.run(config, ctx)
             seconds = time.perf_counter() - t0
-            folder = write_experiment(
-                out,
-                name,
-                result,
-                tables=mod.TABLES,
-                values=mod.VALUES,
-                provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
-            )
+            try:
+                folder = write_experiment(
+                    out,
+                    name,
+                    result,
+                    tables=mod.TABLES,
+                    values=mod.VALUES,
+                    provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
+                )
+            except OSError as e:  # a disk that filled up or a folder removed during the run
+                raise UserError(f"{name} was measured but could not be written to {out}: {e}") from None
             rows = sum(len(r) for r in result.tables.values())
             detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
             log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s: {detail}")
