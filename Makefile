@@ -19,7 +19,7 @@ KINDS   ?= exact,numeric,timing
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
-.PHONY: help measure check test site serve lint clean env
+.PHONY: help measure check merge test site serve lint clean env
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -29,6 +29,8 @@ help: ## show this help
 	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
 	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
 	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
+	@echo "make merge FROM=<folder> [ONLY=...]"
+	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
 	@echo "make site        build the site into site/ (mkdocs build --strict)"
 	@echo "make serve       serve the site on http://127.0.0.1:8000 with live reload"
@@ -51,6 +53,10 @@ measure: $(STAMP) ## run experiments, write site_data/
 
 check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
 	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
+
+merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
+	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
+	$(BIN)/python -m measure merge '$(FROM)' $(if $(ONLY),--only '$(ONLY)')
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -5,8 +5,11 @@
 # transformers (measure/ imports nothing else but numpy and tqdm, which transformers
 # brings); no virtual environment, no download, no mkdocs.
 #
-#   gpu/run_systems.sh                # writes site_data/<experiment>/
-#   gpu/run_systems.sh /tmp/gpu_data  # or another folder
+#   gpu/run_systems.sh /tmp/gpu_data  # writes /tmp/gpu_data/<experiment>/
+#
+# and then, on the machine with the repository (the folder brought back):
+#
+#   make merge FROM=/tmp/gpu_data     # verified, from the same code, swapped in whole
 #
 # The full profile is sized to finish within 8 minutes on one H200; it has not yet been
 # timed on one.
@@ -14,12 +17,17 @@
 # MODEL=arch:tiny to try the command without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT="${1:-site_data}"
+if [ $# -ne 1 ]; then
+  echo "usage: gpu/run_systems.sh OUTPUT_FOLDER   (then: make merge FROM=OUTPUT_FOLDER)" >&2
+  exit 2
+fi
+OUT="$1"
 PYTHON="${PYTHON:-python3}"
 DEVICE="${DEVICE:-cuda}"
 MODEL="${MODEL:-arch:qwen2.5-0.5b}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 "$PYTHON" -c 'import sys, torch, transformers; print("python", sys.version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__, "cuda", torch.cuda.is_available(), flush=True)'
-exec "$PYTHON" -m measure run --model "$MODEL" --device "$DEVICE" \
-    --only kv_cache,cache_size,prefill_decode,batching --out "$OUT" \
+"$PYTHON" -m measure run --model "$MODEL" --device "$DEVICE" \
+    --only kv_cache,cache_size,prefill_decode,batching --out "$OUT" --force \
     ${PROFILE:+--profile "$PROFILE"}
+echo "written to $OUT; bring it into site_data with: make merge FROM=$OUT"

@@ -1,4 +1,4 @@
-"""Command line: ``python -m measure run|check|list``.
+"""Command line: ``python -m measure run|check|merge|list``.
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     python -m measure run --only kv_cache          # one experiment
     python -m measure run --model arch:qwen2.5-0.5b --device cuda
     python -m measure check --kinds exact,numeric   # regenerate and compare with site_data
+    python -m measure merge /tmp/gpu_data           # bring a GPU run's folder into site_data
     python -m measure list
 """
 
@@ -65,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         "--regenerated", type=Path, default=None, help="compare this existing folder instead of regenerating"
     )
     check.add_argument("--quiet", action="store_true", help="no progress output")
+    merge = sub.add_parser("merge", help="bring experiments measured elsewhere (a GPU run's folder) into site_data")
+    merge.add_argument("folder", type=Path, help="the folder the other run wrote (e.g. by gpu/run_systems.sh)")
+    merge.add_argument(
+        "--into", type=Path, default=REPO / "site_data", help="the data to merge into (default: site_data)"
+    )
+    merge.add_argument("--only", default="", help="comma-separated subset of the experiments found there")
     sub.add_parser("list", help="list the experiments")
     return p
 
@@ -75,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for name in registry.EXPERIMENTS:
                 print(f"{name:14} {registry.load(name).TITLE}")
+            return 0
+        if args.command == "merge":
+            from measure.merge import merge
+
+            for line in merge(source=args.folder, into=args.into, only=args.only or None):
+                print(line)
             return 0
         if args.command == "check":
             from measure.check import run_check

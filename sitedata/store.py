@@ -176,7 +176,18 @@ def write_experiment(
     """Replace ``root/experiment`` whole with this result; returns the folder."""
     check_name("experiment", experiment)
     files = render_files(experiment, result, tables=tables, values=values, provenance=provenance)
-    root = Path(root)
+    return _replace_folder(Path(root), experiment, files)
+
+
+def install_experiment(source: Path, root: Path, experiment: str) -> Path:
+    """Put a verified experiment folder written elsewhere (a GPU machine's output) into
+    ``root`` as it is, provenance included, by the same whole-folder swap."""
+    check_name("experiment", experiment)
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(source).iterdir()) if p.is_file()}
+    return _replace_folder(Path(root), experiment, files)
+
+
+def _replace_folder(root: Path, experiment: str, files: dict[str, str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     recover(root)
     target = root / experiment

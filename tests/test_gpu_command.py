@@ -5,11 +5,13 @@ the tiny model, and the imports of every module it reaches checked."""
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 
+from sitedata import read_experiment
 from tests.conftest import REPO
 
 SCRIPT = REPO / "gpu" / "run_systems.sh"
@@ -77,8 +79,65 @@ def test_the_command_runs_on_cpu(tmp_path):
         "PROFILE": "smoke",
         "MODEL": "arch:tiny",
     }
-    proc = subprocess.run([str(SCRIPT), str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
+    out = tmp_path / "gpu_out"
+    proc = subprocess.run([str(SCRIPT), str(out)], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"make merge FROM={out}" in proc.stdout
     for name in _experiments():
-        meta = json.loads((tmp_path / name / "meta.json").read_text())
+        meta = json.loads((out / name / "meta.json").read_text())
         assert meta["model"]["name"] == "arch:tiny" and meta["profile"] == "smoke"
+    usage = subprocess.run([str(SCRIPT)], capture_output=True, text=True, env=env)
+    assert usage.returncode == 2 and "usage: gpu/run_systems.sh OUTPUT_FOLDER" in usage.stderr
+
+    # The second command: merged into (a copy of) site_data, verified and whole.
+    site = tmp_path / "site_data"
+    shutil.copytree(REPO / "site_data", site, ignore=shutil.ignore_patterns(".*"))
+    untouched = (site / "quality" / "meta.json").read_bytes()
+    merged = _merge(out, site)
+    assert merged.returncode == 0, merged.stderr
+    assert merged.stdout.count("merged ") == len(_experiments())
+    for name in _experiments():
+        assert (site / name / "meta.json").read_bytes() == (out / name / "meta.json").read_bytes()
+        read_experiment(site, name)
+    assert (site / "quality" / "meta.json").read_bytes() == untouched
+
+    # Data from other code, or damaged on the way, is refused whole: nothing merged.
+    before = {name: (site / name / "meta.json").read_bytes() for name in _experiments()}
+    meta_path = out / "cache_size" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["code_hash"] = "0" * 16
+    meta_path.write_text(json.dumps(meta))
+    refused = _merge(out, site)
+    assert refused.returncode == 2 and "nothing merged: cache_size" in refused.stderr and "other code" in refused.stderr
+    csv_path = out / "kv_cache" / "memory.csv"
+    csv_path.write_text(csv_path.read_text()[:-20])
+    refused = _merge(out, site, "--only", "kv_cache")
+    assert refused.returncode == 2 and "nothing merged" in refused.stderr and "memory.csv" in refused.stderr
+    assert before == {name: (site / name / "meta.json").read_bytes() for name in _experiments()}
+
+
+def _merge(source, into, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "measure", "merge", str(source), "--into", str(into), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+
+
+REHEARSAL = REPO / "gpu" / "rehearse.sh"
+
+
+def test_the_rehearsal_runs_the_command_with_the_devices_transformers(tmp_path):
+    """gpu/rehearse.sh: the GPU command on this CPU, Qwen2.5-0.5B architecture, with the
+    GPU image's transformers, so that an API difference shows here and not in GPU time."""
+    env = {**os.environ, "PYTHON": sys.executable}
+    proc = subprocess.run([str(REHEARSAL), str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    if proc.returncode != 0 and "No matching distribution" in proc.stderr:
+        pytest.skip("the package registry cannot be reached to install the device's transformers")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "transformers 5.17.0" in proc.stdout
+    for name in _experiments():
+        meta = read_experiment(tmp_path, name).meta
+        assert meta["libraries"]["transformers"] == "5.17.0"
+        assert meta["model"]["name"] == "arch:qwen2.5-0.5b"
