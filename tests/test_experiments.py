@@ -104,3 +104,27 @@ def test_qwen_architecture_matches_published_parameter_count():
     assert sum(p.numel() for p in m.model.parameters()) == 494_032_768  # the model card's count
     shape = m.shape()
     assert (shape["layers"], shape["heads"], shape["kv_heads"], shape["head_dim"]) == (24, 14, 2, 64)
+
+
+def test_identity_is_checked_in_float32_and_a_split_is_explained():
+    """The float32 check holds for a float16 model too; a split reports the top-two gap
+    there and the two paths' logit difference, from the model's real logits."""
+    import torch
+
+    from measure.lab.generation import greedy_cached, greedy_recompute
+    from measure.lab.kv_cache_identity import first_mismatch, float32_identity, split_finding
+    from measure.lab.models import load_model
+
+    half = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float16).model
+    ids = torch.tensor([[1, 5, 9, 200, 17, 3]])
+    a = greedy_recompute(half, ids, 12)[0].tolist()
+    b = greedy_cached(half, ids, 12)[0].tolist()
+    assert float32_identity(half, ids, 12, (a, b)) == -1
+    assert next(half.parameters()).dtype == torch.float16  # the copy was converted, not the model
+    assert first_mismatch([1, 2, 3], [1, 2, 3]) == -1 and first_mismatch([1, 2, 3], [1, 4, 3]) == 1
+    same = split_finding(half, ids, a, a)
+    assert same == {"first_mismatch": -1, "split_gap": None, "split_logit_diff": None, "split_at_near_tie": False}
+    forced = a[:4] + [(a[4] + 1) % 512] + a[5:]  # a made-up split at position 4
+    found = split_finding(half, ids, a, forced)
+    assert found["first_mismatch"] == 4 and found["split_gap"] >= 0 and found["split_logit_diff"] >= 0
+    assert found["split_at_near_tie"] == (found["split_gap"] <= 2 * found["split_logit_diff"])

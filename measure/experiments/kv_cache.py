@@ -17,13 +17,14 @@ Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from measure.lab.context import Context
 from measure.lab.generation import greedy_cached, greedy_recompute
+from measure.lab.kv_cache_head import head_step_rows
+from measure.lab.kv_cache_identity import float32_identity, split_finding
 from measure.lab.kv_cache_macs import mac_tables
 from measure.lab.memory import measure_peak
 from measure.lab.timing import time_call
@@ -36,6 +37,7 @@ PROMPT = "Why is the sky blue? Answer in two sentences."
 # (fp32 on any CPU); in fp16 near-tied logits may split the two streams.
 _TOKENS = dict(compare="exact", scope="device")
 _TIMING = dict(compare="timing")
+_FLOAT = dict(compare="numeric")
 
 TABLES = (
     Table(
@@ -114,6 +116,11 @@ VALUES = (
     Value("speedup", "x", description="cached generation is this many times faster than recomputing", **_TIMING),
     Value("tokens_identical", description="the two token streams are equal", **_TOKENS),
     Value("first_mismatch", description="first differing position, -1 if none", **_TOKENS),
+    Value("split_gap", description="top-two logit gap of the recompute path where the streams split", **_FLOAT),
+    Value("split_logit_diff", description="largest logit difference of the two paths there", **_FLOAT),
+    Value("split_at_near_tie", description="the split gap is within twice that difference", **_TOKENS),
+    Value("identical_float32", description="the two streams are equal in float32", **_TOKENS),
+    Value("float32_first_mismatch", description="first differing position in float32, -1 if none", **_TOKENS),
     Value("prompt_tokens", "tokens"),
     Value("new_tokens", "tokens"),
     Value("prompt"),
@@ -136,7 +143,7 @@ VALUES = (
 @dataclass(frozen=True, kw_only=True)
 class Config:
     new_tokens: int = 48  # spec §1.1
-    generation_repeats: int = 3
+    generation_repeats: int = 5  # an interquartile range needs at least four samples
     head_dim: int = 64  # spec §1.2
     head_contexts: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
     head_repeats: int = 7
@@ -184,6 +191,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[lis
         return go
 
     ctx.log(f"  generating {cfg.new_tokens} tokens by recomputing every step ({cfg.generation_repeats} repeats)")
+    greedy_recompute(model, ids, 2)  # warm-up, discarded: device start-up, first-call allocations
     t_re = time_call(runner("recompute", greedy_recompute), device=ctx.device, warmup=0, repeats=cfg.generation_repeats)
     ctx.log(f"  generating {cfg.new_tokens} tokens with the cache")
     t_ca = time_call(
@@ -191,7 +199,8 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[lis
     )
     a, b = outputs["recompute"][0].tolist(), outputs["cached"][0].tolist()
     identical = a == b
-    mismatch = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), -1)
+    split = split_finding(model, ids, a, b)
+    fp32_mismatch = float32_identity(model, ids, cfg.new_tokens, (a, b))
     speedup = t_re.median_s / t_ca.median_s
     rows = [
         {
@@ -216,7 +225,9 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[lis
     values = {
         "speedup": speedup,
         "tokens_identical": identical,
-        "first_mismatch": mismatch,
+        **split,
+        "identical_float32": fp32_mismatch < 0,
+        "float32_first_mismatch": fp32_mismatch,
         "prompt_tokens": int(ids.shape[1]),
         "new_tokens": cfg.new_tokens,
         "prompt": PROMPT if tok is not None else "(random token ids)",
@@ -225,51 +236,6 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[lis
         "cached_samples_ms": t_ca.samples_ms(),
     }
     return rows, tokens, values
-
-
-def _head_step(cfg: Config, ctx: Context) -> tuple[list, dict]:
-    """One head, plain tensor ops (no fused kernel), so the score matrix really exists."""
-    d = cfg.head_dim
-    g = torch.Generator().manual_seed(0)
-    rows = []
-    for n in ctx.progress(cfg.head_contexts, "one head, context sweep"):
-        q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(ctx.device) for _ in range(3))
-        mask = torch.full((n, n), float("-inf"), device=ctx.device).triu(1)
-        built = {}
-
-        def recompute():
-            scores = (q @ k.T) / math.sqrt(d) + mask  # every query against every key
-            built["recompute"] = scores.numel() * scores.element_size()
-            return torch.softmax(scores, dim=-1) @ v
-
-        def cached():
-            scores = (q[-1:] @ k.T) / math.sqrt(d)  # the newest query against the cached keys
-            built["cached"] = scores.numel() * scores.element_size()
-            return torch.softmax(scores, dim=-1) @ v
-
-        t_re = time_call(recompute, device=ctx.device, warmup=1, repeats=cfg.head_repeats)
-        t_ca = time_call(cached, device=ctx.device, warmup=1, repeats=cfg.head_repeats)
-        rows.append(
-            {
-                "context": n,
-                "recompute_ms": t_re.median_ms,
-                "recompute_spread_ms": t_re.spread_ms,
-                "cached_ms": t_ca.median_ms,
-                "cached_spread_ms": t_ca.spread_ms,
-                "speed_ratio": t_re.median_s / t_ca.median_s,
-                "recompute_scores_bytes": built["recompute"],
-                "cached_scores_bytes": built["cached"],
-            }
-        )
-    last = rows[-1]
-    values = {
-        "head_dim": d,
-        "head_largest_context": last["context"],
-        "head_scores_bytes_recompute": last["recompute_scores_bytes"],
-        "head_scores_bytes_cached": last["cached_scores_bytes"],
-        "head_ratio_at_largest": last["speed_ratio"],
-    }
-    return rows, values
 
 
 def _memory(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, dict]:
@@ -297,7 +263,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     ids = _prompt(ctx)
     identical, tokens, v1 = _identical_output(cfg, ctx, ids)
     ctx.log("  one attention head, recompute vs cached step")
-    head, v2 = _head_step(cfg, ctx)
+    head, v2 = head_step_rows(ctx, head_dim=cfg.head_dim, contexts=cfg.head_contexts, repeats=cfg.head_repeats)
     total, per_step, v3 = mac_tables(
         ctx, head_dim=cfg.head_dim, totals=cfg.mac_totals, step_contexts=cfg.mac_step_contexts
     )

@@ -4,7 +4,9 @@ A copy of ``n`` bytes reads ``n`` and writes ``n``, so it moves ``2 n`` bytes: t
 is ``2 n / time``, the figure a decode step's floor is set against (the same
 accounting as gpt-fast's achieved-bandwidth report and STREAM's "Copy" kernel). The
 buffers are far larger than any cache level of the machines this runs on, warmed up
-(first touch allocates the pages), and the copy is repeated; the median is used.
+(first touch allocates the pages). Each sample times several copies in a row, so the
+clock's own cost and the synchronisation around it are spread over them (on a GPU the
+interval is read from CUDA events, the device's own clock); the median sample is used.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.lab.timing import Timing, time_call
+from measure.lab.timing import Timing, timed
 
 
 @dataclass(frozen=True)
 class Bandwidth:
     copy_bytes: int  # size of the buffer copied
-    timing: Timing
+    timing: Timing  # seconds per copy
+    copies_per_sample: int
 
     @property
     def moved_bytes(self) -> int:
@@ -29,13 +32,46 @@ class Bandwidth:
     def bytes_per_s(self) -> float:
         return self.moved_bytes / self.timing.median_s
 
+    def row(self) -> dict:
+        """The ``bandwidth`` table's row (prefill_decode)."""
+        return {
+            "copy_bytes": self.copy_bytes,
+            "moved_bytes": self.moved_bytes,
+            "copies_per_sample": self.copies_per_sample,
+            "time_ms": self.timing.median_ms,
+            "spread_ms": self.timing.spread_ms,
+            "bandwidth_gb_s": self.bytes_per_s / 1e9,
+        }
 
-def copy_bandwidth(*, copy_bytes: int, device: torch.device, warmup: int = 2, repeats: int = 10) -> Bandwidth:
+
+def _clocked(fn, device: torch.device) -> float:
+    """Seconds ``fn()`` takes: CUDA events on a GPU, a synchronised host clock otherwise."""
+    if device.type != "cuda":
+        return timed(fn, device=device)[1]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3  # elapsed_time is in milliseconds
+
+
+def copy_bandwidth(
+    *, copy_bytes: int, device: torch.device, warmup: int = 2, repeats: int = 10, copies_per_sample: int = 4
+) -> Bandwidth:
     src = torch.empty(copy_bytes, dtype=torch.uint8, device=device)
     src.fill_(1)  # touch every page before timing
     dst = torch.empty_like(src)
-    t = time_call(lambda: dst.copy_(src), device=device, warmup=warmup, repeats=repeats)
-    return Bandwidth(copy_bytes, t)  # the buffers are freed on return
+
+    def copies() -> None:
+        for _ in range(copies_per_sample):
+            dst.copy_(src)
+
+    with torch.inference_mode():
+        for _ in range(warmup):
+            copies()
+        samples = tuple(_clocked(copies, device) / copies_per_sample for _ in range(repeats))
+    return Bandwidth(copy_bytes, Timing(samples), copies_per_sample)  # the buffers are freed on return
 
 
 def weight_bytes(model: torch.nn.Module) -> int:
