@@ -235,3 +235,13 @@ def test_unknown_or_inconsistent_scheme_is_refused():
         Scheme(name="x", label="", bits=8, granularity="tensor", levels="nf4")
     with pytest.raises(KeyError):
         quantize(torch.ones(4), "int3_tensor")
+
+
+@pytest.mark.parametrize("scheme", list(q.SCHEMES))
+def test_quantizers_stay_on_the_weights_device(scheme):
+    """A GPU run quantizes on the GPU: nothing may pull a tensor to the CPU on the way.
+    The meta device stands in for a GPU here (a CPU tensor mixed in fails the same way)."""
+    w = torch.randn(4, 64).to("meta")
+    quantized = q.quantize(w, scheme)
+    assert quantized.codes.device.type == "meta"
+    assert q.dequantize(quantized).device.type == "meta"

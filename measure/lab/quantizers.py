@@ -149,7 +149,7 @@ def quantize(w: torch.Tensor, scheme: Scheme | str) -> Quantized:
     if scheme.levels == "nf4":
         scales = absmax
         safe = torch.where(scales > 0, scales, torch.ones_like(scales))
-        levels = nf4_levels()
+        levels = nf4_levels().to(x.device)  # on the weights' device: a GPU run quantizes there
         mids = (levels[1:] + levels[:-1]) / 2  # nearest level = which midpoints it passes
         codes = torch.bucketize((x / safe).clamp(-1, 1), mids).to(torch.int8)
     else:
@@ -163,7 +163,7 @@ def quantize(w: torch.Tensor, scheme: Scheme | str) -> Quantized:
 
 def dequantize(q: Quantized) -> torch.Tensor:
     if q.scheme.levels == "nf4":
-        values = nf4_levels()[q.codes.long()] * q.scales
+        values = nf4_levels().to(q.codes.device)[q.codes.long()] * q.scales
     else:
         values = q.codes.to(torch.float32) * q.scales
     return values.reshape(-1)[: q.numel].view(q.shape).to(q.dtype)
