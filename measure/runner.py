@@ -105,10 +105,11 @@ def run_experiments(
 
     for line in recover(out):
         log(line)
+    machine = fingerprint(dev)
     outcomes: list[Outcome] = []
     todo = []
     for name in names:
-        why = "" if force else up_to_date(out, name, model=model, device_id=fingerprint(dev)["id"], profile=prof)
+        why = "" if force else up_to_date(out, name, model=model, device_id=machine["id"], profile=prof)
         if why:
             log(f"{name}: up to date ({why}); FORCE=1 re-measures it")
             outcomes.append(Outcome(name, "up to date", why, 0.0))
@@ -138,7 +139,7 @@ def run_experiments(
                 device=dev,
                 dtype=dtype,
                 profile=prof,
-                fingerprint=fingerprint(dev),
+                fingerprint=machine,
                 memory_method=memory.method(dev),
                 experiment_title=mod.TITLE,
                 quiet=quiet,

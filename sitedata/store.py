@@ -228,10 +228,6 @@ def _is_written(target: Path, meta_text: str) -> bool:
         return False
 
 
-def experiment_tmp(path: Path) -> str:
-    return f"{path.parent.name}/{path.name}"
-
-
 def recover(root: Path) -> list[str]:
     """Remove what a stopped write left in ``root`` and restore a folder moved aside;
     returns what it did, one line each."""
@@ -244,7 +240,7 @@ def recover(root: Path) -> list[str]:
         if entry.is_dir() and not name.startswith("."):
             for tmp in entry.glob(".*.tmp"):  # per-file temp files of the format before version 2
                 tmp.unlink(missing_ok=True)
-                done.append(f"removed {experiment_tmp(tmp)}, left by an interrupted write")
+                done.append(f"removed {name}/{tmp.name}, left by an interrupted write")
             continue
         if not name.startswith(".") or ".new-" not in name and ".old-" not in name:
             continue

@@ -81,6 +81,22 @@ def built_site(tmp_path_factory) -> Path:
     return dest / "site"
 
 
+# The provenance of hand-made test data: every field a reader requires, none measured.
+PROVENANCE = {
+    "title": "E",
+    "code_hash": "0" * 16,
+    "git_commit": "unknown",
+    "date": "2026-01-01T00:00:00+00:00",
+    "duration_s": 1.0,
+    "model": {"name": "m", "spec": "arch:tiny", "parameters": 1, "weights": "w"},
+    "device": {"id": "cpu:X:2threads", "type": "cpu", "cpu": "X", "torch_threads": 2},
+    "dtype": "float32",
+    "libraries": {},
+    "profile": "smoke",
+    "parameters": {},
+}
+
+
 def write_data(
     root: Path, name: str, tables: dict, values: dict | None = None, units: dict | None = None, **provenance
 ) -> Path:
@@ -90,20 +106,7 @@ def write_data(
     from sitedata import Column, Result, Table, Value, write_experiment
 
     specs = tuple(Table(t, t.upper(), tuple(Column(c) for c in rows[0])) for t, rows in tables.items())
-    meta = {
-        "title": name,
-        "code_hash": "0" * 16,
-        "git_commit": "unknown",
-        "date": "2026-01-01T00:00:00+00:00",
-        "duration_s": 1.0,
-        "model": {"name": "m", "spec": "arch:tiny", "parameters": 1, "weights": "w"},
-        "device": {"id": "cpu:X:2threads", "type": "cpu", "cpu": "X", "torch_threads": 2},
-        "dtype": "float32",
-        "libraries": {},
-        "profile": "smoke",
-        "parameters": {},
-        **provenance,
-    }
+    meta = {**PROVENANCE, "title": name, **provenance}
     return write_experiment(
         root,
         name,

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from sitedata import Column, Result, SchemaError, Table, Value, read_experiment, recover, store, write_experiment
-from tests.conftest import REPO
+from tests.conftest import PROVENANCE, REPO
 
 TABLES = (
     Table("t", "T with {n_max} rows at most", (Column("n", "tokens"), Column("x_ms", "ms", compare="timing"))),
@@ -27,19 +27,7 @@ def _write(root, result=None, name="exp"):
 
 
 def _provenance():
-    return {
-        "title": "E",
-        "code_hash": "0" * 16,
-        "git_commit": "unknown",
-        "date": "2026-01-01T00:00:00+00:00",
-        "duration_s": 1.0,
-        "model": {"name": "m", "spec": "arch:tiny", "parameters": 1, "weights": "w"},
-        "device": {"id": "cpu:X:2threads", "type": "cpu"},
-        "dtype": "float32",
-        "libraries": {},
-        "profile": "smoke",
-        "parameters": {"n_max": 2},
-    }
+    return {**PROVENANCE, "parameters": {"n_max": 2}}
 
 
 def _snapshot(folder):

@@ -52,12 +52,6 @@ class TableRef:
         )
 
 
-def check_experiment_name(name: Any) -> str:
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise SiteDataError(f"{name!r} is not an experiment name")
-    return name
-
-
 class SiteData:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -69,7 +63,7 @@ class SiteData:
         return experiment_names(self.root)
 
     def experiment(self, name: str) -> Experiment:
-        check_experiment_name(name)
+        """One experiment, read and verified once (the reader refuses a name that is not one)."""
         if name not in self._read:
             try:
                 self._read[name] = read_experiment(self.root, name)
