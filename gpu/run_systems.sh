@@ -12,7 +12,8 @@
 #   make merge FROM=/tmp/gpu_data     # verified, from the same code, swapped in whole
 #
 # The full profile is sized to finish within 8 minutes on one H200; it has not yet been
-# timed on one.
+# timed on one. The run prints its own estimate first (measure/lab/estimate.py): counted
+# forward passes at unit costs measured on the device, plus an allowance per compilation.
 # PYTHON, DEVICE, MODEL and PROFILE override the defaults (e.g. DEVICE=cpu PROFILE=smoke
 # MODEL=arch:tiny to try the command without a GPU).
 set -euo pipefail

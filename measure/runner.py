@@ -69,6 +69,21 @@ def up_to_date(out: Path, name: str, *, model: str, device_id: str, profile: str
     return f"same code, model, machine and profile as the data of {meta['date'][:10]}" if same else ""
 
 
+def _estimate(modules: dict, todo: list[str], profile: str, model, device, log) -> dict[str, float]:
+    """Seconds each experiment should take, printed before any starts: its counted work
+    (``work(cfg)`` in its module) at unit costs measured now. Empty unless every
+    experiment to run counts its work (today: the systems experiments of the GPU command)."""
+    from measure.lab.estimate import calibrate
+
+    if not all(hasattr(modules[n], "work") for n in todo):
+        return {}
+    units = calibrate(model, device)
+    out = {n: units.seconds(modules[n].work(modules[n].Config.for_profile(profile))) for n in todo}
+    log(f"estimate: {sum(out.values()) / 60:.1f} min (" + ", ".join(f"{n} {s:.0f}s" for n, s in out.items()) + ")")
+    log(f"  from {units.describe()}")
+    return out
+
+
 def run_experiments(
     *,
     names: list[str],
@@ -121,6 +136,7 @@ def run_experiments(
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
+    estimates = _estimate(modules, todo, prof, loaded.model, dev, log)
     current = ""
     try:
         for i, name in enumerate(todo, 1):
@@ -163,7 +179,8 @@ def run_experiments(
                 raise UserError(f"{name} was measured but could not be written to {out}: {e}") from None
             rows = sum(len(r) for r in result.tables.values())
             detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
-            log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s: {detail}")
+            guess = f" (estimated {estimates[name]:.0f}s)" if name in estimates else ""
+            log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s{guess}: {detail}")
             outcomes.append(Outcome(name, "written", detail, seconds))
             current = ""
     except KeyboardInterrupt as stop:

@@ -33,6 +33,27 @@ def test_expressions(data, expr, holds):
     assert check(data, expr)[0] is holds
 
 
+@pytest.mark.parametrize(
+    "expr, holds",
+    [
+        # The right side would fail (a comparison with a missing value): never evaluated.
+        ("exp.ratio > 3 and exp.missing > 1", False),
+        ("exp.ratio > 2 or exp.missing > 1", True),
+        ("exp.ratio > 2 and exp.ratio < 3 and not exp.ratio == 2", True),
+        ("exp.ratio > 3 or exp.ratio < 2 or exp.ratio == 2.4", False),
+    ],
+)
+def test_and_or_short_circuit(data, expr, holds):
+    assert check(data, expr)[0] is holds
+
+
+def test_an_unguarded_missing_value_still_fails(data):
+    from sitekit.pagedata import SiteDataError
+
+    with pytest.raises(SiteDataError, match="missing"):
+        check(data, "exp.ratio > 2 and exp.missing > 1")
+
+
 def test_no_arbitrary_code(data):
     with pytest.raises(ClaimError, match="unsupported"):
         check(data, "__import__('os').system('true')")

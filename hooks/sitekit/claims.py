@@ -10,7 +10,7 @@ A claim is a small expression over the data, e.g.::
 The expression is parsed with ``ast`` and evaluated by a small interpreter (no
 ``eval``): ``experiment.value`` names a value from meta.json; ``cell(table, column,
 where={...})`` one cell; ``column(table, column, where={...})`` a whole column as a list;
-plus literals, arithmetic, comparisons, ``and``/``or``/``not`` and ``all any min max abs
+plus literals, arithmetic, comparisons, ``and``/``or`` (short-circuit)/``not`` and ``all any min max abs
 len sum sorted round``.
 
 A claim that does not hold fails the build, naming the page, the claim and the
@@ -136,8 +136,13 @@ class Evaluator:
             if isinstance(node.op, ast.USub):
                 return -v
         if isinstance(node, ast.BoolOp):
-            vals = [self.eval(v) for v in node.values]
-            return all(vals) if isinstance(node.op, ast.And) else any(vals)
+            # Short-circuit as Python does, so a guard can protect what follows it:
+            # ``x.available and x.speedup >= 1`` never compares a missing speed-up.
+            stop = isinstance(node.op, ast.Or)
+            for v in node.values:
+                if bool(self.eval(v)) == stop:
+                    return stop
+            return not stop
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):

@@ -6,6 +6,9 @@ Measures, on the run's model:
   positions: step latency, throughput (B / step), both relative to B = 1 and to the
   previous batch size; the knee (``find_knee``). A batch that runs out of device memory
   is recorded as such and the sweep stops there (measure/lab/batching_sweep.py).
+  Beside each, the floor (the weights plus the B caches, over the memory bandwidth
+  measured by the same copy as §2) and the same step compiled (static cache and
+  torch.compile, CUDA graphs on a GPU; measure/lab/compiled_decode.py).
 * ``step_costs``: the same measurement at every occupancy from 1 to the number of
   slots, the per-step costs the simulations below use.
 
@@ -30,8 +33,11 @@ from dataclasses import dataclass
 
 import torch
 
+from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.batching_sweep import step_costs, sweep, sweep_rows
+from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
+from measure.lab.estimate import Work
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.timing import Timing, time_call
 from measure.sim.batching_sim import memory_rows, policy_rows
@@ -67,6 +73,12 @@ TABLES = (
             Column("latency_factor", "x", "latency vs B = 1", **_TIMING),
             Column("gain_vs_previous", "x", "throughput vs previous B", **_TIMING),
             Column("slowdown_vs_previous", "x", "latency vs previous B", **_TIMING),
+            Column("floor_ms", "ms", "floor: weights and caches / bandwidth", **_TIMING),
+            Column("fraction_of_floor", "fraction", "floor / step", **_TIMING),
+            Column("compiled_step_ms", "ms", "compiled step", **_TIMING),
+            Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", **_TIMING),
+            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", **_TIMING),
+            Column("compiled_speedup", "x", "eager step / compiled step", **_TIMING),
         ),
     ),
     Table(
@@ -158,6 +170,18 @@ VALUES = (
     Value("largest_measured_batch", "requests", **_BY_MACHINE),
     Value("out_of_memory", **_BY_MACHINE),
     Value("sweep_samples_ms", "ms", **_TIMING),
+    Value("bandwidth_gb_s", "GB/s", description="the same copy as §2's probe, in this run", **_TIMING),
+    Value("weight_bytes", "bytes", **_BYTES),
+    Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", **_TIMING),
+    Value("fraction_largest_batch", "fraction", description="floor / step at the largest batch measured", **_TIMING),
+    # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
+    Value("compiled_available", description="torch.compile ran on this machine", compare="exact", scope="machine"),
+    Value("compiled_method", description="how the compiled step was built, or why it was not", scope="machine"),
+    Value("compiled_fraction_smallest_batch", "fraction", **_TIMING),
+    Value("compiled_fraction_largest_batch", "fraction", **_TIMING),
+    Value("compiled_speedup_best", "x", description="the largest speed-up over the batches measured", **_TIMING),
+    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the batches measured", **_TIMING),
+    Value("compiled_samples_ms", "ms", **_TIMING),
     Value("requests", "requests"),
     Value("slots", "slots"),
     Value("output_median", "tokens", **_SIM),
@@ -207,37 +231,93 @@ class Config:
     prompt_tokens: int = 64  # each request's prompt: the sweep's 64-token context
     shared_prefix_tokens: int = 32  # of which a common system prompt (an assumption)
     block_tokens: int = 16  # spec §4.3, and vLLM's default block size
+    copy_bytes: int = 2**30  # the bandwidth probe of §2, at the same sizes
+    copy_repeats: int = 10
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            return cls(repeats=5)  # the whole sweep fits; fewer repeats
-        return cls(batch_sizes=(1, 2, 4, 8), warmup=1, repeats=2)
+            return cls(repeats=5, copy_bytes=2**29, copy_repeats=7)  # the whole sweep fits; fewer repeats
+        return cls(batch_sizes=(1, 2, 4, 8), warmup=1, repeats=2, copy_bytes=2**22, copy_repeats=3)
 
 
-def _measure(cfg: Config, ctx: Context) -> tuple[dict[int, Timing | str], int]:
+@dataclass(frozen=True)
+class Steps:
+    """One batch size's timings: the eager step, and the compiled one where it ran."""
+
+    eager: Timing
+    compiled: Timing | None
+
+
+def _measure(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], int, dict]:
     model = ctx.model.model
     vocab = ctx.model.config.vocab_size
     per_token = {}
+    reason = compiler_unavailable(ctx.device.type)
+    if reason:
+        ctx.log(f"  {reason}: the compiled step is not measured")
+    decoder = None if reason else compiled_decoder(model, ctx.device)
 
-    def measure(b: int) -> Timing:
+    def timing(step) -> Timing:
+        return time_call(step, device=ctx.device, warmup=cfg.warmup, repeats=cfg.repeats)
+
+    def measure(b: int) -> Steps:
         cache = random_cache(model, batch=b, tokens=cfg.cache_tokens)
         per_token[b] = cache_storage_bytes(cache) // (b * cfg.cache_tokens)
         g = torch.Generator().manual_seed(b)
         token = torch.randint(0, vocab, (b, 1), generator=g).to(ctx.device)
-        return time_call(
-            lambda: decode_step_at(model, token, cache, cfg.cache_tokens),
-            device=ctx.device,
-            warmup=cfg.warmup,
-            repeats=cfg.repeats,
-        )
+        eager = timing(lambda: decode_step_at(model, token, cache, cfg.cache_tokens))
+        if decoder is None:
+            return Steps(eager, None)
+        static = static_cache(model, batch=b, tokens=cfg.cache_tokens)
+        return Steps(eager, timing(lambda: compiled_step_at(decoder, token, static, cfg.cache_tokens)))
 
     batches = sorted(set(cfg.batch_sizes) | set(range(1, cfg.slots + 1)))
-    desc = f"decode step, batch sweep ({cfg.cache_tokens}-token caches)"
+    desc = f"decode step, eager and compiled, batch sweep ({cfg.cache_tokens}-token caches)"
+    if decoder is not None:
+        ctx.log("  the compiled step compiles at B = 1 and again at B = 2 (then every larger B reuses it)")
     results = sweep(batches, measure, progress=lambda items: ctx.progress(items, desc))
-    return results, per_token[min(per_token)]
+    method = {"compiled_available": decoder is not None, "compiled_method": reason or decoder.method}
+    return results, per_token[min(per_token)], method
+
+
+def _floor_columns(rows: list[dict], results: dict, *, floor_ms) -> dict:
+    """Adds the floor and the compiled step to the sweep's rows; their values."""
+    measured = []
+    for row in rows:
+        r = results[row["batch"]]
+        if not isinstance(r, Steps):
+            row |= dict.fromkeys(("floor_ms", "fraction_of_floor", *_COMPILED_COLUMNS))
+            continue
+        floor = floor_ms(row["batch"])
+        c = r.compiled
+        row |= {
+            "floor_ms": floor,
+            "fraction_of_floor": floor / row["step_ms"],
+            "compiled_step_ms": c.median_ms if c else None,
+            "compiled_throughput_tok_s": row["batch"] / c.median_s if c else None,
+            "compiled_fraction_of_floor": floor / c.median_ms if c else None,
+            "compiled_speedup": row["step_ms"] / c.median_ms if c else None,
+        }
+        measured.append(row)
+    first, last = measured[0], measured[-1]
+    speedups = [r["compiled_speedup"] for r in measured if r["compiled_speedup"] is not None]
+    return {
+        "fraction_smallest_batch": first["fraction_of_floor"],
+        "fraction_largest_batch": last["fraction_of_floor"],
+        "compiled_fraction_smallest_batch": first["compiled_fraction_of_floor"],
+        "compiled_fraction_largest_batch": last["compiled_fraction_of_floor"],
+        "compiled_speedup_best": max(speedups) if speedups else None,
+        "compiled_speedup_worst": min(speedups) if speedups else None,
+        "compiled_samples_ms": {
+            str(b): r.compiled.samples_ms() for b, r in results.items() if isinstance(r, Steps) and r.compiled
+        },
+    }
+
+
+_COMPILED_COLUMNS = ("compiled_step_ms", "compiled_throughput_tok_s", "compiled_fraction_of_floor", "compiled_speedup")
 
 
 def _workload(cfg: Config) -> tuple[list[int], list[dict], dict]:
@@ -255,9 +335,24 @@ def _workload(cfg: Config) -> tuple[list[int], list[dict], dict]:
     return lengths, rows, values
 
 
+def work(cfg: Config) -> Work:
+    """The forward passes of a run, for the estimate printed before it starts."""
+    batches = set(cfg.batch_sizes) | set(range(1, cfg.slots + 1))
+    # Eager and compiled at every batch. B = 1 reuses the compilation of §2 when it ran
+    # first in the same run (the GPU command's order); the batch becoming dynamic costs one.
+    return Work(decode_steps=2 * len(batches) * (cfg.warmup + cfg.repeats), compiles=1)
+
+
 def run(cfg: Config, ctx: Context) -> Result:
-    results, bytes_per_token = _measure(cfg, ctx)
+    steps, bytes_per_token, v0 = _measure(cfg, ctx)
+    results = {b: r.eager if isinstance(r, Steps) else r for b, r in steps.items()}
     sweep_table, v1 = sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
+    ctx.log(f"  memory bandwidth: {cfg.copy_repeats} samples of {cfg.copy_bytes >> 20} MiB copies")
+    bw = copy_bandwidth(copy_bytes=cfg.copy_bytes, device=ctx.device, repeats=cfg.copy_repeats).bytes_per_s
+    weights = weight_bytes(ctx.model.model)
+    per_request = cfg.cache_tokens * bytes_per_token
+    v0 |= _floor_columns(sweep_table, steps, floor_ms=lambda b: (weights + b * per_request) / bw * 1e3)
+    v0 |= {"bandwidth_gb_s": bw / 1e9, "weight_bytes": weights}
     costs = step_costs(results, cfg.slots)
     costs_table = [{"occupancy": k, "step_ms": results[k].median_ms, "spread_ms": results[k].spread_ms} for k in costs]
     lengths, workload, v2 = _workload(cfg)
@@ -286,4 +381,4 @@ def run(cfg: Config, ctx: Context) -> Result:
         "paged": paged,
         "memory_steps": memory_steps,
     }
-    return Result(tables=tables, values={**v1, **v2, **v3, **v4})
+    return Result(tables=tables, values={**v0, **v1, **v2, **v3, **v4})

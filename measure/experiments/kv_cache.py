@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab.context import Context
+from measure.lab.estimate import Work
 from measure.lab.generation import greedy_cached, greedy_recompute
 from measure.lab.kv_cache_head import head_step_rows
 from measure.lab.kv_cache_identity import float32_identity, split_finding
@@ -257,6 +258,26 @@ def _memory(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, dict]:
     for r in rows:
         r["relative_to_cached"] = r["above_baseline_bytes"] / max(1, rows[1]["above_baseline_bytes"])
     return rows, {"memory_ratio": ratio}
+
+
+def work(cfg: Config) -> Work:
+    """The forward passes of a run, for the estimate printed before it starts (the prompt
+    is about 41 tokens; the head and MAC tables are small and left out)."""
+    prompt = 41
+
+    def recompute(n: int) -> Work:
+        return Work(prefill_tokens=sum(prompt + i for i in range(n)))
+
+    def cached(n: int) -> Work:
+        return Work(prompt, n - 1)
+
+    total = Work()
+    # Outputs once, timed repeats, the float32 check (at most once more), the memory run.
+    for _ in range(cfg.generation_repeats + 2):
+        total += recompute(cfg.new_tokens)
+    for _ in range(max(3, cfg.generation_repeats) + 3):
+        total += cached(cfg.new_tokens)
+    return total + recompute(cfg.memory_tokens) + cached(cfg.memory_tokens)
 
 
 def run(cfg: Config, ctx: Context) -> Result:

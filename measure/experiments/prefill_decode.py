@@ -11,7 +11,9 @@ Measures, on the run's model:
 * ``decode``: one decode step against a cache of C positions: step time, tokens per
   second (= 1 / step), and the step's floor, the model's weight bytes over the measured
   bandwidth, with the fraction of it achieved (and the floor with the cache's bytes
-  added, which is what the step must read in full).
+  added, which is what the step must read in full). Beside it, the same step compiled
+  (measure/lab/compiled_decode.py: a static cache and torch.compile, with CUDA graphs on
+  a GPU) at every C, against the same floor.
 
 The split's clocked generation is measure/lab/prefill_decode_split.py.
 
@@ -23,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
+from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
+from measure.lab.estimate import Work
 from measure.lab.generation import cache_storage_bytes, decode_step_at, prefill, random_cache
 from measure.lab.prefill_decode_split import split_runs
-from measure.lab.timing import Timing, time_call
+from measure.lab.timing import Timing, time_call, timed
 from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "Two phases: prefill and decode"
@@ -84,6 +88,10 @@ TABLES = (
             Column("floor_ms", "ms", "floor: weights / bandwidth", **_TIMING),
             Column("fraction_of_floor", "fraction", "floor / step", **_TIMING),
             Column("floor_with_cache_ms", "ms", "floor with the cache", **_TIMING),
+            Column("compiled_ms", "ms", "compiled step", **_TIMING),
+            Column("compiled_spread_ms", "ms", "compiled spread (IQR)", **_TIMING),
+            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", **_TIMING),
+            Column("compiled_speedup", "x", "eager step / compiled step", **_TIMING),
         ),
     ),
 )
@@ -120,6 +128,18 @@ VALUES = (
     Value("flat_spread", "x", description=f"slowest / fastest decode step for C up to {FLAT_UP_TO}", **_TIMING),
     Value("step_growth", "x", description="decode step at the largest cache / at the smallest", **_TIMING),
     Value("decode_samples_ms", "ms", **_TIMING),
+    # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
+    Value("compiled_available", description="torch.compile ran on this machine", compare="exact", scope="machine"),
+    Value("compiled_method", description="how the compiled step was built, or why it was not", scope="machine"),
+    Value("compile_s", "s", description="time spent compiling: each context's first call beyond a timed step", **_TIMING),
+    Value("compiled_fraction_smallest", "fraction", **_TIMING),
+    Value("compiled_fraction_largest", "fraction", **_TIMING),
+    Value("compiled_speedup_smallest", "x", **_TIMING),
+    Value("compiled_speedup_largest", "x", **_TIMING),
+    Value("compiled_speedup_best", "x", description="the largest speed-up over the contexts measured", **_TIMING),
+    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the contexts measured", **_TIMING),
+    Value("compiled_worst_cache", "tokens", description="the context of the smallest speed-up", **_TIMING),
+    Value("compiled_samples_ms", "ms", **_TIMING),
 )
 
 
@@ -240,6 +260,28 @@ def _bandwidth(cfg: Config, ctx: Context) -> tuple[list[dict], float, dict]:
     return [bw.row()], bw.bytes_per_s, values
 
 
+def _compiled_steps(cfg: Config, ctx: Context, token) -> tuple[dict[int, Timing], dict]:
+    """The compiled step at every C (empty where the compiler cannot run here), and the
+    time spent compiling: what each context's first call took beyond a timed step (the
+    first context compiles, and the second compiles again with its length made dynamic)."""
+    model = ctx.model.model
+    reason = compiler_unavailable(ctx.device.type)
+    if reason:
+        ctx.log(f"  {reason}: the compiled step is not measured")
+        return {}, {"compiled_available": False, "compiled_method": reason, "compile_s": None}
+    decoder = compiled_decoder(model, ctx.device)
+    out, compiling = {}, 0.0
+    ctx.log("  compiling the decode step: about a minute on two CPU cores, once per run")
+    for c in ctx.progress(cfg.cache_lengths, "compiled decode step, cache length sweep"):
+        cache = static_cache(model, batch=1, tokens=c)
+        _, first = timed(lambda: compiled_step_at(decoder, token, cache, c), device=ctx.device)
+        out[c] = time_call(
+            lambda: compiled_step_at(decoder, token, cache, c), device=ctx.device, warmup=1, repeats=cfg.decode_repeats
+        )
+        compiling += max(0.0, first - out[c].median_s)
+    return out, {"compiled_available": True, "compiled_method": decoder.method, "compile_s": compiling}
+
+
 def _decode_sweep(cfg: Config, ctx: Context, bytes_per_s: float) -> tuple[list[dict], dict]:
     model = ctx.model.model
     weights = weight_bytes(model)
@@ -266,8 +308,18 @@ def _decode_sweep(cfg: Config, ctx: Context, bytes_per_s: float) -> tuple[list[d
                 "floor_with_cache_ms": with_cache,
             }
         )
+    compiled, v_compiled = _compiled_steps(cfg, ctx, token)
+    for row in rows:
+        t = compiled.get(row["cache_tokens"])
+        row |= {
+            "compiled_ms": t.median_ms if t else None,
+            "compiled_spread_ms": t.spread_ms if t else None,
+            "compiled_fraction_of_floor": floor_ms / t.median_ms if t else None,
+            "compiled_speedup": row["step_ms"] / t.median_ms if t else None,
+        }
     first, last = rows[0], rows[-1]
     flat = [r["step_ms"] for r in rows if r["cache_tokens"] <= FLAT_UP_TO]
+    speedups = [r["compiled_speedup"] for r in rows if compiled]
     values = {
         "weight_bytes": weights,
         "floor_ms": floor_ms,
@@ -283,8 +335,28 @@ def _decode_sweep(cfg: Config, ctx: Context, bytes_per_s: float) -> tuple[list[d
         "flat_spread": max(flat) / min(flat),
         "step_growth": last["step_ms"] / first["step_ms"],
         "decode_samples_ms": samples,
+        **v_compiled,
+        "compiled_fraction_smallest": first["compiled_fraction_of_floor"],
+        "compiled_fraction_largest": last["compiled_fraction_of_floor"],
+        "compiled_speedup_smallest": first["compiled_speedup"],
+        "compiled_speedup_largest": last["compiled_speedup"],
+        "compiled_speedup_best": max(speedups) if speedups else None,
+        "compiled_speedup_worst": min(speedups) if speedups else None,
+        "compiled_worst_cache": min(rows, key=lambda r: r["compiled_speedup"])["cache_tokens"] if speedups else None,
+        "compiled_samples_ms": {str(c): t.samples_ms() for c, t in compiled.items()},
     }
     return rows, values
+
+
+def work(cfg: Config) -> Work:
+    """The forward passes of a run, for the estimate printed before it starts."""
+    runs = cfg.split_repeats + 1  # and one warm-up
+    split = Work(cfg.split_prompt_tokens * runs, (cfg.split_new_tokens - 1) * runs)
+    prefills = Work(prefill_tokens=sum(cfg.prompt_lengths) * (cfg.prefill_repeats + 1))
+    # Eager and compiled, each warmed up twice, at every C; compiled at the first C, then again
+    # when the length becomes dynamic.
+    steps = Work(decode_steps=2 * len(cfg.cache_lengths) * (cfg.decode_repeats + 2), compiles=2)
+    return split + prefills + steps
 
 
 def run(cfg: Config, ctx: Context) -> Result:

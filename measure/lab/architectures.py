@@ -51,4 +51,20 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
         "tie_word_embeddings": True,
         "hidden_act": "silu",
     },
+    # The Qwen2 code path (biases on the attention projections) at the size of "tiny": the
+    # rehearsal test runs the GPU command's code with it, compilation included, in seconds.
+    "qwen2-tiny": {
+        "model_type": "qwen2",
+        "vocab_size": 512,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0,
+        "tie_word_embeddings": True,
+        "hidden_act": "silu",
+    },
 }

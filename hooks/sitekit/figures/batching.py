@@ -8,7 +8,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 
 from sitekit.figures import figure
 
-POINT, KNEE, PADDING = "#2471a3", "#c0392b", "#d5d8dc"
+POINT, KNEE, PADDING, COMPILED = "#2471a3", "#c0392b", "#d5d8dc", "#1e8449"
 WORK = ("#2471a3", "#5dade2", "#1e8449", "#58d68d", "#b9770e", "#f5b041", "#7d3c98", "#bb8fce")
 SCHEMES = (
     ("contiguous_reserved_bytes", "contiguous: reserved", "#c0392b", "-"),
@@ -26,13 +26,18 @@ def sweep(data):
     knee = data.value("batching.knee_batch")["value"]
     found = data.value("batching.knee_found")["value"]
     fig, ax = plt.subplots()
-    ax.plot(df.step_ms, df.throughput_tok_s, "o-", color=POINT)
+    ax.plot(df.step_ms, df.throughput_tok_s, "o-", color=POINT, label="eager step")
     for b, x, y in zip(df.batch, df.step_ms, df.throughput_tok_s, strict=True):
         ax.annotate(f"B = {b}", (x, y), textcoords="offset points", xytext=(6, -12), fontsize=9)
+    compiled = df.dropna(subset=["compiled_step_ms"])
+    if not compiled.empty:
+        ax.plot(
+            compiled.compiled_step_ms, compiled.compiled_throughput_tok_s, "s--", color=COMPILED, label="compiled step"
+        )
     if found:
         k = df[df.batch == knee]
         ax.plot(k.step_ms, k.throughput_tok_s, "o", ms=14, mfc="none", mec=KNEE, mew=2, label=f"knee: B = {knee}")
-        ax.legend(loc="lower right")
+    ax.legend(loc="lower right")
     plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}")
     ax.set_xscale("log")
     ax.set_yscale("log")

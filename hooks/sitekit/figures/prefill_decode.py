@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
 
-PREFILL, DECODE, FLOOR = "#2471a3", "#c0392b", "#555555"
+PREFILL, DECODE, COMPILED, FLOOR = "#2471a3", "#c0392b", "#1e8449", "#555555"
 
 
 def _log2_ticks(ax, values) -> None:
@@ -26,8 +26,19 @@ def decode(data):
         fmt="o-",
         color=DECODE,
         capsize=3,
-        label="measured decode step (median, bar: IQR)",
+        label="eager decode step (median, bar: IQR)",
     )
+    compiled = df.dropna(subset=["compiled_ms"])
+    if not compiled.empty:
+        ax.errorbar(
+            compiled.cache_tokens,
+            compiled.compiled_ms,
+            yerr=compiled.compiled_spread_ms / 2,
+            fmt="s--",
+            color=COMPILED,
+            capsize=3,
+            label="compiled step, static cache",
+        )
     ax.plot(df.cache_tokens, df.floor_ms, "-", color=FLOOR, lw=2, label="floor: weight bytes / bandwidth")
     ax.plot(df.cache_tokens, df.floor_with_cache_ms, ":", color=FLOOR, lw=1.5, label="floor with the cache's bytes")
     ax.fill_between(df.cache_tokens, 0, df.floor_ms, color=FLOOR, alpha=0.12)
