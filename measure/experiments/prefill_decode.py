@@ -131,7 +131,9 @@ VALUES = (
     # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
     Value("compiled_available", description="torch.compile ran on this machine", compare="exact", scope="machine"),
     Value("compiled_method", description="how the compiled step was built, or why it was not", scope="machine"),
-    Value("compile_s", "s", description="time spent compiling: each context's first call beyond a timed step", **_TIMING),
+    Value(
+        "compile_s", "s", description="time spent compiling: each context's first call beyond a timed step", **_TIMING
+    ),
     Value("compiled_fraction_smallest", "fraction", **_TIMING),
     Value("compiled_fraction_largest", "fraction", **_TIMING),
     Value("compiled_speedup_smallest", "x", **_TIMING),
