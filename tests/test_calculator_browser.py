@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from measure.lab.formulas import (
+from measure.lab.budget import (
     budget_kv_bytes_per_token,
     concurrent_users,
     gib_to_bytes,

@@ -3,7 +3,7 @@
 import csv
 import json
 
-from measure.lab.formulas import (
+from measure.lab.budget import (
     budget_kv_bytes_per_token,
     concurrent_users,
     gib_to_bytes,

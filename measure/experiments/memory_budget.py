@@ -15,6 +15,14 @@ Two kinds of table:
   users at the chosen context. ``users_by_context``: the same budget split into users
   at several contexts. ``models``, ``precisions``, ``cards``, ``assumptions``: the
   inputs, also the calculator's presets.
+* **Published facts, and what they give** (no model is loaded): ``configs``, public
+  config.json files with the shape and parameter count measure/lab/model_config.py
+  derives, next to the count each publisher states (and the run's own model's config
+  next to the count of its real weights); ``architectures``, the layout rules that
+  derivation uses, which the calculator reads; ``windowed``, what a sliding window
+  does to one user's cache and to the users that fit; ``card_presets``, cards with
+  their memory and bandwidth; ``speed_floor``, the decode step's floor on each card;
+  ``cache_precisions``, the cache's bytes per element.
 * **Measured** (``formula_check``): the run's model actually prefills T tokens; the
   peak memory (CUDA allocator, or on a CPU the process's peak resident set) is put next
   to the formula's weights + cache + reserve, and the gap is shown.
@@ -26,10 +34,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.lab.budget import budget_kv_bytes_per_token, gib_to_bytes
 from measure.lab.context import Context
-from measure.lab.formulas import budget_kv_bytes_per_token, gib_to_bytes
 from measure.lab.memory_budget_check import formula_check
-from measure.lab.memory_budget_rows import budget_row, users_row
+from measure.lab.memory_budget_rows import budget_row, config_row, speed_row, users_row, windowed_row
+from measure.lab.model_config import rule_rows, shape_from_config
+from measure.reference.cards import CARDS
+from measure.reference.public_configs import PUBLIC_CONFIGS
 from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "The memory budget, and the calculator"
@@ -43,6 +54,8 @@ SPEC_MODELS: tuple[dict, ...] = (
 )
 # spec §10: fp16; int8; int4 in groups of 128 with an fp16 scale each, 4 + 16/128 bits.
 SPEC_PRECISIONS: tuple[tuple[str, float], ...] = (("fp16", 16.0), ("int8", 8.0), ("int4 g128", 4.125))
+# The cache's element sizes (a 4-bit cache's per-group scales are not counted).
+CACHE_PRECISIONS: tuple[tuple[str, float], ...] = (("fp32", 4.0), ("fp16 / bf16", 2.0), ("fp8", 1.0), ("int4", 0.5))
 # The budget's context per user and the contexts of ``users_by_context``: the Config's
 # defaults in every profile, and the declared column names and labels below.
 CONTEXT_PER_USER = 4096
@@ -67,6 +80,8 @@ TABLES = (
             Column("head_dim", label="d"),
             Column("kv_bytes_per_element", "bytes", "KV bytes/element"),
             Column("kv_bytes_per_token", "bytes", "KV bytes/token"),
+            Column("window", "tokens", "sliding window"),
+            Column("windowed_layers", label="layers with the window"),
             Column("source"),
         ),
     ),
@@ -112,6 +127,92 @@ TABLES = (
             Column("precision"),
             Column("max_tokens", "tokens", "max resident tokens"),
             *(Column(f"users_at_{c}", "users", f"at {c:,}") for c in USER_CONTEXTS),
+        ),
+    ),
+    Table(
+        "cache_precisions",
+        "Cache precisions",
+        (Column("precision"), Column("kv_bytes_per_element", "bytes", "bytes per element")),
+    ),
+    Table(
+        "configs",
+        "Public config.json files: what they give, against the published parameter count",
+        (
+            Column("model"),
+            Column("model_type", label="model_type"),
+            Column("params", "parameters", "parameters (from the config)"),
+            Column("reference_params", "parameters", "parameters (published or counted)"),
+            Column("reference", label="checked against"),
+            Column("params_agree", label="equal"),
+            Column("layers", label="L"),
+            Column("kv_heads", label="H_kv"),
+            Column("head_dim", label="d"),
+            Column("window", "tokens", "sliding window"),
+            Column("windowed_layers", label="layers with the window"),
+            Column("max_position", "tokens", "longest position"),
+            Column("problems", label="not derived"),
+            Column("source"),
+        ),
+    ),
+    Table(
+        "architectures",
+        "How each architecture lays out its weights (the derivation's rules)",
+        (
+            Column("model_type", label="model_type"),
+            Column("norms_per_layer", label="norms per layer"),
+            Column("qk_norm", label="query/key norm"),
+            Column("qkv_bias", label="q, k, v bias"),
+            Column("o_bias", label="output bias"),
+            Column("mlp_bias", label="MLP bias"),
+            Column("tied_default", label="tied by default"),
+            Column("windowed_layers", label="layers with the window"),
+            Column("experts_field", label="experts"),
+        ),
+    ),
+    Table(
+        "windowed",
+        "Sliding windows: one user's cache, and the users that fit, with and without the window",
+        (
+            Column("model"),
+            Column("window", "tokens", "window"),
+            Column("windowed_layers", label="layers with it"),
+            Column("layers", label="L"),
+            Column("context", "tokens", "context"),
+            Column("cache_full_bytes", "bytes", "cache, every layer full"),
+            Column("cache_windowed_bytes", "bytes", "cache with the window"),
+            Column("cache_fraction", "fraction", "with / without"),
+            Column("users_full", "users", "users, every layer full"),
+            Column("users_windowed", "users", "users with the window"),
+        ),
+    ),
+    Table(
+        "card_presets",
+        "Cards: memory and bandwidth as their vendors state them",
+        (
+            Column("card"),
+            Column("memory_gib", "GiB", "memory"),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth"),
+            Column("source"),
+        ),
+    ),
+    Table(
+        "calculator_defaults",
+        "The calculator's starting card and users served",
+        (Column("card"), Column("users_served", "users", "users served")),
+    ),
+    Table(
+        "speed_floor",
+        "The decode step's floor: the weights and every user's cache read once per step",
+        (
+            Column("card"),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth"),
+            Column("model"),
+            Column("users", "users", "users"),
+            Column("bytes_per_step", "bytes", "bytes read per step"),
+            Column("step_ms", "ms", "step floor"),
+            Column("tokens_per_s_per_user", "tokens/s", "per user"),
+            Column("tokens_per_s", "tokens/s", "in total"),
+            Column("fits", label="fits in memory"),
         ),
     ),
     Table(
@@ -188,6 +289,17 @@ VALUES = (
     ),
     Value("vocabulary", "tokens"),
     Value("check_device", **_RUN_DTYPE),
+    Value("configs_checked", "models", description="public configs whose derived parameter count is checked"),
+    Value("configs_agree", description="every public config gives its published parameter count"),
+    Value(
+        "measured_config_params",
+        "parameters",
+        description="the run's model's parameter count as its config.json gives it",
+    ),
+    Value("measured_config_agrees", description="the run's model's config gives the count of its real weights"),
+    Value("windowed_card_gib", "GiB"),
+    Value("speed_context", "tokens"),
+    Value("speed_model"),
 )
 
 
@@ -203,6 +315,16 @@ class Config:
     # At the largest count, also the transformers default prefill, which computes the
     # logits of every position (tokens x vocabulary floats) where one row is needed.
     check_all_logits: bool = True
+    # Sliding windows: each windowed public config at these contexts (up to its longest
+    # position) on one card, fp16 weights and cache.
+    windowed_contexts: tuple[int, ...] = (4096, 8192, 32768)
+    windowed_card_gib: float = 24
+    # The speed floor: the 7B in fp16 at the budget's context, for these user counts.
+    speed_model: str = "7B"
+    speed_users: tuple[int, ...] = (1, 8, 32)
+    # The calculator starts on this card (24 GiB, the budget's middle card) serving these users.
+    default_card: str = "NVIDIA GeForce RTX 4090"
+    users_served: int = 8
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -216,6 +338,7 @@ class Config:
 def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
     s = ctx.model.shape()
     params = sum(p.numel() for p in ctx.model.model.parameters())  # shared (tied) tensors once
+    windows = shape_from_config(ctx.model.model.config.to_dict())
     own = {
         "model": ctx.model.name.split("/")[-1],
         "params": params,
@@ -223,6 +346,8 @@ def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
         "heads": s["heads"],
         "kv_heads": s["kv_heads"],
         "head_dim": s["head_dim"],
+        "window": windows.window,
+        "windowed_layers": windows.windowed_layers,
     }
     rows = []
     for m, source in [*((m, "spec §10 assumption") for m in SPEC_MODELS), (own, "measured model's shape")]:
@@ -242,6 +367,8 @@ def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
                 "head_dim": m["head_dim"],
                 "kv_bytes_per_element": cfg.kv_bytes_per_element,
                 "kv_bytes_per_token": kv,
+                "window": m.get("window", 0),
+                "windowed_layers": m.get("windowed_layers", 0),
                 "source": source,
             }
         )
@@ -249,6 +376,8 @@ def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
 
 
 def run(cfg: Config, ctx: Context) -> Result:
+    if cfg.default_card not in {c.name for c in CARDS}:
+        raise ValueError(f"default_card {cfg.default_card!r} is not one of measure/reference/cards.py's cards")
     models = _model_rows(ctx, cfg)
 
     def row(card, m, precision, bits):
@@ -266,6 +395,41 @@ def run(cfg: Config, ctx: Context) -> Result:
         ctx, reserve_gib=cfg.reserve_gib, check_tokens=cfg.check_tokens, check_all_logits=cfg.check_all_logits
     )
 
+    configs = [
+        config_row(p.model, p.config, reference_params=p.published_params, reference="published", source=p.source)
+        for p in PUBLIC_CONFIGS
+    ]
+    own = ctx.model.model.config.to_dict()
+    configs.append(
+        config_row(
+            ctx.model.name,
+            own,
+            reference_params=models[-1]["params"],
+            reference="its weights counted",
+            source="the run's model",
+        )
+    )
+    windowed = [
+        windowed_row(
+            c,
+            context,
+            card_gib=cfg.windowed_card_gib,
+            reserve_gib=cfg.reserve_gib,
+            bits=16.0,
+            kv_bytes=cfg.kv_bytes_per_element,
+        )
+        for c in configs[: len(PUBLIC_CONFIGS)]
+        if c["windowed_layers"]
+        for context in cfg.windowed_contexts
+        if context <= c["max_position"]
+    ]
+    speed_model = next(m for m in models if m["model"] == cfg.speed_model)
+    speed = [
+        speed_row(card, speed_model, users, bits=16.0, reserve_gib=cfg.reserve_gib, context=cfg.context_per_user)
+        for card in CARDS
+        for users in cfg.speed_users
+    ]
+
     tables = {
         "models": models,
         "precisions": [{"precision": p, "weight_bits": b} for p, b in SPEC_PRECISIONS],
@@ -282,6 +446,16 @@ def run(cfg: Config, ctx: Context) -> Result:
         "budget": budget,
         "users_by_context": users_rows,
         "formula_check": check_rows,
+        "cache_precisions": [{"precision": p, "kv_bytes_per_element": b} for p, b in CACHE_PRECISIONS],
+        "configs": configs,
+        "architectures": rule_rows(),
+        "windowed": windowed,
+        "card_presets": [
+            {"card": c.name, "memory_gib": c.memory_gib, "bandwidth_gb_s": c.bandwidth_gb_s, "source": c.source}
+            for c in CARDS
+        ],
+        "speed_floor": speed,
+        "calculator_defaults": [{"card": cfg.default_card, "users_served": cfg.users_served}],
     }
     last = [r for r in check_rows if r["logits_kept"] == "last position"][-1]
     values = {
@@ -294,5 +468,12 @@ def run(cfg: Config, ctx: Context) -> Result:
         "check_overhead_bytes": last["beyond_weights_and_cache_bytes"],
         "cache_matches_formula": all(r["cache_measured_bytes"] == r["cache_formula_bytes"] for r in check_rows),
         **check_values,
+        "configs_checked": len(PUBLIC_CONFIGS),
+        "configs_agree": all(c["params_agree"] for c in configs[: len(PUBLIC_CONFIGS)]),
+        "measured_config_params": configs[-1]["params"],
+        "measured_config_agrees": configs[-1]["params_agree"],
+        "windowed_card_gib": cfg.windowed_card_gib,
+        "speed_context": cfg.context_per_user,
+        "speed_model": cfg.speed_model,
     }
     return Result(tables=tables, values=values)

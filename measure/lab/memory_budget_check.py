@@ -8,8 +8,8 @@ import gc
 
 import torch
 
+from measure.lab.budget import budget_kv_bytes_per_token, gib_to_bytes, weight_bytes
 from measure.lab.context import Context
-from measure.lab.formulas import budget_kv_bytes_per_token, gib_to_bytes, weight_bytes
 from measure.lab.generation import cache_storage_bytes
 from measure.lab.memory import measure_peak
 

@@ -1,0 +1,2 @@
+"""Published facts the budget is computed from (cards' datasheets, models' config.json
+files): stated with their sources, never measured here."""

@@ -1,0 +1,177 @@
+"""The memory budget's arithmetic (measure/lab/budget.py) against cases worked by hand,
+and its invariants over many shapes (Hypothesis): the calculator's roundings are held
+here without a browser too."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from measure.lab.budget import (
+    cache_bytes_per_user,
+    concurrent_users,
+    decode_floor,
+    kv_bytes_per_layer_token,
+    longest_context,
+    max_resident_tokens,
+    users_at_context,
+)
+
+
+def test_budget_7b_fp16_on_24_gib():
+    from measure.lab.budget import (
+        budget_kv_bytes_per_token,
+        concurrent_users,
+        gib_to_bytes,
+        max_resident_tokens,
+        weight_bytes,
+    )
+
+    vram, reserve = gib_to_bytes(24), gib_to_bytes(1.5)
+    assert (vram, reserve) == (25_769_803_776, 1_610_612_736)
+    w = weight_bytes(params=7.0e9, bits_per_weight=16)
+    assert w == 14_000_000_000
+    kv = budget_kv_bytes_per_token(layers=32, kv_heads=8, head_dim=128, bytes_per_element=2)
+    assert kv == 131_072
+    # 25,769,803,776 - 1,610,612,736 - 14,000,000,000 = 10,159,191,040 free;
+    # / 131,072 = 77,508.48 -> 77,508 tokens: 18 users of 4,096, none of 131,072.
+    tokens = max_resident_tokens(vram_bytes=vram, reserve_bytes=reserve, weight_bytes=w, kv_bytes_per_token=kv)
+    assert tokens == 77_508
+    assert concurrent_users(max_tokens=tokens, context_per_user=4096) == 18
+    assert concurrent_users(max_tokens=tokens, context_per_user=131_072) == 0
+
+
+def test_budget_13b_mha_and_int4_weights():
+    from measure.lab.budget import budget_kv_bytes_per_token, gib_to_bytes, max_resident_tokens, weight_bytes
+
+    kv = budget_kv_bytes_per_token(layers=40, kv_heads=40, head_dim=128, bytes_per_element=2)
+    assert kv == 819_200  # 2 x 40 x 40 x 128 x 2: full multi-head attention
+    free = gib_to_bytes(48) - gib_to_bytes(1.5) - 26_000_000_000  # 23,928,994,816
+    assert (
+        max_resident_tokens(
+            vram_bytes=gib_to_bytes(48),
+            reserve_bytes=gib_to_bytes(1.5),
+            weight_bytes=26_000_000_000,
+            kv_bytes_per_token=kv,
+        )
+        == free // kv
+        == 29_210
+    )
+    assert weight_bytes(params=7.0e9, bits_per_weight=4.125) == 3_609_375_000  # int4 group-128, fp16 scales
+    assert weight_bytes(params=3, bits_per_weight=4.125) == 2  # 12.375 bits round up to 2 bytes
+
+
+def test_budget_does_not_fit_and_the_edge():
+    from measure.lab.budget import concurrent_users, gib_to_bytes, max_resident_tokens
+
+    # 70B fp16: 140e9 bytes of weights on an 80 GiB (85,899,345,920 bytes) card
+    assert (
+        max_resident_tokens(
+            vram_bytes=gib_to_bytes(80),
+            reserve_bytes=gib_to_bytes(1.5),
+            weight_bytes=140_000_000_000,
+            kv_bytes_per_token=1,
+        )
+        is None
+    )
+    assert concurrent_users(max_tokens=None, context_per_user=4096) is None
+    # exactly full: fits, with room for no token
+    assert max_resident_tokens(vram_bytes=100, reserve_bytes=40, weight_bytes=60, kv_bytes_per_token=7) == 0
+    assert max_resident_tokens(vram_bytes=100, reserve_bytes=40, weight_bytes=61, kv_bytes_per_token=7) is None
+    assert gib_to_bytes(0.5) == 2**29
+
+
+def test_layer_token_bytes_and_partial_bytes_refused():
+    # Gemma-3-270m, fp16: 2 x 1 KV head x 256 x 2 bytes = 1,024 bytes per layer and token
+    assert kv_bytes_per_layer_token(kv_heads=1, head_dim=256, bytes_per_element=2) == 1024
+    # an int4 cache: 2 x 3 x 64 x 0.5 = 192 bytes, whole
+    assert kv_bytes_per_layer_token(kv_heads=3, head_dim=64, bytes_per_element=0.5) == 192
+    with pytest.raises(ValueError, match="whole number of bytes"):
+        kv_bytes_per_layer_token(kv_heads=1, head_dim=3, bytes_per_element=0.25)
+
+
+def test_cache_per_user_with_a_window_hand_worked():
+    # Gemma-3-270m: 18 layers, 15 with a 512-token window, 1,024 bytes per layer-token.
+    # At 4,096 tokens: 3 x 4,096 + 15 x 512 = 12,288 + 7,680 = 19,968 layer-tokens.
+    kw = dict(layer_token_bytes=1024, layers=18, windowed_layers=15, window=512)
+    assert cache_bytes_per_user(**kw, context=4096) == 19_968 * 1024 == 20_447_232
+    # below the window every layer holds every token: 18 x 100 x 1,024
+    assert cache_bytes_per_user(**kw, context=100) == 1_843_200
+    # window 0 means no layer has one, whatever windowed_layers says
+    assert cache_bytes_per_user(layer_token_bytes=1024, layers=18, windowed_layers=15, window=0, context=4096) == (
+        18 * 4096 * 1024
+    )
+
+
+def test_longest_context_with_a_window_hand_worked():
+    kw = dict(layer_token_bytes=10, layers=4, windowed_layers=2, window=100)
+    # 3,000 bytes: 40 bytes a token on all 4 layers -> 75 tokens, short of the window
+    assert longest_context(free_bytes=3000, **kw) == 75
+    # 10,000 bytes: 250 >= 100, so past the window: (10,000 - 10 x 2 x 100) / (10 x 2) = 400
+    assert longest_context(free_bytes=10_000, **kw) == 400
+    assert cache_bytes_per_user(**kw, context=400) == 10_000 and cache_bytes_per_user(**kw, context=401) > 10_000
+    # every layer windowed and the window fits: no limit; not even the window: what fits
+    assert longest_context(free_bytes=4000, layer_token_bytes=10, layers=4, windowed_layers=4, window=100) is None
+    assert longest_context(free_bytes=3999, layer_token_bytes=10, layers=4, windowed_layers=4, window=100) == 99
+    # no window: the plain budget
+    assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=0, window=0) == 250
+    with pytest.raises(ValueError):
+        longest_context(free_bytes=-1, **kw)
+
+
+def test_users_at_context_edges():
+    assert users_at_context(free_bytes=100, cache_bytes=50) == 2  # exactly fills two
+    assert users_at_context(free_bytes=99, cache_bytes=50) == 1
+    assert users_at_context(free_bytes=0, cache_bytes=50) == 0
+    assert users_at_context(free_bytes=-1, cache_bytes=50) is None
+    with pytest.raises(ValueError):
+        users_at_context(free_bytes=10, cache_bytes=0)
+
+
+def test_decode_floor_hand_worked():
+    # 14e9 bytes of weights + 8 users x 536,870,912 bytes = 18,294,967,296 bytes a step;
+    # at 1,008 GB/s that is 18.1497691 ms: 55.0971195 tokens/s each, 440.776956 in all
+    f = decode_floor(weight_bytes=14_000_000_000, cache_bytes_per_user=2**29, users=8, bandwidth_gb_s=1008)
+    assert f["step_s"] == pytest.approx(0.0181497691, rel=1e-8)
+    assert f["tokens_per_s_per_user"] == pytest.approx(55.0971195, rel=1e-8)
+    assert f["tokens_per_s"] == pytest.approx(440.776956, rel=1e-8)
+    with pytest.raises(ValueError):
+        decode_floor(weight_bytes=1, cache_bytes_per_user=1, users=0, bandwidth_gb_s=1)
+
+
+_SHAPES = dict(
+    layer_token_bytes=st.integers(1, 4096),
+    layers=st.integers(1, 128),
+    window=st.integers(0, 10_000),
+    fraction=st.floats(0, 1),
+)
+
+
+@given(free=st.integers(0, 10**13), context=st.integers(1, 10**6), **_SHAPES)
+def test_longest_context_is_the_largest_that_fits(free, context, layer_token_bytes, layers, window, fraction):
+    windowed = round(layers * fraction)
+    kw = dict(layer_token_bytes=layer_token_bytes, layers=layers, windowed_layers=windowed, window=window)
+    longest = longest_context(free_bytes=free, **kw)
+    if longest is None:  # unbounded: every layer windowed, and any context fits
+        assert windowed == layers and window > 0
+        assert cache_bytes_per_user(**kw, context=context) <= free
+    else:
+        assert cache_bytes_per_user(**kw, context=longest) <= free
+        assert cache_bytes_per_user(**kw, context=longest + 1) > free
+
+
+@given(free=st.integers(0, 10**13), context=st.integers(1, 10**6), **_SHAPES)
+def test_a_window_never_costs_more_and_users_follow(free, context, layer_token_bytes, layers, window, fraction):
+    windowed = round(layers * fraction)
+    kw = dict(layer_token_bytes=layer_token_bytes, layers=layers, context=context)
+    full = cache_bytes_per_user(**kw, windowed_layers=0, window=0)
+    with_window = cache_bytes_per_user(**kw, windowed_layers=windowed, window=window)
+    assert with_window <= full
+    assert users_at_context(free_bytes=free, cache_bytes=with_window) >= users_at_context(
+        free_bytes=free, cache_bytes=full
+    )
+    # without a window, users at a context are the budget's max tokens split into contexts
+    per_token = layer_token_bytes * layers
+    tokens = max_resident_tokens(vram_bytes=free, reserve_bytes=0, weight_bytes=0, kv_bytes_per_token=per_token)
+    assert users_at_context(free_bytes=free, cache_bytes=full) == concurrent_users(
+        max_tokens=tokens, context_per_user=context
+    )
