@@ -6,8 +6,11 @@ Playwright with ``executable_path``, so nothing is downloaded. The site is serve
 
 Checked: for every combination of presets, the calculator's numbers equal the budget
 table the site was built from, to the byte and the token; for a grid of typed inputs
-they equal measure/lab/formulas.py; each kind of bad input shows its own message next to
-its field and no NaN or Infinity ever appears.
+they equal measure/lab/budget.py; every pasted public config gives its published
+parameter count and the shape Python derives, messages included; a sliding window gives
+the hand-worked budget; the decode floor equals Python's to the last digit; the URL
+reproduces the state; each kind of bad input shows its own message next to its field
+and no NaN or Infinity ever appears.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import csv
 import functools
 import http.server
+import json
 import random
 import threading
 from pathlib import Path
@@ -23,11 +27,16 @@ import pytest
 
 from measure.lab.budget import (
     budget_kv_bytes_per_token,
-    concurrent_users,
+    cache_bytes_per_user,
+    decode_floor,
     gib_to_bytes,
-    max_resident_tokens,
+    kv_bytes_per_layer_token,
+    longest_context,
+    users_at_context,
     weight_bytes,
 )
+from measure.lab.model_config import shape_from_config
+from measure.reference.public_configs import PUBLIC_CONFIGS
 from tests.conftest import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -43,7 +52,20 @@ LAUNCH_ARGS = [
     "--disable-sync",
 ]
 OUTPUTS = "els => Object.fromEntries(els.map(e => [e.dataset.out, [e.dataset.value, e.textContent]]))"
-FIELDS = ("params", "layers", "kv_heads", "head_dim", "weight_bits", "kv_bytes", "vram_gib", "reserve_gib", "context")
+FIELDS = (
+    "params",
+    "layers",
+    "kv_heads",
+    "head_dim",
+    "window",
+    "windowed_layers",
+    "weight_bits",
+    "vram_gib",
+    "bandwidth_gb_s",
+    "reserve_gib",
+    "context",
+    "users",
+)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -67,6 +89,7 @@ def calculator(built_site):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{origin}/calculator/")
         page.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
+        page.origin = origin
         yield page, errors
         browser.close()
     server.shutdown()
@@ -91,40 +114,72 @@ def _no_nan(page) -> None:
     assert "NaN" not in text and "Infinity" not in text and "undefined" not in text, text
 
 
-def test_initialises_on_load_with_the_default_presets(calculator):
+def _state(page) -> str:
+    return page.get_attribute("[data-status]", "data-state")
+
+
+def _fill(page, case: dict[str, str]) -> None:
+    for name, text in case.items():
+        if name == "cache":
+            page.select_option("[name=cache]", text)
+        else:
+            page.fill(f"[name={name}]", text)
+
+
+def _paste(page, config) -> dict:
+    page.fill("[name=config]", config if isinstance(config, str) else json.dumps(config))
+    return {
+        "state": page.get_attribute("[data-config-status]", "data-state"),
+        "text": page.inner_text("[data-config-status]"),
+        "shape": json.loads(page.get_attribute("[data-config-status]", "data-shape") or "null"),
+    }
+
+
+CACHE_BYTES = {r["precision"]: float(r["kv_bytes_per_element"]) for r in _csv("cache_precisions")}
+FP16_CACHE = "fp16 / bf16"
+
+
+def test_initialises_on_load_with_the_defaults(calculator):
     page, errors = calculator
     assert not errors, errors
     assert page.get_attribute("form[data-calculator]", "data-ready") == "1"
-    assumptions = _csv("assumptions")[0]
+    assumptions, defaults = _csv("assumptions")[0], _csv("calculator_defaults")[0]
     assert page.input_value("[name=context]") == assumptions["context_per_user"]
     assert float(page.input_value("[name=reserve_gib]")) == float(assumptions["reserve_gib"])
+    assert page.input_value("[name=users]") == defaults["users_served"]
+    assert page.input_value("[name=preset_card]") == defaults["card"]
+    assert CACHE_BYTES[page.input_value("[name=cache]")] == float(assumptions["kv_bytes_per_element"])
     out = _outputs(page)
-    assert out["max_tokens"][0].isdigit() and out["users"][0].isdigit(), out
+    assert out["max_tokens"][0].isdigit() and out["users_fit"][0].isdigit(), out
 
 
 def test_presets_are_the_site_data_tables(calculator):
     page, _ = calculator
-    models = [
-        o.split(":")[0] for o in page.eval_on_selector_all("[name=preset_model] option", "o => o.map(x => x.text)")
-    ]
-    assert models == [r["model"] for r in _csv("models")]
-    assert len(page.query_selector_all("[name=preset_precision] option")) == len(_csv("precisions"))
-    assert len(page.query_selector_all("[name=preset_card] option")) == len(_csv("cards"))
+
+    def options(name):
+        return page.eval_on_selector_all(f"[name={name}] option", "o => o.map(x => x.value)")
+
+    published = [r["model"] for r in _csv("configs") if r["reference"] == "published"]
+    assert options("preset_model") == [r["model"] for r in _csv("models")] + published + ["custom"]
+    assert options("preset_precision") == [r["precision"] for r in _csv("precisions")] + ["custom"]
+    assert options("cache") == [r["precision"] for r in _csv("cache_precisions")]
+    assert options("preset_card") == [r["card"] for r in _csv("card_presets")] + ["custom"]
 
 
 def test_every_preset_equals_the_budget_table(calculator):
     page, errors = calculator
     models, precisions, cards = _csv("models"), _csv("precisions"), _csv("cards")
     budget = {(r["card_gib"], r["model"], r["precision"]): r for r in _csv("budget")}
-    page.fill("[name=reserve_gib]", _csv("assumptions")[0]["reserve_gib"])
-    page.fill("[name=context]", _csv("assumptions")[0]["context_per_user"])
+    assumptions = _csv("assumptions")[0]
+    _fill(page, {"reserve_gib": assumptions["reserve_gib"], "context": assumptions["context_per_user"]})
+    page.select_option("[name=cache]", FP16_CACHE)
     checked = 0
-    for i, m in enumerate(models):
-        page.select_option("[name=preset_model]", str(i))
-        for j, p in enumerate(precisions):
-            page.select_option("[name=preset_precision]", str(j))
-            for k, c in enumerate(cards):
-                page.select_option("[name=preset_card]", str(k))
+    for m in models:
+        page.select_option("[name=preset_model]", m["model"])
+        for p in precisions:
+            page.select_option("[name=preset_precision]", p["precision"])
+            for c in cards:
+                page.fill("[name=vram_gib]", c["card_gib"])
                 row = budget[(c["card_gib"], m["model"], p["precision"])]
                 out = _outputs(page)
                 where = (c["card_gib"], m["model"], p["precision"])
@@ -134,11 +189,11 @@ def test_every_preset_equals_the_budget_table(calculator):
                 status = page.inner_text("[data-status]")
                 if row["verdict"] == "does not fit":
                     assert out["max_tokens"] == ["", "does not fit"], where
-                    assert out["users"] == ["", "does not fit"], where
+                    assert out["users_fit"] == ["", "does not fit"], where
                     assert status.startswith("Does not fit"), (where, status)
                 else:
                     assert out["max_tokens"][0] == row["max_tokens"], where
-                    assert out["users"][0] == row["users"], where
+                    assert out["users_fit"][0] == row["users"], where
                     assert f"{int(row['max_tokens']):,}" in out["max_tokens"][1], where
                 _no_nan(page)
                 checked += 1
@@ -146,18 +201,31 @@ def test_every_preset_equals_the_budget_table(calculator):
 
 
 def _expected(v: dict[str, str]) -> dict[str, int | None]:
-    num = {k: float(s.replace(",", "")) for k, s in v.items()}
+    num = {k: float(s.replace(",", "")) if s.strip() else 0.0 for k, s in v.items() if k != "cache"}
+    kv_bytes = CACHE_BYTES[v["cache"]]
+    layers, kv_heads, head_dim = int(num["layers"]), int(num["kv_heads"]), int(num["head_dim"])
+    window, windowed = int(num["window"]), int(num["windowed_layers"])
     w = weight_bytes(params=num["params"], bits_per_weight=num["weight_bits"])
-    kv = budget_kv_bytes_per_token(
-        layers=int(num["layers"]),
-        kv_heads=int(num["kv_heads"]),
-        head_dim=int(num["head_dim"]),
-        bytes_per_element=num["kv_bytes"],
+    kv = budget_kv_bytes_per_token(layers=layers, kv_heads=kv_heads, head_dim=head_dim, bytes_per_element=kv_bytes)
+    layer_token = kv_bytes_per_layer_token(kv_heads=kv_heads, head_dim=head_dim, bytes_per_element=kv_bytes)
+    shape = dict(layer_token_bytes=layer_token, layers=layers, windowed_layers=windowed, window=window)
+    per_user = cache_bytes_per_user(**shape, context=int(num["context"]))
+    free = gib_to_bytes(num["vram_gib"]) - gib_to_bytes(num["reserve_gib"]) - w
+    users = int(num["users"])
+    floor = decode_floor(
+        weight_bytes=w, cache_bytes_per_user=per_user, users=users, bandwidth_gb_s=num["bandwidth_gb_s"]
     )
-    vram, reserve = gib_to_bytes(num["vram_gib"]), gib_to_bytes(num["reserve_gib"])
-    tokens = max_resident_tokens(vram_bytes=vram, reserve_bytes=reserve, weight_bytes=w, kv_bytes_per_token=kv)
-    users = concurrent_users(max_tokens=tokens, context_per_user=int(num["context"]))
-    return {"weights": w, "kv_per_token": kv, "free": vram - reserve - w, "max_tokens": tokens, "users": users}
+    return {
+        "weights": w,
+        "kv_per_token": kv,
+        "cache_per_user": per_user,
+        "free": free,
+        "max_tokens": longest_context(free_bytes=free, **shape) if free >= 0 else "nofit",
+        "users_fit": users_at_context(free_bytes=free, cache_bytes=per_user),
+        "step_ms": floor["step_s"] * 1e3,
+        "tokens_per_s_per_user": floor["tokens_per_s_per_user"],
+        "tokens_per_s": floor["tokens_per_s"],
+    }
 
 
 def _grid(n: int = 40) -> list[dict[str, str]]:
@@ -165,44 +233,56 @@ def _grid(n: int = 40) -> list[dict[str, str]]:
     choices = {
         "params": ["7e9", "7000000000", "1234567891", "70,000,000,000", "500000", "134515008", "4.05e11"],
         "weight_bits": ["16", "8", "4.125", "4.5", "3.3", "1.58", "32"],
-        "kv_bytes": ["2", "1", "0.5", "0.3", "4"],
+        "cache": list(CACHE_BYTES),
         "vram_gib": ["24", "7.5", "141", "0.25", "80", "1024", "12.3"],
+        "bandwidth_gb_s": ["1008", "272", "3350", "0.5", "4,800", "1e3"],
         "reserve_gib": ["1.5", "0", "2.25", "0.7"],
         "context": ["4096", "1000", "131072", "1", "4,096", "32768"],
+        "users": ["1", "8", "33", "1,000"],
     }
-    shapes = [("32", "8", "128"), ("40", "40", "128"), ("80", "8", "128"), ("1", "1", "1"), ("30", "3", "64")]
+    # layers, KV heads, head dim, window, layers with the window
+    shapes = [
+        ("32", "8", "128", "", ""),
+        ("40", "40", "128", "", ""),
+        ("80", "8", "128", "0", "0"),
+        ("1", "1", "1", "", ""),
+        ("30", "3", "64", "", ""),
+        ("18", "1", "256", "512", "15"),
+        ("32", "8", "128", "4096", "32"),
+        ("26", "4", "256", "4,096", "13"),
+    ]
     cases = []
     for _ in range(n):
         case = {k: rng.choice(v) for k, v in choices.items()}
-        case["layers"], case["kv_heads"], case["head_dim"] = rng.choice(shapes)
+        for k, x in zip(
+            ("layers", "kv_heads", "head_dim", "window", "windowed_layers"), rng.choice(shapes), strict=True
+        ):
+            case[k] = x
         cases.append(case)
     return cases
 
 
-def _fill(page, case: dict[str, str]) -> None:
-    for name in FIELDS:
-        page.fill(f"[name={name}]", case[name])
-
-
 def test_a_grid_of_typed_inputs_equals_the_python_formula(calculator):
     page, errors = calculator
-    fits = nofit = 0
+    seen = set()
     for case in _grid():
         _fill(page, case)
         want = _expected(case)
         out = _outputs(page)
-        for key in ("weights", "kv_per_token", "free"):
+        for key in ("weights", "kv_per_token", "cache_per_user", "free"):
             assert out[key][0] == str(want[key]), (case, key, out[key], want[key])
-        if want["max_tokens"] is None:
-            nofit += 1
+        for key in ("step_ms", "tokens_per_s_per_user", "tokens_per_s"):  # the same double, every digit
+            assert out[key][0] == repr(want[key]), (case, key, out[key], want[key])
+        if want["max_tokens"] == "nofit":
+            seen.add("nofit")
             assert out["max_tokens"] == ["", "does not fit"], case
             assert page.inner_text("[data-status]").startswith("Does not fit"), case
         else:
-            fits += 1
-            assert out["max_tokens"][0] == str(want["max_tokens"]), (case, out, want)
-            assert out["users"][0] == str(want["users"]), (case, out, want)
+            seen.add("unbounded" if want["max_tokens"] is None else "fits")
+            assert out["max_tokens"][0] == ("" if want["max_tokens"] is None else str(want["max_tokens"])), case
+            assert out["users_fit"][0] == str(want["users_fit"]), (case, out, want)
         _no_nan(page)
-    assert fits and nofit and not errors  # the grid covers both outcomes
+    assert seen == {"nofit", "fits", "unbounded"} and not errors  # the grid covers every outcome
 
 
 VALID = {
@@ -210,18 +290,22 @@ VALID = {
     "layers": "32",
     "kv_heads": "8",
     "head_dim": "128",
+    "window": "",
+    "windowed_layers": "",
     "weight_bits": "16",
-    "kv_bytes": "2",
+    "cache": FP16_CACHE,
     "vram_gib": "24",
+    "bandwidth_gb_s": "1008",
     "reserve_gib": "1.5",
     "context": "4096",
+    "users": "8",
 }
 BAD = [
     ("params", "", "Parameters: enter a value."),
     ("vram_gib", "   ", "Card memory: enter a value."),
     ("layers", "abc", "Layers must be a number"),
     ("weight_bits", "16bits", "Bits per weight must be a number"),
-    ("kv_bytes", "NaN", "KV bytes per element must be a number"),
+    ("bandwidth_gb_s", "NaN", "Memory bandwidth must be a number"),
     ("reserve_gib", "Infinity", "Runtime reserve must be a number"),
     ("params", "1e400", "Parameters is too large to be a number."),
     ("kv_heads", "-8", "Key-value heads cannot be negative."),
@@ -229,8 +313,13 @@ BAD = [
     ("head_dim", "0", "Head dimension must be at least 1."),
     ("weight_bits", "0", "Bits per weight must be greater than 0."),
     ("vram_gib", "0", "Card memory must be greater than 0."),
+    ("bandwidth_gb_s", "0", "Memory bandwidth must be greater than 0."),
+    ("users", "0", "Users served must be at least 1."),
     ("layers", "32.5", "Layers must be a whole number."),
     ("context", "2.5", "Context per user must be a whole number."),
+    ("window", "100.5", "Sliding window must be a whole number."),
+    ("windowed_layers", "33", "Layers with the window cannot be more than the 32 layers."),
+    ("windowed_layers", "4", "Layers with the window needs a sliding window"),
     ("params", "1e15", "Parameters above 10,000,000,000,000 parameters is not a realistic value."),
     ("vram_gib", "1e9", "Card memory above 65,536 GiB is not a realistic value."),
     ("context", "1e12", "Context per user above 100,000,000 tokens is not a realistic value."),
@@ -242,44 +331,258 @@ BAD = [
 def test_bad_input_shows_its_message(calculator, field, text, message):
     page, errors = calculator
     _fill(page, VALID)
-    assert page.inner_text("[data-status]").startswith("18 users"), page.inner_text("[data-status]")
+    assert page.inner_text("[data-status]").startswith("18 users fit"), page.inner_text("[data-status]")
     page.fill(f"[name={field}]", text)
     shown = page.inner_text(f"[data-error-for={field}]")
     assert shown.startswith(message), shown
     assert page.get_attribute(f"[name={field}]", "aria-invalid") == "true"
-    assert page.get_attribute("[data-status]", "data-state") == "error"
+    assert _state(page) == "error"
     out = _outputs(page)
     assert all(v == ["", "—"] for v in out.values()), out
     _no_nan(page)
     page.fill(f"[name={field}]", VALID[field])  # corrected: the message goes, the result returns
     assert page.inner_text(f"[data-error-for={field}]") == ""
-    assert _outputs(page)["users"][0] == "18" and not errors
+    assert _outputs(page)["users_fit"][0] == "18" and not errors
 
 
 def test_a_preset_that_does_not_fit_says_so(calculator):
     page, _ = calculator
     _fill(page, VALID)
-    models = [r["model"] for r in _csv("models")]
-    cards = [r["card_gib"] for r in _csv("cards")]
-    page.select_option("[name=preset_model]", str(models.index("70B")))
-    page.select_option("[name=preset_precision]", "0")  # fp16
-    page.select_option("[name=preset_card]", str(cards.index("80")))
+    page.select_option("[name=preset_model]", "70B")
+    page.select_option("[name=preset_precision]", "fp16")
+    page.fill("[name=vram_gib]", "80")
     status = page.inner_text("[data-status]")
     assert status.startswith("Does not fit: the weights (130.39 GiB)"), status
-    assert page.get_attribute("[data-status]", "data-state") == "nofit"
+    assert _state(page) == "nofit"
     _no_nan(page)
     page.fill("[name=reserve_gib]", "50")  # int4 weights (33.6 GiB) fit; with this reserve they do not
     page.fill("[name=weight_bits]", "4.125")
-    assert page.get_attribute("[data-status]", "data-state") == "nofit"
+    assert _state(page) == "nofit"
 
 
-def test_no_cache_room_and_no_full_user_are_explained(calculator):
+def test_no_cache_room_no_full_user_and_too_many_users_are_explained(calculator):
     page, _ = calculator
     # 1 GiB card, no reserve, weights 100 bytes short of it: fits, with no room for a token
     _fill(page, {**VALID, "params": str(2**30 - 100), "weight_bits": "8", "vram_gib": "1", "reserve_gib": "0"})
-    assert page.get_attribute("[data-status]", "data-state") == "nocache"
+    assert _state(page) == "nocache"
     assert _outputs(page)["max_tokens"][0] == "0"
     _fill(page, {**VALID, "context": "131072"})
-    assert page.get_attribute("[data-status]", "data-state") == "nouser"
+    assert _state(page) == "nouser"
     assert "Not one full context fits" in page.inner_text("[data-status]")
+    _fill(page, {**VALID, "users": "19"})  # 18 fit
+    assert _state(page) == "overserved"
+    assert page.inner_text("[data-status]").startswith("18 users fit at 4,096 tokens each, fewer than the 19 users")
     _no_nan(page)
+
+
+def test_typing_over_a_preset_marks_it_as_your_own(calculator):
+    page, _ = calculator
+    page.select_option("[name=preset_model]", "7B")
+    page.select_option("[name=preset_card]", _csv("card_presets")[0]["card"])
+    page.fill("[name=layers]", "31")
+    page.fill("[name=bandwidth_gb_s]", "500")
+    assert page.input_value("[name=preset_model]") == "custom"
+    assert page.input_value("[name=preset_card]") == "custom"
+
+
+@pytest.mark.parametrize("public", PUBLIC_CONFIGS, ids=lambda p: p.model)
+def test_a_pasted_public_config_gives_its_published_count(calculator, public):
+    page, errors = calculator
+    got = _paste(page, public.config)
+    assert got["state"] == "ok", got["text"]
+    assert got["shape"]["params"] == public.published_params
+    py = shape_from_config(public.config)
+    assert page.input_value("[name=params]") == str(public.published_params)
+    assert page.input_value("[name=layers]") == str(py.layers)
+    assert page.input_value("[name=kv_heads]") == str(py.kv_heads)
+    assert page.input_value("[name=head_dim]") == str(py.head_dim)
+    assert page.input_value("[name=window]") == (str(py.window) if py.window else "")
+    assert page.input_value("[name=windowed_layers]") == (str(py.windowed_layers) if py.window else "")
+    assert page.input_value("[name=preset_model]") == "custom"
+    assert f"{public.published_params:,} parameters" in got["text"]
+    assert not errors
+
+
+def test_the_run_models_config_gives_the_count_of_its_weights(calculator):
+    page, _ = calculator
+    row = _csv("configs")[-1]
+    assert row["reference"] == "its weights counted" and row["params_agree"] == "true"
+    # the run's model's shape as a config.json of its architecture (SmolLM2: llama, tied)
+    from measure.lab.architectures import ARCHITECTURES
+
+    got = _paste(page, ARCHITECTURES["smollm2-135m"])
+    assert got["shape"]["params"] == int(row["reference_params"]) == 134_515_008
+
+
+def _broken_configs() -> list:
+    tiny = PUBLIC_CONFIGS[1].config  # TinyLlama
+    mistral, mixtral = PUBLIC_CONFIGS[4].config, PUBLIC_CONFIGS[5].config
+    return [
+        {k: v for k, v in tiny.items() if k not in ("vocab_size", "intermediate_size")},
+        {**tiny, "model_type": "falcon"},
+        {**tiny, "model_type": "falcon", "sliding_window": 64},
+        {**tiny, "hidden_size": 2047, "head_dim": None},
+        {**tiny, "num_key_value_heads": 5},
+        {**tiny, "num_attention_heads": 0},
+        {**tiny, "num_attention_heads": 32.0, "vocab_size": "32000"},
+        {**mistral, "layer_types": ["full_attention"] * 3},
+        {**mistral, "sliding_window": -1},
+        {**mistral, "sliding_window": 1.5},
+        {**PUBLIC_CONFIGS[7].config, "sliding_window_pattern": 0, "model_type": "gemma3_text"},
+        {**PUBLIC_CONFIGS[0].config, "use_sliding_window": True, "max_window_layers": "x"},
+        {**PUBLIC_CONFIGS[0].config, "use_sliding_window": True},
+        {k: v for k, v in mixtral.items() if k != "num_local_experts"},
+        {"model_type": "llava", "text_config": PUBLIC_CONFIGS[0].config},
+        {"model_type": None, **{k: v for k, v in tiny.items() if k != "model_type"}},
+        {**tiny, "tie_word_embeddings": None},
+    ]
+
+
+@pytest.mark.parametrize("config", _broken_configs(), ids=lambda c: json.dumps(c)[:60])
+def test_partial_configs_are_read_as_python_reads_them(calculator, config):
+    page, errors = calculator
+    got = _paste(page, config)
+    py = shape_from_config(config)
+    js = got["shape"]
+    assert js["problems"] == list(py.problems)
+    assert got["state"] == ("partial" if py.problems else "ok")
+    for key in ("layers", "kv_heads", "head_dim", "window", "windowed_layers", "params", "tied", "model_type"):
+        assert js[key] == getattr(py, key), key
+    for problem in py.problems:
+        assert problem in got["text"]
+    if py.params is None:  # nothing guessed: the field is empty and says so
+        assert page.input_value("[name=params]") == ""
+        assert page.inner_text("[data-error-for=params]") == "Parameters: enter a value."
+    _no_nan(page)
+    assert not errors
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("{not json", "Not valid JSON"),
+        ("[1, 2]", "No model shape in this config: a config.json is a JSON object"),
+        ('{"model_type": "llama"}', "No model shape in this config: num_hidden_layers is missing"),
+        (
+            '{"num_hidden_layers": 0}',
+            "No model shape in this config: num_hidden_layers must be a positive whole number",
+        ),
+    ],
+)
+def test_a_config_with_no_shape_says_why(calculator, text, message):
+    page, errors = calculator
+    _fill(page, VALID)
+    got = _paste(page, text)
+    assert got["state"] == "error" and got["text"].startswith(message), got["text"]
+    assert page.input_value("[name=layers]") == "32"  # the fields are left as they were
+    page.fill("[name=config]", "")
+    assert page.inner_text("[data-config-status]") == "" and not errors
+
+
+def test_a_sliding_window_gives_the_hand_worked_budget(calculator):
+    page, _ = calculator
+    # Gemma-3-270m: 18 layers, 15 of them with a 512-token window, 1 KV head of 256.
+    # fp16 cache: 1,024 bytes per layer-token; at 4,096 tokens 3 x 4,096 + 15 x 512 =
+    # 19,968 layer-tokens, 20,447,232 bytes. bf16 weights: 268,098,176 x 2 = 536,196,352.
+    # On 24 GiB less 1.5 GiB: 25,769,803,776 - 1,610,612,736 - 536,196,352 = 23,622,994,688
+    # free, 1,155 users (1,155 x 20,447,232 = 23,616,552,960). Longest context: past the
+    # window, (free - 1,024 x 15 x 512) / (1,024 x 3) = 7,687,216 tokens.
+    _paste(page, PUBLIC_CONFIGS[8].config)
+    _fill(page, {"weight_bits": "16", "cache": FP16_CACHE, "vram_gib": "24", "reserve_gib": "1.5", "context": "4096"})
+    out = _outputs(page)
+    assert out["cache_per_user"][0] == "20447232"
+    assert out["free"][0] == "23622994688"
+    assert out["users_fit"][0] == "1155"
+    assert out["max_tokens"][0] == "7687216"
+    windowed = {(r["model"], r["context"]): r for r in _csv("windowed")}
+    assert out["users_fit"][0] == windowed[("google/gemma-3-270m", "4096")]["users_windowed"]
+    # every layer windowed (Mistral): the context has no limit
+    _paste(page, PUBLIC_CONFIGS[4].config)
+    out = _outputs(page)
+    assert out["max_tokens"][0] == "" and out["max_tokens"][1].startswith("no limit"), out
+    assert out["cache_per_user"][0] == str(2 * 8 * 128 * 2 * 32 * 4096)
+
+
+def test_the_speed_floor_equals_the_python_table(calculator):
+    page, errors = calculator
+    speed = _csv("speed_floor")
+    page.select_option("[name=preset_model]", "7B")
+    page.select_option("[name=preset_precision]", "fp16")
+    _fill(page, {"cache": FP16_CACHE, "reserve_gib": "1.5", "context": _csv("assumptions")[0]["context_per_user"]})
+    cards = {r["card"]: r for r in _csv("card_presets")}
+    for row in speed:
+        page.select_option("[name=preset_card]", row["card"])
+        page.fill("[name=users]", row["users"])
+        out = _outputs(page)
+        card = cards[row["card"]]
+        w, per_user = 14_000_000_000, 131_072 * 4096
+        want = decode_floor(
+            weight_bytes=w,
+            cache_bytes_per_user=per_user,
+            users=int(row["users"]),
+            bandwidth_gb_s=float(card["bandwidth_gb_s"]),
+        )
+        assert out["tokens_per_s"][0] == repr(want["tokens_per_s"]) == repr(float(row["tokens_per_s"])), row
+        assert out["tokens_per_s_per_user"][0] == repr(want["tokens_per_s_per_user"]), row
+        assert out["step_ms"][0] == repr(want["step_s"] * 1e3) == repr(float(row["step_ms"])), row
+        assert out["tokens_per_s"][1] == f"{want['tokens_per_s']:,.1f} tokens/s"
+        assert (_state(page) == "ok") == (row["fits"] == "true"), row
+    assert not errors
+
+
+def test_the_bar_adds_up_to_the_card_or_marks_the_excess(calculator):
+    page, _ = calculator
+    _fill(page, VALID)
+
+    def bar():
+        parts = page.eval_on_selector_all(
+            "[data-bar] [data-part]",
+            "els => Object.fromEntries(els.map(e => [e.dataset.part, [e.dataset.bytes, e.style.width]]))",
+        )
+        return {k: int(v[0]) for k, v in parts.items()}, {k: float(v[1].rstrip("%")) for k, v in parts.items()}
+
+    bytes_, widths = bar()
+    vram = gib_to_bytes(24)
+    assert bytes_["weights"] == 14_000_000_000 and bytes_["reserve"] == gib_to_bytes(1.5)
+    assert bytes_["cache"] == 8 * 131_072 * 4096
+    assert sum(bytes_.values()) == vram
+    assert sum(widths.values()) == pytest.approx(100, abs=0.01)
+    assert page.get_attribute("[data-bar]", "data-over") == "0"
+    _fill(page, {"users": "40"})  # 40 x 512 MiB of cache: 11.5 GiB more than the card holds
+    bytes_, widths = bar()
+    need = 14_000_000_000 + gib_to_bytes(1.5) + 40 * 131_072 * 4096
+    assert bytes_["free"] == 0 and int(page.get_attribute("[data-bar]", "data-over")) == need - vram
+    assert widths["weights"] == pytest.approx(100 * 14_000_000_000 / need, abs=0.001)
+    note = page.inner_text("[data-bar-note]")
+    assert note == f"40 users need {(need - vram) / 2**30:,.2f} GiB more than the card's 24.00 GiB.", note
+
+
+def test_the_url_reproduces_the_state(calculator):
+    page, errors = calculator
+    _paste(page, PUBLIC_CONFIGS[7].config)  # gemma-2-2b: a window on 13 of 26 layers
+    page.select_option("[name=preset_precision]", "int8")
+    page.select_option("[name=cache]", "fp8")
+    page.select_option("[name=preset_card]", _csv("card_presets")[2]["card"])
+    _fill(page, {"reserve_gib": "2.25", "context": "8,192", "users": "3"})
+    page.fill("[name=bandwidth_gb_s]", "512.5")  # a card of one's own
+    before_inputs = {n: page.input_value(f"[name={n}]") for n in FIELDS}
+    before_selects = {
+        n: page.input_value(f"[name={n}]") for n in ("preset_model", "preset_precision", "cache", "preset_card")
+    }
+    before_out = _outputs(page)
+    url = page.url
+    assert page.get_attribute("[data-share]", "href") in url
+    other = page.context.browser.new_page()
+    other.goto(url)
+    other.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
+    assert {n: other.input_value(f"[name={n}]") for n in FIELDS} == before_inputs
+    assert {n: other.input_value(f"[name={n}]") for n in before_selects} == before_selects
+    assert before_selects["preset_model"] == before_selects["preset_card"] == "custom"
+    assert _outputs(other) == before_out
+    # a hand-edited link: an unknown preset is ignored, a bad value shows its message
+    other.goto(url.replace("users=3", "users=-2").replace("cache=fp8", "cache=fp3"))
+    other.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
+    assert other.inner_text("[data-error-for=users]") == "Users served cannot be negative."
+    assert other.input_value("[name=cache]") == FP16_CACHE
+    other.close()
+    assert not errors

@@ -140,8 +140,8 @@ TABLES = (
         (
             Column("model"),
             Column("model_type", label="model_type"),
-            Column("params", "parameters", "parameters (from the config)"),
-            Column("reference_params", "parameters", "parameters (published or counted)"),
+            Column("params", "parameters", "from the config"),
+            Column("reference_params", "parameters", "published, or counted"),
             Column("reference", label="checked against"),
             Column("params_agree", label="equal"),
             Column("layers", label="L"),
