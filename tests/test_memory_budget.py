@@ -3,6 +3,8 @@
 import csv
 import json
 
+import pytest
+
 from measure.lab.budget import (
     budget_kv_bytes_per_token,
     concurrent_users,
@@ -69,3 +71,37 @@ def test_measured_model_row_and_formula_check(smoke_data):
     values = json.loads((d / "meta.json").read_text())["values"]
     assert values["check_weights_storage_bytes"]["value"] == values["check_weights_bytes"]["value"]
     assert values["cache_matches_formula"]["value"] is True
+
+
+def test_configs_windows_and_speed_tables(smoke_data):
+    d = smoke_data / "memory_budget"
+    configs = _rows(d, "configs")
+    assert all(r["params_agree"] == "true" for r in configs), [
+        r["model"] for r in configs if r["params_agree"] != "true"
+    ]
+    own = configs[-1]  # the run's model: its config against its counted weights
+    assert own["reference"] == "its weights counted" and own["params"] == _rows(d, "models")[-1]["params"]
+    windowed = {(r["model"], int(r["context"])): r for r in _rows(d, "windowed")}
+    longest = {r["model"]: int(r["max_position"]) for r in configs if r["max_position"]}
+    assert all(context <= longest[model] for model, context in windowed)
+    # Mistral-7B at 32,768 tokens, worked by hand: 2 x 8 heads x 128 x 2 bytes x 32 layers
+    # x 32,768 = 4 GiB without the window, x 4,096 = 512 MiB with it; 24 GiB - 1.5 GiB -
+    # 7,241,732,096 x 2 bytes = 9,674,014,720 bytes free: 2 users, or 18.
+    m = windowed[("mistralai/Mistral-7B-v0.1", 32768)]
+    assert (int(m["cache_full_bytes"]), int(m["cache_windowed_bytes"])) == (4 * 2**30, 512 * 2**20)
+    assert (int(m["users_full"]), int(m["users_windowed"]), float(m["cache_fraction"])) == (2, 18, 0.125)
+    for r in windowed.values():
+        assert int(r["cache_windowed_bytes"]) <= int(r["cache_full_bytes"])
+        assert int(r["users_windowed"]) >= int(r["users_full"])
+        assert (int(r["context"]) <= int(r["window"])) == (r["cache_windowed_bytes"] == r["cache_full_bytes"])
+    # the floor, by hand: the RTX 4090 (1,008 GB/s), the 7B in fp16 and 8 users at 4,096
+    # tokens read 14e9 + 8 x 536,870,912 bytes a step: 18.1497691 ms, 440.776956 tokens/s
+    speed = {(r["card"], int(r["users"])): r for r in _rows(d, "speed_floor")}
+    r = speed[("NVIDIA GeForce RTX 4090", 8)]
+    assert int(r["bytes_per_step"]) == 18_294_967_296 and r["fits"] == "true"
+    assert float(r["step_ms"]) == pytest.approx(18.1497691, rel=1e-8)
+    assert float(r["tokens_per_s"]) == pytest.approx(440.776956, rel=1e-8)
+    assert speed[("NVIDIA GeForce RTX 4090", 32)]["fits"] == "false"  # 18 fit
+    cards = _rows(d, "card_presets")
+    assert len(speed) == 3 * len(cards) and all(c["source"].startswith("https://") for c in cards)
+    assert _rows(d, "calculator_defaults")[0]["card"] in {c["card"] for c in cards}

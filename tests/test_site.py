@@ -17,6 +17,8 @@ class _Collect(HTMLParser):
         a = dict(attrs)
         if "data-table" in a:
             self.tables.append(a["data-table"])
+        if "data-json-table" in a:  # read by the page's script (the calculator's presets)
+            self.tables.append(a["data-json-table"])
         if "data-figure" in a:
             self.figures.append(a["data-figure"])
         if tag == "img":
@@ -111,3 +113,16 @@ def test_missing_data_file_fails_the_build(tmp_path):
     (data / "kv_cache" / "memory.csv").unlink()
     proc = build_site(tmp_path, data=data)
     assert proc.returncode != 0 and re.search(r"memory\.csv is missing", proc.stdout + proc.stderr)
+
+
+def test_source_addresses_render_as_links_named_by_their_site(built_site):
+    page = (built_site / "calculator" / "index.html").read_text(encoding="utf-8")
+    table = page.split('data-table="memory_budget.card_presets"', 1)[1].split("</table>", 1)[0]
+    assert '<a href="https://www.nvidia.com/en-us/data-center/h200/">nvidia.com</a>' in table
+    assert '<a href="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html">amd.com</a>' in table
+
+
+def test_a_link_style_on_text_that_is_no_address_fails_the_build(tmp_path):
+    marker = "{{ table('memory_budget.card_presets', styles={'card': 'link'}) }}"
+    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
+    assert proc.returncode != 0 and "style 'link' needs an http(s) address" in proc.stdout + proc.stderr
