@@ -19,7 +19,7 @@ KINDS   ?= exact,numeric,timing
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
-.PHONY: help measure check merge test site serve lint clean env
+.PHONY: help measure check merge test mutate site serve lint clean env
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -32,6 +32,7 @@ help: ## show this help
 	@echo "make merge FROM=<folder> [ONLY=...]"
 	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
+	@echo "make mutate      mutation testing of the modules behind published numbers (kill rate per module)"
 	@echo "make site        build the site into site/ (mkdocs build --strict)"
 	@echo "make serve       serve the site on http://127.0.0.1:8000 with live reload"
 	@echo "make env         create .venv with the pinned dependencies (done automatically)"
@@ -73,3 +74,6 @@ serve: $(STAMP)
 
 clean:
 	rm -rf site .pytest_cache .ruff_cache
+
+mutate: $(STAMP) ## mutation testing of the number-producing modules; kill rate per module, survivors listed
+	$(BIN)/python tests/mutation/run.py

@@ -250,6 +250,9 @@ def recover(root: Path) -> list[str]:
             os.rename(entry, target)
             done.append(f"restored {experiment} from an interrupted write")
         else:
-            shutil.rmtree(entry, ignore_errors=True)
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:  # not made by a write, but in the way of one all the same
+                entry.unlink(missing_ok=True)
             done.append(f"removed {name}, left by an interrupted write")
     return done

@@ -175,3 +175,60 @@ def test_a_window_never_costs_more_and_users_follow(free, context, layer_token_b
     assert users_at_context(free_bytes=free, cache_bytes=full) == concurrent_users(
         max_tokens=tokens, context_per_user=context
     )
+
+
+def test_results_are_whole_numbers_where_they_count_things():
+    # 10,001 bytes over 20 per token is 500.05: the count is 500, an int, not a float
+    assert longest_context(free_bytes=10_001, layer_token_bytes=10, layers=2, windowed_layers=0, window=0) == 500
+    kw = dict(layer_token_bytes=10, layers=4, windowed_layers=2, window=100)
+    got = longest_context(free_bytes=10_005, **kw)  # (10,005 - 2,000) / 20 = 400.25
+    assert got == 400 and type(got) is int
+    got = longest_context(free_bytes=3_005, **kw)  # 3,005 / 40 = 75.1: short of the window
+    assert got == 75 and type(got) is int
+    for got in (
+        users_at_context(free_bytes=101, cache_bytes=50),
+        max_resident_tokens(vram_bytes=101, reserve_bytes=0, weight_bytes=0, kv_bytes_per_token=50),
+        concurrent_users(max_tokens=101, context_per_user=50),
+    ):
+        assert got == 2 and type(got) is int
+
+
+def test_each_refusal_says_why():
+    cases = [
+        (
+            lambda: max_resident_tokens(vram_bytes=1, reserve_bytes=0, weight_bytes=0, kv_bytes_per_token=0),
+            "kv_bytes_per_token must be positive",
+        ),
+        (lambda: concurrent_users(max_tokens=1, context_per_user=0), "context_per_user must be positive"),
+        (lambda: users_at_context(free_bytes=1, cache_bytes=0), "cache_bytes must be positive"),
+        (
+            lambda: longest_context(free_bytes=-1, layer_token_bytes=1, layers=1, windowed_layers=0, window=0),
+            "free_bytes is negative: the model does not fit",
+        ),
+        (
+            lambda: decode_floor(weight_bytes=1, cache_bytes_per_user=1, users=0, bandwidth_gb_s=1),
+            "users and bandwidth must be positive",
+        ),
+        (
+            lambda: decode_floor(weight_bytes=1, cache_bytes_per_user=1, users=1, bandwidth_gb_s=0),
+            "users and bandwidth must be positive",
+        ),
+        (
+            lambda: kv_bytes_per_layer_token(kv_heads=1, head_dim=3, bytes_per_element=0.25),
+            "2 x 1 x 3 x 0.25 bytes is not a whole number of bytes",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value) == message
+
+
+def test_the_smallest_valid_inputs_are_accepted():
+    assert max_resident_tokens(vram_bytes=1, reserve_bytes=0, weight_bytes=0, kv_bytes_per_token=1) == 1
+    assert concurrent_users(max_tokens=1, context_per_user=1) == 1
+    # one user, and a card of 0.5 GB/s: a bandwidth below 1 is still a bandwidth
+    f = decode_floor(weight_bytes=500_000_000, cache_bytes_per_user=0, users=1, bandwidth_gb_s=0.5)
+    assert f["step_s"] == 1.0 and f["tokens_per_s_per_user"] == 1.0 == f["tokens_per_s"]
+    # a decimal GB is 10^9 bytes: 10^9 bytes at 1 GB/s is one second, exactly
+    assert decode_floor(weight_bytes=10**9, cache_bytes_per_user=0, users=1, bandwidth_gb_s=1)["step_s"] == 1.0

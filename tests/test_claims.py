@@ -109,3 +109,102 @@ def test_marker_arguments_may_name_values(data):
     assert render_markers("{{ cell('exp.t', 'ms', where={'n': exp.n}) }}", ctx) == "4"
     with pytest.raises(MarkerError, match="no value 'missing'"):
         render_markers("{{ cell('exp.t', 'ms', where={'n': exp.missing}) }}", ctx)
+
+
+@pytest.mark.parametrize(
+    "expr, value",
+    [
+        ("min(column('exp.t', 'ms'))", 2.0),  # min and max are not interchangeable
+        ("max(column('exp.t', 'ms'))", 8.5),
+        ("-exp.ratio", -2.5),
+        ("sum(column('exp.t', 'n'))", 7),
+        ("sorted(column('exp.t', 'ms'), reverse=True)", [8.5, 4.0, 2.0]),
+        ("round(exp.ratio * 3, 1)", 7.5),
+        ("column('exp.t', 'n', where={'ok': True})", [1, 2]),
+        ("{'a': 1, 'b': exp.ratio}", {"a": 1, "b": 2.5}),
+        ("2 ** 64", 2**64),
+        ("(2 ** 64) ** 2", 2**128),  # a base of exactly 2**64 is allowed
+        ("2 ** -64", 2.0**-64),
+        ("[1] * 10000", [1] * 10000),  # exactly the largest sequence allowed
+        ("7 // 2 + 7 % 2", 4),
+        ("2 in column('exp.t', 'n') and 3 not in column('exp.t', 'n')", True),
+    ],
+)
+def test_values_by_hand(data, expr, value):
+    import ast
+
+    from sitekit.claims import Evaluator
+
+    assert Evaluator(data).eval(ast.parse(expr, mode="eval")) == value
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "cell('exp.t', 'ms', where={'n': 1}) <= 2.0",  # <= holds at equality
+        "exp.ratio >= 2.5",
+        "1 <= 2 <= 2 < 3",
+        "not (2 < 2)",
+    ],
+)
+def test_comparisons_at_their_edges_hold(data, expr):
+    assert check(data, expr)[0] is True
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("2 ** 65", "exponent 65 refused: claims allow powers up to 64"),
+        ("2 ** True", "exponent True refused: claims allow powers up to 64"),
+        ("2 ** 'x'", "exponent 'x' refused: claims allow powers up to 64"),
+        ("(2 ** 64 + 1) ** 2", "power of a huge integer refused"),
+        ("[1] * 10001", "repeating a sequence to more than 10000 items refused"),
+        ("10001 * 'x'", "repeating a sequence to more than 10000 items refused"),
+        ("1 / 0", "1 / 0: division by zero"),
+        ("'a' - 1", "'a' - 1: unsupported operand type(s) for -: 'str' and 'int'"),
+    ],
+)
+def test_refusals_say_exactly_why(data, expr, message):
+    with pytest.raises(ClaimError) as e:
+        check(data, expr)
+    assert str(e.value) == message
+
+
+def test_a_column_where_nothing_matches_is_an_error_not_a_vacuous_truth(data):
+    from sitekit.pagedata import SiteDataError
+
+    with pytest.raises(SiteDataError) as e:
+        check(data, "all(column('exp.t', 'ok', where={'n': 3}))")
+    assert str(e.value) == "column exp.t.ok where {'n': 3} is empty"
+
+
+def test_what_a_claim_read_is_recorded_with_its_filter(data):
+    holds, read = check(data, "cell('exp.t', 'ms', where={'n': 2}) < max(column('exp.t', 'ms')) and exp.ratio > 0")
+    assert holds is True
+    assert read == {"exp.t.ms {'n': 2}": 4.0, "exp.t.ms": [2.0, 4.0, 8.5], "exp.ratio": 2.5}
+    assert all(type(v) in (float, int, list) for v in read.values())  # plain numbers, not NumPy ones
+    assert type(read["exp.t.ms"][0]) is float
+
+
+def test_the_rendered_claim_shows_what_it_checked(data):
+    html = render(data, "p.md", "cell('exp.t', 'n', where={'ms': 4.0}) == 2", "two")
+    assert html == (
+        'two<sup class="claim claim-ok" title="Checked when this page was built: '
+        "cell(&#x27;exp.t&#x27;, &#x27;n&#x27;, where={&#x27;ms&#x27;: 4.0}) == 2  "
+        '[exp.t.n {&#x27;ms&#x27;: 4.0} = 2]">✓</sup>'
+    )
+
+
+def test_long_lists_are_cut_to_eight_in_messages(tmp_path):
+    rows = [{"i": i} for i in range(9)]
+    write_data(tmp_path, "e", {"t": rows})
+    data = SiteData(tmp_path)
+    with pytest.raises(ClaimError) as e:
+        render(data, "p.md", "len(column('e.t', 'i')) == 8 and exp_free == 1", "nine")
+    assert "e.t.i = [0, 1, 2, 3, 4, 5, 6, 7, ...]" in str(e.value)
+    rows8 = [{"i": i} for i in range(8)]
+    write_data(tmp_path, "f", {"t": rows8})
+    with pytest.raises(ClaimError) as e:
+        render(SiteData(tmp_path), "p.md", "len(column('f.t', 'i')) == 7 and column('e.t', 'i') == []", "eight")
+    assert "f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]; " not in str(e.value)
+    assert str(e.value).endswith("with f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]")

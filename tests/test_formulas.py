@@ -78,3 +78,28 @@ def test_speculative_speedup_matches_the_chapter():
     # (1 - 0.3^9) / 0.7 = 1.42854; / 1.8 = 0.79: a loss
     assert speculative_speedup(alpha=0.3, gamma=8, draft_cost=0.1) == pytest.approx(0.7936, abs=1e-4)
     assert speculative_speedup(alpha=0.5, gamma=2, draft_cost=0.0) == pytest.approx(1.75)
+
+
+def test_generation_macs_are_whole_numbers():
+    got = generation_macs(weight_macs_per_token=3, layers=1, heads=1, head_dim=1, new_tokens=10**6, cached=False)
+    assert type(got) is int  # T(T+1)/2 and T(T+1)(2T+1)/6 are whole: exact at any T
+    assert got == 3 * (10**6 * (10**6 + 1) // 2) + 2 * (10**6 * (10**6 + 1) * (2 * 10**6 + 1) // 6)
+
+
+def test_wilson_interval_edges_and_refusal():
+    assert binomial_interval(1, 1)[1] == 1.0  # never above 1
+    lo, hi = binomial_interval(1, 1)
+    assert lo == pytest.approx(0.2065, abs=1e-4)
+    with pytest.raises(ValueError) as e:
+        binomial_interval(0, 0)
+    assert str(e.value) == "trials must be positive"
+
+
+def test_expected_tokens_edges_and_refusal():
+    from measure.lab.formulas import expected_tokens_per_verification
+
+    assert expected_tokens_per_verification(alpha=0.5, gamma=0) == 1.0  # no draft: the target's own token
+    for alpha, gamma in ((1.5, 2), (-0.1, 2), (0.5, -1)):
+        with pytest.raises(ValueError) as e:
+            expected_tokens_per_verification(alpha=alpha, gamma=gamma)
+        assert str(e.value) == "alpha must lie in [0, 1] and gamma be non-negative"

@@ -9,7 +9,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
 
 from measure.lab.architectures import ARCHITECTURES
 from measure.lab.budget import cache_bytes_per_user, kv_bytes_per_layer_token
-from measure.lab.model_config import ARCHITECTURE_RULES, ConfigError, shape_from_config
+from measure.lab.model_config import ARCHITECTURE_RULES, ConfigError, rule_rows, shape_from_config
 from measure.reference.public_configs import PUBLIC_CONFIGS
 
 
@@ -178,3 +178,193 @@ def test_each_field_not_derived_is_named():
 
     s = shape_from_config({k: v for k, v in PUBLIC_CONFIGS[5].config.items() if k != "num_local_experts"})
     assert s.params is None and "num_local_experts is missing" in s.problems
+
+
+# Every branch of the window rules and every message, exactly: (edit of the config,
+# window, layers with it, problems). The base is Mistral-7B-v0.1 (32 layers) unless
+# the edit names another model_type.
+_MISTRAL = PUBLIC_CONFIGS[4].config
+_WINDOW_CASES = [
+    ({}, 4096, 32, ()),
+    ({"sliding_window": None}, 0, 0, ()),
+    ({"sliding_window": False}, 0, 0, ()),
+    ({"sliding_window": 1}, 1, 32, ()),
+    ({"sliding_window": 0}, 0, 0, ("sliding_window must be a positive whole number or null",)),
+    ({"sliding_window": -5}, 0, 0, ("sliding_window must be a positive whole number or null",)),
+    ({"sliding_window": 1.5}, 0, 0, ("sliding_window must be a positive whole number or null",)),
+    ({"sliding_window": True}, 0, 0, ("sliding_window must be a positive whole number or null",)),
+    ({"sliding_window": 64.0}, 64, 32, ()),
+    ({"layer_types": "sliding_attention"}, 4096, 32, ()),  # not a list: the rule decides
+    ({"layer_types": []}, 4096, 32, ()),
+    ({"layer_types": ["full_attention"] * 32}, 0, 0, ()),
+    ({"layer_types": ["sliding_attention", "full_attention"] * 16}, 4096, 16, ()),
+    ({"layer_types": ["sliding_attention"] * 32, "sliding_window": 1}, 1, 32, ()),
+    (
+        {"layer_types": ["sliding_attention"] * 32, "sliding_window": 0},
+        0,
+        0,
+        ("layer_types has sliding layers but sliding_window is not a positive whole number",),
+    ),
+    (
+        {"layer_types": ["sliding_attention"] * 32, "sliding_window": 2.5},
+        0,
+        0,
+        ("layer_types has sliding layers but sliding_window is not a positive whole number",),
+    ),
+    ({"layer_types": ["full_attention"] * 3}, 0, 0, ("layer_types lists 3 layers, num_hidden_layers says 32",)),
+    ({"model_type": "llama", "sliding_window": 64}, 0, 0, ()),
+    ({"model_type": "gemma2", "num_hidden_layers": 4, "sliding_window": 8}, 8, 2, ()),
+    ({"model_type": "gemma2", "num_hidden_layers": 5, "sliding_window": 8}, 8, 3, ()),
+    ({"model_type": "gemma3_text", "num_hidden_layers": 13, "sliding_window": 8}, 8, 11, ()),  # pattern 6
+    (
+        {"model_type": "gemma3_text", "num_hidden_layers": 13, "sliding_window": 8, "sliding_window_pattern": 2},
+        8,
+        7,
+        (),
+    ),
+    (
+        {"model_type": "gemma3_text", "num_hidden_layers": 13, "sliding_window": 8, "sliding_window_pattern": 1},
+        0,
+        0,
+        (),
+    ),
+    (
+        {"model_type": "gemma3_text", "sliding_window": 8, "sliding_window_pattern": 0},
+        0,
+        0,
+        ("sliding_window_pattern must be a positive whole number",),
+    ),
+    (
+        {"model_type": "gemma3_text", "sliding_window": 8, "sliding_window_pattern": -2},
+        0,
+        0,
+        ("sliding_window_pattern must be a positive whole number",),
+    ),
+    (
+        {"model_type": "gemma3_text", "sliding_window": 8, "sliding_window_pattern": None},
+        0,
+        0,
+        ("sliding_window_pattern must be a positive whole number",),
+    ),
+    ({"model_type": "qwen2"}, 0, 0, ()),  # use_sliding_window absent: off
+    ({"model_type": "qwen2", "use_sliding_window": True}, 0, 0, ()),  # max_window_layers absent: all layers
+    ({"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 0}, 4096, 32, ()),
+    ({"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 30}, 4096, 2, ()),
+    ({"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 40}, 0, 0, ()),
+    (
+        {"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": -1},
+        0,
+        0,
+        ("max_window_layers must be a whole number",),
+    ),
+    (
+        {"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": None},
+        0,
+        0,
+        ("max_window_layers must be a whole number",),
+    ),
+]
+
+
+@pytest.mark.parametrize("edit,window,windowed,problems", _WINDOW_CASES, ids=lambda v: str(v)[:70])
+def test_window_rules_exactly(edit, window, windowed, problems):
+    s = shape_from_config({**_MISTRAL, **edit})
+    assert (s.window, s.windowed_layers) == (window, windowed)
+    assert type(s.window) is int and type(s.windowed_layers) is int
+    assert s.problems == problems
+
+
+def test_an_unknown_architecture_with_a_window_says_so_and_counts_full_attention():
+    s = shape_from_config({**_MISTRAL, "model_type": "falcon"})
+    assert (s.window, s.windowed_layers, s.params, s.model_type) == (0, 0, None, "falcon")
+    known = "gemma, gemma2, gemma3_text, llama, mistral, mixtral, phi3, qwen2, qwen3"
+    assert s.problems == (
+        "sliding_window: which layers use it is not declared (no layer_types) for model_type 'falcon'; "
+        "every layer is counted with full attention",
+        f"parameters: model_type 'falcon' is not one whose layer layout is known here ({known}); "
+        "type the count from the model card",
+    )
+    assert (
+        shape_from_config({**_MISTRAL, "model_type": 7})
+        .problems[0]
+        .endswith("model_type ''; every layer is counted with full attention")
+    )
+
+
+def test_shape_fields_exactly():
+    s = shape_from_config(_MISTRAL)
+    assert (s.model_type, s.layers, s.heads, s.kv_heads, s.head_dim, s.tied) == ("mistral", 32, 32, 8, 128, False)
+    assert type(s.head_dim) is int
+    # head_dim from hidden / heads stays a whole number
+    s = shape_from_config({**_MISTRAL, "hidden_size": 4096})
+    assert s.head_dim == 128 and type(s.head_dim) is int
+    # no key-value heads named: multi-head, and nothing to report
+    s = shape_from_config({k: v for k, v in _MISTRAL.items() if k != "num_key_value_heads"})
+    assert (s.kv_heads, s.problems) == (32, ())
+
+
+@pytest.mark.parametrize(
+    "edit,problems",
+    [
+        ({"num_attention_heads": None}, ("num_attention_heads is missing",)),
+        ({"num_attention_heads": 0}, ("num_attention_heads must be a positive whole number",)),
+        ({"num_key_value_heads": "8"}, ("num_key_value_heads must be a positive whole number",)),
+        ({"hidden_size": None}, ("hidden_size is missing",)),
+        ({"head_dim": -1}, ("head_dim must be a positive whole number",)),
+        ({"num_key_value_heads": 5}, ("num_attention_heads 32 is not a multiple of num_key_value_heads 5",)),
+        ({"hidden_size": 4097}, ("head_dim is missing and hidden_size 4097 is not a multiple of 32 heads",)),
+        ({"vocab_size": 0}, ("vocab_size must be a positive whole number",)),
+        ({"intermediate_size": True}, ("intermediate_size must be a positive whole number",)),
+    ],
+    ids=str,
+)
+def test_each_bad_field_is_named_exactly(edit, problems):
+    s = shape_from_config({**{k: v for k, v in _MISTRAL.items() if k != "head_dim"}, **edit})
+    assert s.problems == problems
+    assert s.params is None
+
+
+def test_missing_shape_fields_leave_zeros_not_guesses():
+    s = shape_from_config({"model_type": "llama", "num_hidden_layers": 2})
+    assert (s.heads, s.kv_heads, s.head_dim, s.params, s.tied) == (0, 0, 0, None, None)
+
+
+def test_no_shape_messages_exactly():
+    with pytest.raises(ConfigError) as e:
+        shape_from_config("[]")
+    assert str(e.value) == "a config.json is a JSON object ({...})"
+    with pytest.raises(ConfigError) as e:
+        shape_from_config({"num_hidden_layers": 0})
+    assert str(e.value) == "num_hidden_layers must be a positive whole number"
+
+
+def test_experts_counted_and_checked():
+    mixtral = PUBLIC_CONFIGS[5].config
+    one = shape_from_config({**mixtral, "num_local_experts": 1})
+    # one expert and no router: the same weights as Mistral-7B-v0.1 without its window
+    assert one.params == shape_from_config(_MISTRAL).params == 7_241_732_096
+    for bad in (0, -8, 2.5, None):
+        s = shape_from_config({**mixtral, "num_local_experts": bad})
+        assert s.params is None and s.problems == ("num_local_experts is missing",)
+
+
+def test_a_field_named_like_a_rule_value_changes_nothing():
+    # the rules say "yes", "no" or the name of a field; a config field called "no" is not one
+    assert shape_from_config({**_MISTRAL, "no": True, "yes": False}).params == 7_241_732_096
+
+
+def test_rule_rows_are_the_rules_the_page_reads():
+    rows = rule_rows()
+    assert [r["model_type"] for r in rows] == [r.model_type for r in ARCHITECTURE_RULES]
+    assert rows[0] == {
+        "model_type": "llama",
+        "norms_per_layer": 2,
+        "qk_norm": False,
+        "qkv_bias": "attention_bias",
+        "o_bias": "attention_bias",
+        "mlp_bias": "mlp_bias",
+        "tied_default": False,
+        "windowed_layers": "none",
+        "experts_field": "",
+    }
+    assert rows[2]["experts_field"] == "num_local_experts" and rows[7]["qk_norm"] is True

@@ -91,3 +91,54 @@ def test_stored_never_exceeds_reserved_on_the_workload():
         assert paged_reserved - paged_stored < live * 16
         assert paged_stored == s.context_tokens
         assert s.schemes["paged, shared prefix"][0] <= paged_reserved <= s.schemes["contiguous"][0]
+
+
+def test_refusals_say_why():
+    cases = [
+        (lambda: BlockAllocator(block_tokens=0), ValueError, "block_tokens must be at least 1"),
+        (lambda: _admitted_twice(BlockAllocator(block_tokens=2)), ValueError, "request 0 is already admitted"),
+        (lambda: _admitted_twice(ContiguousAllocator(max_tokens=8)), ValueError, "request 0 is already admitted"),
+        (lambda: ContiguousAllocator(max_tokens=8).admit(0, 9), ValueError, "9 tokens exceed the reservation of 8"),
+        (lambda: BlockAllocator(block_tokens=2, num_blocks=2).admit(0, 5), OutOfBlocks, "all 2 blocks are in use"),
+        (lambda: _shorter_than_prefix(), ValueError, "the prompt is shorter than the prefix it shares"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind) as e:
+            call()
+        assert str(e.value) == message
+
+
+def _admitted_twice(a):
+    a.admit(0, 1)
+    a.admit(0, 1)
+
+
+def _shorter_than_prefix():
+    a = BlockAllocator(block_tokens=2)
+    a.admit(0, 3, a.store_prefix(4))
+
+
+def test_the_edges_of_every_allocator():
+    BlockAllocator(block_tokens=1).admit(0, 3)  # a block of one token is a block
+    c = ContiguousAllocator(max_tokens=8)
+    c.admit(0, 8)  # a request that exactly fills its reservation
+    assert (c.reserved_tokens, c.stored_tokens) == (8, 8)
+    b = BlockAllocator(block_tokens=2, num_blocks=2)
+    b.admit(0, 4)  # the last block taken: allowed
+    assert b.blocks_in_use == 2 and b.length[0] == 4
+    b.append(0, 0)
+    with pytest.raises(OutOfBlocks):
+        b.append(0)
+    d = BlockAllocator(block_tokens=2)
+    d.admit(0, 2, d.store_prefix(2))  # a prompt exactly as long as its prefix
+    assert d.length[0] == 2 and d.stored_tokens == 2
+    d.append(0, 3)
+    assert d.length[0] == 5 and d.reserved_tokens == 6
+
+
+def test_a_request_is_written_only_while_it_generates():
+    # request 0 computes in steps [0, 2) and holds its slot until 3 (padding); request 1
+    # is admitted at step 1 and computes until 2.
+    spans = [Span(0, 0, 0, 2, 3), Span(1, 1, 1, 2, 2)]
+    steps = simulate_memory(spans, prompt_tokens=1, shared_prefix_tokens=0, block_tokens=1, max_context_tokens=4)
+    assert [s.context_tokens for s in steps] == [2, 5, 3]  # 1+1; 1+2 and 1+1; 3 (padding adds none)

@@ -245,3 +245,80 @@ def test_quantizers_stay_on_the_weights_device(scheme):
     quantized = q.quantize(w, scheme)
     assert quantized.codes.device.type == "meta"
     assert q.dequantize(quantized).device.type == "meta"
+
+
+def test_nf4_levels_equal_an_independent_float64_derivation():
+    """The same quantiles from Python's own normal distribution, in float64: equal to the
+    last bit (a float32 derivation is off by up to 4e-7)."""
+    import statistics
+
+    normal = statistics.NormalDist()
+    offset = 0.5 * ((1 - 1 / 30) + (1 - 1 / 32))
+
+    def points(n):
+        return [offset + (0.5 - offset) * i / (n - 1) for i in range(n)][:-1]
+
+    levels = sorted([normal.inv_cdf(p) for p in points(9)] + [0.0] + [-normal.inv_cdf(p) for p in points(8)])
+    expected = torch.tensor([x / max(levels) for x in levels], dtype=torch.float64).float()
+    got = q.nf4_levels()
+    assert got.dtype == torch.float32 and torch.equal(got, expected)
+
+
+def test_codes_scales_and_dtype_by_hand():
+    w = torch.tensor([[1.0, -0.5, 0.25, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float16)
+    got = quantize(w, "int8_row")
+    assert got.codes.dtype == torch.int8 and got.dtype == torch.float16 and got.shape == (2, 4)
+    # row 0: scale 1/127; 1 -> 127, -0.5 -> -63.5 -> -64 (half to even), 0.25 -> 31.75 -> 32
+    assert got.codes.tolist() == [[127, -64, 32, 0], [0, 0, 0, 0]]
+    assert got.scales.flatten().tolist() == pytest.approx([1 / 127, 0.0])  # an all-zero row keeps scale 0
+    assert dequantize(got).dtype == torch.float16
+    assert dequantize(got)[1].tolist() == [0.0, 0.0, 0.0, 0.0]
+    nf = quantize(torch.tensor([[0.0, 0.0], [2.0, -1.0]]), "nf4_b64")
+    assert nf.codes.dtype == torch.int8 and nf.scales.flatten().tolist() == [2.0]  # one group of 64, padded
+    # 2 -> level 1.0 (code 15); -1 -> -0.5 of the scale, nearest level -0.5251 (code 2); 0 -> code 7
+    assert nf.codes.flatten()[:4].tolist() == [7, 7, 15, 2]
+    zero = quantize(torch.zeros(3, 64), "nf4_b64")
+    assert zero.scales.flatten().tolist() == [0.0, 0.0, 0.0] and dequantize(zero).abs().sum() == 0
+
+
+def test_relative_error_by_hand_and_in_float64():
+    # ||(0, 4)|| / ||(3, 4)|| = 4 / 5
+    assert q.relative_error(torch.tensor([3.0, 4.0]), torch.tensor([3.0, 0.0])) == pytest.approx(0.8, rel=1e-12)
+    assert q.relative_error(torch.tensor([3.0, 4.0]), torch.tensor([3.0, 4.0])) == 0.0
+    # a million values of 0.1 against 0.1001: the float32 squares summed in float64 (here by
+    # NumPy) agree to 12 digits; summed in float32 they do not
+    w = torch.full((1_000_000,), 0.1)
+    h = torch.full((1_000_000,), 0.1001)
+    diff2, w2 = (w - h).square().numpy(), w.square().numpy()
+    expected = float((diff2.astype("float64").sum() / w2.astype("float64").sum()) ** 0.5)
+    assert q.relative_error(w, h) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(bits=8, granularity="block"), "scheme s: unknown granularity 'block'"),
+        (dict(bits=8, granularity="row", group=64), "scheme s: a group size goes with granularity 'group' only"),
+        (dict(bits=4, granularity="group"), "scheme s: a group size goes with granularity 'group' only"),
+        (dict(bits=8, granularity="group", group=64, levels="nf4"), "scheme s: bad levels 'nf4' for 8 bits"),
+        (dict(bits=4, granularity="tensor", levels="fp4"), "scheme s: bad levels 'fp4' for 4 bits"),
+    ],
+)
+def test_bad_schemes_are_refused_with_their_reason(kwargs, message):
+    with pytest.raises(ValueError) as e:
+        Scheme(name="s", label="s", **kwargs)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(bits=8, granularity="tensor"),
+        dict(bits=8, granularity="row"),
+        dict(bits=5, granularity="row"),
+        dict(bits=4, granularity="group", group=32, levels="nf4"),
+        dict(bits=3, granularity="group", group=16, levels="uniform"),
+    ],
+)
+def test_good_schemes_are_accepted(kwargs):
+    assert Scheme(name="s", label="s", **kwargs).bits == kwargs["bits"]

@@ -170,3 +170,75 @@ def test_leftover_per_file_temp_files_of_the_old_format_are_removed(tmp_path):
     (tmp_path / "exp" / ".t.csv.abc.tmp").write_text("half")
     assert recover(tmp_path) == ["removed exp/.t.csv.abc.tmp, left by an interrupted write"]
     assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == ["meta.json", "t.csv", "u.csv"]
+
+
+@pytest.mark.parametrize("point", ["moved_aside", "swapped"])
+def test_a_stop_during_the_very_first_write(tmp_path, monkeypatch, point):
+    monkeypatch.setenv("SITEDATA_FAULT", f"{point}:interrupt")
+    with pytest.raises(KeyboardInterrupt) as stop:
+        _write(tmp_path)
+    monkeypatch.delenv("SITEDATA_FAULT")
+    written = point == "swapped"
+    assert stop.value.written is written and str(stop.value) == ("written" if written else "not written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["exp"] if written else [])
+
+
+def test_recover_by_hand(tmp_path):
+    (tmp_path / "-first").mkdir()  # an ordinary folder that sorts before the leftovers
+    (tmp_path / ".a").write_text("not a leftover")  # hidden, but no write made it
+    (tmp_path / "b.txt").write_text("an ordinary file")
+    (tmp_path / ".exp.old-1234abcd").mkdir()  # a folder moved aside, its place empty: restored
+    (tmp_path / ".exp.old-1234abcd" / "meta.json").write_text("{}")
+    (tmp_path / ".zz.new-1234abcd").mkdir()  # half a new folder: removed
+    (tmp_path / ".zz.new-1234abcd" / "t.csv").write_text("a\n")
+    (tmp_path / ".yy.new-5678abcd").write_text("a file in the way")  # removed as well
+    (tmp_path / "exp2").mkdir()
+    (tmp_path / "exp2" / ".t.csv.abc.tmp").write_text("half")
+    assert recover(tmp_path) == [
+        "restored exp from an interrupted write",
+        "removed .yy.new-5678abcd, left by an interrupted write",
+        "removed .zz.new-1234abcd, left by an interrupted write",
+        "removed exp2/.t.csv.abc.tmp, left by an interrupted write",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["-first", ".a", "b.txt", "exp", "exp2"]
+    assert (tmp_path / "exp" / "meta.json").read_text() == "{}"
+    assert recover(tmp_path) == [] and recover(tmp_path / "nowhere") == []
+
+
+def test_an_old_folder_whose_place_is_taken_is_removed(tmp_path):
+    _write(tmp_path)
+    (tmp_path / ".exp.old-1234abcd").mkdir()
+    assert recover(tmp_path) == ["removed .exp.old-1234abcd, left by an interrupted write"]
+    read_experiment(tmp_path, "exp")
+
+
+def test_meta_json_is_written_for_people_to_read(tmp_path):
+    provenance = {**_provenance(), "note": "3 × faster", "where": tmp_path}  # a Path is written as text
+    folder = write_experiment(tmp_path, "exp", _result(), tables=TABLES, values=VALUES, provenance=provenance)
+    text = (folder / "meta.json").read_text(encoding="utf-8")
+    assert text.endswith("}\n") and '\n  "schema_version": ' in text and '\n    "t": {' in text
+    assert '"note": "3 × faster"' in text and f'"where": "{tmp_path}"' in text
+    meta = json.loads(text)
+    assert meta["notes"] == {} and meta["tables"]["t"]["title"] == "T with 2 rows at most"
+    # without parameters, titles are filled from the values alone
+    plain = {k: v for k, v in _provenance().items() if k != "parameters"}
+    tables = (Table("t", "T at {v}", TABLES[0].columns), TABLES[1])
+    folder = write_experiment(tmp_path, "exp", _result(), tables=tables, values=VALUES, provenance=plain)
+    assert json.loads((folder / "meta.json").read_text())["tables"]["t"]["title"] == "T at 1.0"
+
+
+def test_install_copies_a_folder_as_it_is(tmp_path):
+    source = _write(tmp_path / "gpu")
+    installed = store.install_experiment(source, tmp_path / "site_data" / "deeper", "exp")
+    assert installed == tmp_path / "site_data" / "deeper" / "exp"
+    assert _snapshot(installed) == _snapshot(source)
+    read_experiment(tmp_path / "site_data" / "deeper", "exp")
+    from sitedata.names import BadName
+
+    message = "experiment 'Bad Name' is not a snake_case name (a-z, 0-9, _; at most 64 characters)"
+    with pytest.raises(BadName) as e:
+        store.install_experiment(source, tmp_path, "Bad Name")
+    assert str(e.value) == message
+    with pytest.raises(BadName) as e:
+        _write(tmp_path, name="Bad Name")
+    assert str(e.value) == message

@@ -88,6 +88,11 @@
     return has(cfg, name) ? cfg[name] : undefined;
   }
 
+  function absent(cfg, name) {
+    var v = get(cfg, name);
+    return v === undefined || v === null;
+  }
+
   function isObject(v) {
     return v !== null && typeof v === "object" && !Array.isArray(v);
   }
@@ -146,7 +151,8 @@
         problems.push("sliding_window_pattern must be a positive whole number");
         return [0, 0];
       }
-      return [window, layers - Math.floor(layers / pattern)];
+      var every = layers - Math.floor(layers / pattern);
+      return every ? [window, every] : [0, 0];
     }
     if (how === "qwen2") {
       var use = get(cfg, "use_sliding_window");
@@ -156,7 +162,8 @@
         problems.push("max_window_layers must be a whole number");
         return [0, 0];
       }
-      return [window, Math.max(0, layers - first)];
+      var from = Math.max(0, layers - first);
+      return from ? [window, from] : [0, 0];
     }
     problems.push(
       "sliding_window: which layers use it is not declared (no layer_types) for model_type '" + modelType(cfg) +
@@ -188,23 +195,25 @@
     var layers = intField(cfg, "num_hidden_layers", problems, true);
     if (layers === null) throw new ConfigError(problems.join("; "));
     var heads = intField(cfg, "num_attention_heads", problems, true);
-    var kvHeads = intField(cfg, "num_key_value_heads", problems, false) || heads;
+    var kvHeads = intField(cfg, "num_key_value_heads", problems, false);
+    if (absent(cfg, "num_key_value_heads")) kvHeads = heads; // multi-head attention, as transformers reads it
     var hidden = intField(cfg, "hidden_size", problems, true);
     var headDim = intField(cfg, "head_dim", problems, false);
-    if (headDim === null && heads && hidden) {
+    if (absent(cfg, "head_dim") && heads && hidden) {
       if (hidden % heads) problems.push("head_dim is missing and hidden_size " + hidden + " is not a multiple of " + heads + " heads");
       else headDim = hidden / heads;
     }
     if (heads && kvHeads && heads % kvHeads) {
       problems.push("num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + kvHeads);
     }
+    var shapeOk = problems.length === 0; // a count from a shape with a problem would be a guess
     var type = modelType(cfg);
     var rule = null;
     (rules || []).forEach(function (r) { if (r.model_type === type) rule = r; });
     var win = windowedLayerCount(cfg, layers, rule, problems);
 
     var params = null, tied = null;
-    var shapeProblems = problems.length;
+    var sizesBefore = problems.length;
     var intermediate = intField(cfg, "intermediate_size", problems, true);
     var vocab = intField(cfg, "vocab_size", problems, true);
     if (rule === null) {
@@ -215,7 +224,7 @@
       );
     } else if (rule.experts_field && !(whole(get(cfg, rule.experts_field)) && cfg[rule.experts_field] > 0)) {
       problems.push(rule.experts_field + " is missing");
-    } else if (problems.length === shapeProblems && heads !== null && hidden !== null && headDim !== null && kvHeads !== null) {
+    } else if (shapeOk && problems.length === sizesBefore) {
       var t = get(cfg, "tie_word_embeddings");
       tied = t === undefined ? !!rule.tied_default : !!t;
       try {

@@ -60,14 +60,12 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     Styles: auto, int, bytes (exact integer), iec (KiB/MiB/GiB), gib, mib, sci, ratio
     (2 decimals and ×), percent (fraction shown as %), fixed (``digits`` decimals), raw.
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, bool) or (hasattr(value, "dtype") and str(getattr(value, "dtype", "")) == "bool"):
-        return "yes" if bool(value) else "no"
     if isinstance(value, str):
         return value
-    if hasattr(value, "item"):
+    if hasattr(value, "item"):  # a NumPy or pandas scalar: the Python number it holds
         value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if style == "raw":

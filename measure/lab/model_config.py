@@ -139,7 +139,8 @@ def windowed_layer_count(cfg: dict, layers: int, rule: ArchitectureRule | None, 
         if not _whole(pattern) or pattern <= 0:
             problems.append("sliding_window_pattern must be a positive whole number")
             return 0, 0
-        return window, layers - layers // int(pattern)  # every pattern-th layer attends fully
+        count = layers - layers // int(pattern)  # every pattern-th layer attends fully
+        return (window, count) if count else (0, 0)
     if how == "qwen2":
         if not cfg.get("use_sliding_window", False):
             return 0, 0
@@ -147,7 +148,8 @@ def windowed_layer_count(cfg: dict, layers: int, rule: ArchitectureRule | None, 
         if not _whole(first) or first < 0:
             problems.append("max_window_layers must be a whole number")
             return 0, 0
-        return window, max(0, layers - int(first))
+        count = max(0, layers - int(first))
+        return (window, count) if count else (0, 0)
     problems.append(
         f"sliding_window: which layers use it is not declared (no layer_types) for model_type "
         f"'{_model_type(cfg)}'; every layer is counted with full attention"
@@ -198,22 +200,25 @@ def shape_from_config(cfg: object) -> ModelShape:
     if layers is None:
         raise ConfigError("; ".join(problems))
     heads = _int_field(cfg, "num_attention_heads", problems)
-    kv_heads = _int_field(cfg, "num_key_value_heads", problems, required=False) or heads  # absent: multi-head
+    kv_heads = _int_field(cfg, "num_key_value_heads", problems, required=False)
+    if cfg.get("num_key_value_heads") is None:
+        kv_heads = heads  # absent: multi-head attention, as transformers reads it
     hidden = _int_field(cfg, "hidden_size", problems)
     head_dim = _int_field(cfg, "head_dim", problems, required=False)
-    if head_dim is None and heads and hidden:
+    if cfg.get("head_dim") is None and heads and hidden:
         if hidden % heads:
             problems.append(f"head_dim is missing and hidden_size {hidden} is not a multiple of {heads} heads")
         else:
             head_dim = hidden // heads
     if heads and kv_heads and heads % kv_heads:
         problems.append(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+    shape_ok = not problems  # a count from a shape with a problem would be a guess
     model_type = _model_type(cfg)
     rule = RULES.get(model_type)
     window, windowed = windowed_layer_count(cfg, layers, rule, problems)
 
     params, tied = None, None
-    shape_problems = len(problems)
+    sizes_before = len(problems)
     intermediate = _int_field(cfg, "intermediate_size", problems)
     vocab = _int_field(cfg, "vocab_size", problems)
     if rule is None:
@@ -224,7 +229,7 @@ def shape_from_config(cfg: object) -> ModelShape:
         )
     elif rule.experts_field and not (_whole(cfg.get(rule.experts_field)) and cfg[rule.experts_field] > 0):
         problems.append(f"{rule.experts_field} is missing")
-    elif len(problems) == shape_problems and None not in (heads, hidden, head_dim, kv_heads):
+    elif shape_ok and len(problems) == sizes_before:
         tied = bool(cfg.get("tie_word_embeddings", rule.tied_default))
         params = parameter_count(
             rule=rule,

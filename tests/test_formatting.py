@@ -1,0 +1,147 @@
+"""Every way the site writes a number, against text worked out by hand: each IEC step
+of bytes, percent, ratio, scientific, fixed and significant digits, grouping, and the
+values that are not numbers. A formatter that drops the x100 of a percentage or
+changes the size of a GiB fails here, not only in a browser."""
+
+import math
+
+import pytest
+from sitekit import formatting as f
+
+
+@pytest.mark.parametrize(
+    "nbytes,text",
+    [
+        (0, "0 B"),
+        (1023, "1,023 B"),
+        (1024, "1 KiB"),
+        (1536, "1.5 KiB"),
+        (2**20 - 1, "1,024 KiB"),  # 1,023.999 KiB, three significant digits
+        (2**20, "1 MiB"),
+        (536_870_912, "512 MiB"),
+        (20_447_232, "19.5 MiB"),
+        (2**30, "1 GiB"),
+        (3 * 2**29, "1.5 GiB"),
+        (14_000_000_000, "13 GiB"),
+        (2**40, "1 TiB"),
+        (3 * 2**40, "3 TiB"),
+        (-(2**21), "-2 MiB"),
+    ],
+)
+def test_bytes_in_each_iec_step(nbytes, text):
+    assert f.format_value(nbytes, "bytes") == text
+
+
+def test_fixed_gib_and_mib_styles():
+    assert f.format_value(14_000_000_000, "bytes", style="gib") == "13.04 GiB"  # 14e9 / 2^30 = 13.0385
+    assert f.format_value(2**30, "bytes", style="gib") == "1.00 GiB"
+    assert f.format_value(2**31, "bytes", style="gib", digits=1) == "2.0 GiB"
+    assert f.format_value(536_870_912, "bytes", style="mib") == "512.0 MiB"
+    assert f.format_value(2**20 + 2**19, "bytes", style="mib", digits=2) == "1.50 MiB"
+    assert f.format_value(1_048_575, "bytes", style="bytes") == "1,048,575"
+
+
+def test_iec_digits():
+    assert f.iec(20_447_232, digits=4) == "19.5 MiB"  # 19.5000: trailing zeros dropped
+    assert f.iec(20_500_000, digits=4) == "19.55 MiB"
+    assert f.iec(20_500_000, digits=2) == "20 MiB"
+    assert f.format_value(1536, "bytes", style="iec", digits=2) == "1.5 KiB"
+    assert f.format_value(1000, "bytes", style="iec") == "1,000 B"
+
+
+@pytest.mark.parametrize(
+    "value,text",
+    [(0.125, "12.5%"), (1.0, "100.0%"), (0.000106, "0.0%"), (0.5, "50.0%"), (1.2346, "123.5%"), (0.0, "0.0%")],
+)
+def test_percent(value, text):
+    assert f.format_value(value, "fraction") == text
+
+
+def test_percent_and_ratio_digits():
+    assert f.format_value(0.000106, "fraction", digits=4) == "0.0106%"
+    assert f.format_value(0.5, "fraction", digits=0) == "50%"
+    assert f.format_value(3.0712, "x") == "3.07×"
+    assert f.format_value(1.0, "x") == "1.00×"
+    assert f.format_value(13.65, "x", digits=1) == "13.6×"  # 13.65 is 13.6499... in binary
+    assert f.format_value(13.66, "x", digits=1) == "13.7×"
+    assert f.format_value(2.5, "x", digits=0) == "2×"  # half to even, as Babel rounds
+
+
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (7e9, "7 × 10⁹"),
+        (134_515_008, "1.35 × 10⁸"),
+        (1.234e-5, "1.23 × 10⁻⁵"),
+        (-4.5e7, "-4.5 × 10⁷"),
+        (999_999, "999,999"),  # below 10^6: written out
+        (1_000_000, "1 × 10⁶"),
+        (0.001, "0.001"),
+        (0.000999, "9.99 × 10⁻⁴"),
+        (0, "0"),
+    ],
+)
+def test_scientific(value, text):
+    assert f.format_value(value, "MAC") == text
+
+
+def test_significant_digits_and_grouping():
+    assert f.number(12_345.678) == "12,346"
+    assert f.number(0.000123456) == "0.000123"
+    assert f.number(1.23456, digits=2) == "1.2"
+    assert f.number(99.96) == "100"
+    assert f.number(-2.5) == "-2.5"
+    assert f.number(0) == "0"
+    assert f.number(1234.5, digits=2, fixed=True) == "1,234.50"
+    assert f.number(1234.5, digits=0, fixed=True) == "1,234"  # half to even
+    assert f.number(1235.5, digits=0, fixed=True) == "1,236"
+    assert f.integer(1_234_567) == "1,234,567"
+    assert f.integer(-1000) == "-1,000"
+
+
+def test_auto_style_by_unit_and_type():
+    assert f.format_value(3, "") == "3"
+    assert f.format_value(3.0, "") == "3"
+    assert f.format_value(12_345.0, "tokens") == "12,345"
+    assert f.format_value(0.5, "") == "0.5"  # a fraction of one is no integer
+    assert f.format_value(2.345678, "ms") == "2.35"
+    assert f.format_value(46_080, "bytes") == "45 KiB"
+
+
+def test_not_numbers():
+    assert f.format_value(None) == "–"
+    assert f.format_value(math.nan) == "–"
+    assert f.format_value(True) == "yes" and f.format_value(False) == "no"
+    assert f.format_value("fits") == "fits"
+    assert f.format_value(12.5, style="raw") == "12.5"
+    with pytest.raises(ValueError, match="unknown number style"):
+        f.format_value(1.0, style="nonsense")
+
+
+def test_numpy_scalars_are_plain_numbers():
+    np = pytest.importorskip("numpy")
+    assert f.format_value(np.int64(1536), "bytes") == "1.5 KiB"
+    assert f.format_value(np.float64(0.125), "fraction") == "12.5%"
+    assert f.format_value(np.bool_(True)) == "yes" and f.format_value(np.bool_(False)) == "no"
+    assert f.format_value(np.float64("nan")) == "–" and f.format_value(np.float32("nan")) == "–"
+    assert f.format_value(np.int64(123_456), "") == "123,456"
+
+
+def test_unit_suffix():
+    assert f.unit_suffix("tokens") == " tokens"
+    assert f.unit_suffix("MAC") == " MACs"
+    assert [f.unit_suffix(u) for u in ("", "bytes", "x", "fraction")] == ["", "", "", ""]
+
+
+def test_other_locales_group_and_separate_as_they_write():
+    try:
+        f.set_locale("es")
+        assert f.integer(1_234_567) == "1.234.567"
+        assert f.number(1234.5, digits=1, fixed=True) == "1.234,5"
+        assert f.number(0.000123) == "0,000123"
+        assert f.format_value(1536, "bytes") == "1,5 KiB"
+        f.set_locale("cs")
+        assert f.integer(1_234_567) == "1\xa0234\xa0567"
+    finally:
+        f.set_locale("en")
+    assert f.integer(1_234_567) == "1,234,567"

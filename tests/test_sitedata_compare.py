@@ -1,0 +1,347 @@
+"""The drift gate's comparison (sitedata/compare.py) on hand-made runs: each tolerance
+at its edge, each scope, and every way a run can differ from the committed one."""
+
+import pytest
+
+from sitedata.compare import (
+    _spread_column,
+    _table_rel_noise,
+    compare_cell,
+    compare_experiment,
+    run_gap,
+    scope_gap,
+)
+from sitedata.read import Experiment
+
+
+def _meta(**where) -> dict:
+    return {
+        "device": {"type": where.get("type", "cpu"), "id": where.get("machine", "cpu:A:2")},
+        "dtype": where.get("dtype", "float32"),
+        "profile": where.get("profile", "cpu"),
+        "parameters": where.get("parameters", {"n": 1}),
+        "model": {"spec": where.get("spec", "default")},
+        "tables": {},
+        "values": {},
+    }
+
+
+def _run(tables: dict, values: dict | None = None, **where) -> Experiment:
+    """``tables``: name -> (columns as (name, compare, scope), rows as lists of strings);
+    ``values``: name -> (value, compare, scope)."""
+    meta = _meta(**where)
+    texts = {}
+    for name, (columns, rows) in tables.items():
+        meta["tables"][name] = {"columns": [{"name": c, "compare": k, "scope": s} for c, k, s in columns]}
+        texts[name] = "\n".join(",".join(r) for r in [[c for c, _, _ in columns], *rows]) + "\n"
+    for name, (value, compare, scope) in (values or {}).items():
+        meta["values"][name] = {"value": value, "compare": compare, "scope": scope}
+    return Experiment(name="exp", folder=None, meta=meta, texts=texts)
+
+
+def test_exact_is_character_for_character():
+    assert compare_cell("exact", "1.0", "1.0") == (True, "equal")
+    assert compare_cell("exact", "1.0", "1") == (False, "equal")
+    assert compare_cell("exact", 2, "2") == (True, "equal")
+
+
+def test_numeric_tolerance_is_relative_to_the_larger_value():
+    # 1e-3 x max(1000, 999) + 1e-12 = 1.000000000001: a difference of 1 passes both ways
+    assert compare_cell("numeric", "1000", "999")[0]
+    assert compare_cell("numeric", "999", "1000")[0]
+    assert compare_cell("numeric", "-1000", "-999")[0]
+    assert not compare_cell("numeric", "1000", "998.99")[0]  # 1.01 > 1.00000000
+    ok, tol = compare_cell("numeric", "1000", "1001")
+    assert ok and tol == "±1 (rel 0.001)"  # 1e-3 x 1001 = 1.001, shown to 3 figures
+    assert compare_cell("numeric", "0", "0")[0]
+    assert compare_cell("numeric", "0", "1e-12")[0] and not compare_cell("numeric", "0", "1e-11")[0]
+
+
+def test_values_that_are_not_numbers():
+    assert compare_cell("numeric", "n/a", "n/a") == (True, "equal (not a number)")
+    assert compare_cell("timing", "n/a", "1") == (False, "equal (not a number)")
+    assert compare_cell("numeric", True, True) == (True, "equal (not a number)")  # a bool is no number
+    assert compare_cell("numeric", "nan", "nan") == (True, "both NaN")
+    assert compare_cell("numeric", "nan", "1") == (False, "both NaN")
+    assert compare_cell("timing", "1", "nan") == (False, "both NaN")
+
+
+def test_timing_against_the_two_spreads():
+    # 3 x max(5, 3) + 10% of 100 = 25
+    assert compare_cell("timing", "100", "125", spread_old=5, spread_new=3) == (True, "±25 (3×spread + 10%)")
+    assert not compare_cell("timing", "100", "125.01", spread_old=5, spread_new=3)[0]
+    assert compare_cell("timing", "100", "75", spread_old=3, spread_new=5)[0]  # the larger spread, either side
+    assert compare_cell("timing", "100", "116", spread_old=None, spread_new=2)[0]  # 3 x 2 + 10 = 16
+    assert not compare_cell("timing", "100", "116.5", spread_old=None, spread_new=2)[0]
+    assert compare_cell("timing", "100", "110", spread_old=0, spread_new=None)[0]  # the 10 % floor
+    assert not compare_cell("timing", "100", "110.5", spread_old=0, spread_new=None)[0]
+
+
+def test_timing_without_a_spread_uses_the_table_noise():
+    # 3 x 5 % = 15 % beats the 10 % floor
+    assert compare_cell("timing", "100", "115", table_rel_noise=0.05) == (True, "±15% (table noise)")
+    assert not compare_cell("timing", "100", "115.5", table_rel_noise=0.05)[0]
+    assert compare_cell("timing", "100", "110", table_rel_noise=0.01) == (True, "±10% (table noise)")
+    assert not compare_cell("timing", "100", "111", table_rel_noise=None)[0]
+    assert compare_cell("timing", "-100", "-110")[0]
+
+
+def test_spread_columns_and_table_noise():
+    cols = ["step_ms", "step_spread_ms", "total_ms", "spread_ms", "other_ms"]
+    assert _spread_column("step_ms", cols) == "step_spread_ms"
+    assert _spread_column("total_ms", cols) == "spread_ms"
+    assert _spread_column("other_ms", cols) is None
+    assert _spread_column("spread_ms", cols) is None  # a spread has no spread of its own
+    rows = [
+        {"a_ms": "100", "a_spread_ms": "10"},  # 0.1
+        {"a_ms": "200", "a_spread_ms": "10"},  # 0.05
+        {"a_ms": "0", "a_spread_ms": "5"},  # no value: left out
+        {"a_ms": "400", "a_spread_ms": "x"},  # no spread: left out
+    ]
+    assert _table_rel_noise(rows, ["a_ms", "a_spread_ms"]) == pytest.approx(0.075)
+    assert _table_rel_noise(rows, ["a_ms"]) is None
+
+
+def test_scopes():
+    cpu, gpu = _meta(), _meta(type="cuda", dtype="float16", machine="cuda:H200")
+    other_cpu = _meta(machine="cpu:B:2")
+    assert scope_gap("any", cpu, gpu) == ""
+    assert scope_gap("device", cpu, other_cpu) == ""
+    assert scope_gap("device", cpu, gpu) == (
+        "reproduces on the same device type and dtype only: committed on cpu float32, regenerated on cuda float16"
+    )
+    assert scope_gap("machine", cpu, cpu) == ""
+    assert scope_gap("machine", cpu, other_cpu) == (
+        "reproduces on the same machine only: committed on cpu:A:2, regenerated on cpu:B:2"
+    )
+
+
+def test_runs_that_cannot_be_compared():
+    assert run_gap(_meta(), _meta()) == ""
+    assert run_gap(_meta(), _meta(profile="full")) == "the runs differ in profile"
+    assert run_gap(_meta(), _meta(parameters={"n": 2})) == "the runs differ in parameters"
+    assert run_gap(_meta(), _meta(spec="arch:tiny")) == "the runs measured different models (default vs arch:tiny)"
+
+
+COLUMNS = [("name", "exact", "any"), ("bytes", "numeric", "device"), ("x_ms", "timing", "machine")]
+
+
+def test_one_drifted_cell_is_found_and_only_it():
+    old = _run({"t": (COLUMNS, [["a", "1000", "10"], ["b", "2000", "20"]])})
+    new = _run({"t": (COLUMNS, [["a", "1000.5", "10.5"], ["b", "2100", "20"]])})
+    findings = compare_experiment(old, new)
+    verdicts = {(f.row, f.column): f.verdict for f in findings}
+    assert verdicts == {
+        (0, "name"): "ok",
+        (1, "name"): "ok",
+        (0, "bytes"): "ok",
+        (1, "bytes"): "drift",  # 100 > 2.1
+        (0, "x_ms"): "ok",
+        (1, "x_ms"): "ok",
+    }
+    drift = next(f for f in findings if f.verdict == "drift")
+    assert (drift.committed, drift.new, drift.compare, drift.scope) == ("2000", "2100", "numeric", "device")
+
+
+def test_scopes_and_kinds_decide_what_is_compared():
+    old = _run({"t": (COLUMNS, [["a", "1", "10"]])})
+    new = _run({"t": (COLUMNS, [["b", "2", "99"]])}, machine="cpu:B:2")
+    verdict = {f.column: (f.verdict, f.reason) for f in compare_experiment(old, new, kinds=("exact", "numeric"))}
+    assert verdict["name"] == ("drift", "")
+    assert verdict["bytes"][0] == "drift"  # same device type and dtype: compared
+    assert verdict["x_ms"] == ("not compared", "timing not selected in this check (--kinds exact,numeric)")
+    verdict = {f.column: f.verdict for f in compare_experiment(old, new)}
+    assert verdict["x_ms"] == "not comparable"  # another machine
+    other_model = _run({"t": (COLUMNS, [["b", "2", "99"]])}, spec="arch:tiny")
+    assert {f.verdict for f in compare_experiment(old, other_model)} == {"not comparable"}
+
+
+def test_missing_tables_and_changed_shapes():
+    old = _run({"t": (COLUMNS, [["a", "1", "10"]]), "u": (COLUMNS, [["a", "1", "10"]])})
+    new = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "1", "10"]])})
+    by_table = {f.table: f for f in compare_experiment(old, new) if f.row is None}
+    assert by_table["u"].verdict == "drift" and by_table["u"].reason == "the regenerated run did not produce this table"
+    assert by_table["t"].verdict == "drift" and by_table["t"].reason == "table shape changed"
+    assert by_table["t"].committed == "1 rows x ['name', 'bytes', 'x_ms']"
+    on_gpu = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "1", "10"]])}, type="cuda", dtype="float16")
+    shape = next(f for f in compare_experiment(old, on_gpu) if f.table == "t")
+    assert shape.verdict == "not comparable" and shape.reason.startswith("table shape changed; reproduces on")
+
+
+def test_named_values():
+    values = {
+        "ratio": (2.0, "numeric", "any"),
+        "list": ([1.0, 2.0], "numeric", "any"),
+        "samples": ([1.0, 2.0], "timing", "machine"),
+        "gone": (1, "exact", "any"),
+        "short": ([1, 2], "exact", "any"),
+    }
+    old = _run({}, values)
+    new = _run(
+        {},
+        {
+            "ratio": (2.001, "numeric", "any"),
+            "list": ([1.0, 2.1], "numeric", "any"),
+            "samples": ([5.0, 6.0], "timing", "machine"),
+            "short": ([1], "exact", "any"),
+        },
+    )
+    got = {f.column: f for f in compare_experiment(old, new)}
+    assert got["ratio"].verdict == "ok" and got["ratio"].tolerance.endswith("(rel 0.001)")
+    assert got["list"].verdict == "drift"  # 2.1 against 2.0
+    assert (got["samples"].verdict, got["samples"].reason) == (
+        "not compared",
+        "raw timing samples are kept, not compared",
+    )
+    assert (got["gone"].verdict, got["gone"].reason) == ("drift", "value not produced")
+    assert (got["short"].verdict, got["short"].tolerance) == ("drift", "same length")
+    same = compare_experiment(old, _run({}, {**values}))
+    assert {f.column: f.verdict for f in same} == {
+        "ratio": "ok",
+        "list": "ok",
+        "samples": "not compared",
+        "gone": "ok",
+        "short": "ok",
+    }
+    elsewhere = compare_experiment(old, _run({}, values, machine="cpu:B:2"))
+    assert {f.column: f.verdict for f in elsewhere}["samples"] == "not comparable"
+
+
+def test_nan_cells_compare_as_equal_only_to_nan():
+    old = _run({"t": ([("v", "numeric", "any")], [["nan"], ["1"]])})
+    new = _run({"t": ([("v", "numeric", "any")], [["nan"], ["nan"]])})
+    assert [f.verdict for f in compare_experiment(old, new)] == ["ok", "drift"]
+
+
+def test_every_field_of_every_finding_by_hand():
+    cols = [
+        ("name", "exact", "any"),
+        ("bytes", "numeric", "device"),
+        ("x_ms", "timing", "machine"),
+        ("x_spread_ms", "timing", "machine"),
+        ("y_ms", "timing", "machine"),
+    ]
+    old = _run(
+        {"t": (cols, [["a", "1000", "100", "10", "50"], ["b", "2000", "200", "40", "60"]])},
+        {"v": (2.0, "numeric", "any")},
+    )
+    new = _run(
+        {"t": (cols, [["a", "1000", "125", "5", "56"], ["b", "2100", "200", "40", "75"]])},
+        {"v": (2.0, "numeric", "any")},
+    )
+    # The table's noise is the median of 10/100 and 40/200, 15 %: a timing column with no
+    # spread of its own may move 3 x 15 % = 45 %. x_ms row 0 may move 3 x 10 + 10 % x 100.
+
+    def f(row, column, compare, scope, committed, new, verdict, tolerance):
+        return {
+            "experiment": "exp",
+            "table": "t",
+            "verdict": verdict,
+            "row": row,
+            "column": column,
+            "compare": compare,
+            "scope": scope,
+            "committed": committed,
+            "new": new,
+            "tolerance": tolerance,
+            "reason": "",
+        }
+
+    assert [x.as_dict() for x in compare_experiment(old, new)] == [
+        f(0, "name", "exact", "any", "a", "a", "ok", "equal"),
+        f(1, "name", "exact", "any", "b", "b", "ok", "equal"),
+        f(0, "bytes", "numeric", "device", "1000", "1000", "ok", "±1 (rel 0.001)"),
+        f(1, "bytes", "numeric", "device", "2000", "2100", "drift", "±2.1 (rel 0.001)"),
+        f(0, "x_ms", "timing", "machine", "100", "125", "ok", "±40 (3×spread + 10%)"),
+        f(1, "x_ms", "timing", "machine", "200", "200", "ok", "±140 (3×spread + 10%)"),
+        f(0, "x_spread_ms", "timing", "machine", "10", "5", "drift", "±45% (table noise)"),
+        f(1, "x_spread_ms", "timing", "machine", "40", "40", "ok", "±45% (table noise)"),
+        f(0, "y_ms", "timing", "machine", "50", "56", "ok", "±45% (table noise)"),
+        f(1, "y_ms", "timing", "machine", "60", "75", "ok", "±45% (table noise)"),
+        {
+            "experiment": "exp",
+            "table": "values",
+            "verdict": "ok",
+            "row": None,
+            "column": "v",
+            "compare": "numeric",
+            "scope": "any",
+            "committed": 2.0,
+            "new": 2.0,
+            "tolerance": "±0.002 (rel 0.001)",
+            "reason": "",
+        },
+    ]
+
+
+def test_findings_of_tables_that_cannot_be_compared_by_hand():
+    cols = [("n", "exact", "any")]
+    old = _run({"t": (cols, [["1"], ["2"]]), "gone": (cols, [["1"]])}, {"v": ([1, 2], "exact", "any")})
+    new = _run({"t": (cols, [["1"], ["2"], ["3"]])}, {"v": ([1, 2], "exact", "any")})
+    assert [x.as_dict() for x in compare_experiment(old, new)] == [
+        {
+            "experiment": "exp",
+            "table": "t",
+            "verdict": "drift",
+            "row": None,
+            "column": None,
+            "compare": "",
+            "scope": "",
+            "committed": "2 rows x ['n']",
+            "new": "3 rows x ['n']",
+            "tolerance": "same shape",
+            "reason": "table shape changed",
+        },
+        {
+            "experiment": "exp",
+            "table": "gone",
+            "verdict": "drift",
+            "row": None,
+            "column": None,
+            "compare": "",
+            "scope": "",
+            "committed": "present",
+            "new": "absent",
+            "tolerance": "",
+            "reason": "the regenerated run did not produce this table",
+        },
+        {
+            "experiment": "exp",
+            "table": "values",
+            "verdict": "ok",
+            "row": None,
+            "column": "v",
+            "compare": "exact",
+            "scope": "any",
+            "committed": [1, 2],
+            "new": [1, 2],
+            "tolerance": "equal",
+            "reason": "",
+        },
+    ]
+    # Another sweep: nothing is compared, and a row the new run lacks reads as None.
+    other = _run({"t": (cols, [["1"]]), "gone": (cols, [["1"]])}, {"v": ([1, 2], "exact", "any")}, profile="full")
+    found = compare_experiment(old, other)
+    assert [(x.table, x.row, x.verdict, x.new, x.tolerance, x.reason) for x in found] == [
+        ("t", 0, "not comparable", "1", "", "the runs differ in profile"),
+        ("t", 1, "not comparable", None, "", "the runs differ in profile"),
+        ("gone", 0, "not comparable", "1", "", "the runs differ in profile"),
+        ("values", None, "not comparable", [1, 2], "", "the runs differ in profile"),
+    ]
+
+
+def test_an_empty_list_value_compares_as_equal_with_no_tolerance():
+    old = _run({}, {"v": ([], "numeric", "any")})
+    (got,) = compare_experiment(old, _run({}, {"v": ([], "numeric", "any")}))
+    assert (got.verdict, got.tolerance) == ("ok", "")
+
+
+def test_table_noise_skips_what_it_cannot_use():
+    # a column without a spread is skipped, not the end of the search; a zero value and
+    # a value of exactly 1 are values like any other
+    cols = ["plain_ms", "a_ms", "a_spread_ms"]
+    rows = [
+        {"plain_ms": "5", "a_ms": "1", "a_spread_ms": "0.5"},
+        {"plain_ms": "5", "a_ms": "0", "a_spread_ms": "1"},
+    ]
+    assert _table_rel_noise(rows, cols) == 0.5
