@@ -3,14 +3,23 @@ session, and a built site from the committed data."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests: no per-example deadline (a shared CI machine stalls now and then); under
+# `make mutate` (tests/mutation/run.py sets HYPOTHESIS_PROFILE) fewer examples per test,
+# since every mutant runs them again.
+settings.register_profile("default", deadline=None)
+settings.register_profile("mutation", deadline=None, max_examples=25)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 sys.path.insert(0, str(REPO / "hooks"))
 
 

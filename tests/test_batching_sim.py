@@ -122,3 +122,19 @@ def test_a_longest_request_that_is_a_power_of_two_reserves_exactly_it():
     # every step reserves 8; the peak is the first of them, step 0, holding 2 + 1 tokens
     assert contiguous["peak_reserved_bytes"] == 8 and contiguous["waste_at_peak"] == pytest.approx(1 - 3 / 8)
     assert contiguous["peak_stored_bytes"] == 8  # full at its last step
+
+
+def test_the_step_cost_ratio_divides():
+    values = policy_rows([1, 1], 2, {1: 2.0, 2: 3.0})[2]
+    assert values["step_cost_ratio"] == 1.5
+
+
+@pytest.mark.parametrize("longest_output,region", [(1, 4), (3, 8), (6, 8), (7, 16)])
+def test_the_contiguous_region_is_the_smallest_power_of_two_that_holds_the_longest(longest_output, region):
+    # prompt 2: the longest request holds 3, 5, 8 and 9 tokens
+    _, _, _, sched = policy_rows([longest_output], 1, {1: 1.0})
+    rows, steps, values = memory_rows(
+        [longest_output], sched, prompt_tokens=2, shared_prefix_tokens=0, block_tokens=4, bytes_per_token=1
+    )
+    assert values["max_context_tokens"] == region
+    assert [s["step"] for s in steps] == list(range(longest_output))

@@ -232,3 +232,8 @@ def test_the_smallest_valid_inputs_are_accepted():
     assert f["step_s"] == 1.0 and f["tokens_per_s_per_user"] == 1.0 == f["tokens_per_s"]
     # a decimal GB is 10^9 bytes: 10^9 bytes at 1 GB/s is one second, exactly
     assert decode_floor(weight_bytes=10**9, cache_bytes_per_user=0, users=1, bandwidth_gb_s=1)["step_s"] == 1.0
+
+
+def test_one_windowed_layer_is_a_window():
+    # 4 layers, one of them keeps 100 tokens: (10,000 - 10 x 1 x 100) / (10 x 3) = 300 tokens
+    assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=1, window=100) == 300

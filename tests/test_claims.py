@@ -208,3 +208,25 @@ def test_long_lists_are_cut_to_eight_in_messages(tmp_path):
         render(SiteData(tmp_path), "p.md", "len(column('f.t', 'i')) == 7 and column('e.t', 'i') == []", "eight")
     assert "f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]; " not in str(e.value)
     assert str(e.value).endswith("with f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]")
+
+
+def test_reads_are_keyed_with_their_filter_only_when_they_have_one(tmp_path):
+    write_data(tmp_path, "one", {"t": [{"n": 3, "ms": 1.5}]})
+    data = SiteData(tmp_path)
+    holds, read = check(data, "cell('one.t', 'ms') < 2 and column('one.t', 'n', where={'ms': 1.5}) == [3]")
+    assert holds is True and read == {"one.t.ms": 1.5, "one.t.n {'ms': 1.5}": [3]}
+
+
+def test_an_unparsable_claim_says_so(data):
+    with pytest.raises(ClaimError) as e:
+        check(data, "1 +")
+    assert str(e.value) == "cannot parse claim '1 +': invalid syntax"
+
+
+def test_a_failed_claim_lists_every_number_it_read(data):
+    with pytest.raises(ClaimError) as e:
+        render(data, "p.md", "exp.ratio > 2 and max(column('exp.t', 'n')) > 4", "big")
+    assert str(e.value) == (
+        "p.md: claim 'big' does not hold: exp.ratio > 2 and max(column('exp.t', 'n')) > 4 "
+        "with exp.ratio = 2.5; exp.t.n = [1, 2, 4]"
+    )

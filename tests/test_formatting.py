@@ -145,3 +145,16 @@ def test_other_locales_group_and_separate_as_they_write():
     finally:
         f.set_locale("en")
     assert f.integer(1_234_567) == "1,234,567"
+
+
+def test_default_digits_and_the_fixed_style():
+    assert f.iec(20_500_000) == "19.6 MiB" and f.iec(100) == "100 B"
+    assert f.scientific(134_515_008) == "1.35 × 10⁸" and f.scientific(0.0123456) == "0.0123"
+    assert f.scientific(0.0123456, digits=2) == "0.012" and f.scientific(134_515_008, digits=2) == "1.3 × 10⁸"
+    assert f.format_value(1.234e-5, "MAC", digits=2) == "1.2 × 10⁻⁵"
+    assert f.format_value(20_500_000, "bytes", style="iec", digits=2) == "20 MiB"
+    assert f.format_value(0.123456, "", digits=2) == "0.12"
+    assert f.format_value(3.14159, style="fixed") == "3.14"
+    assert f.format_value(3.14159, style="fixed", digits=3) == "3.142"
+    assert f.format_value(3.14159, style="fixed", digits=0) == "3"
+    assert f.format_value(31415.9, style="fixed") == "31,415.90"

@@ -368,3 +368,19 @@ def test_rule_rows_are_the_rules_the_page_reads():
         "experts_field": "",
     }
     assert rows[2]["experts_field"] == "num_local_experts" and rows[7]["qk_norm"] is True
+
+
+def test_a_top_level_shape_wins_over_a_nested_text_config():
+    s = shape_from_config({**_MISTRAL, "text_config": PUBLIC_CONFIGS[0].config})
+    assert s.model_type == "mistral" and s.params == 7_241_732_096
+
+
+def test_qwen2_windows_need_use_sliding_window():
+    s = shape_from_config({**_MISTRAL, "model_type": "qwen2", "max_window_layers": 0})
+    assert (s.window, s.windowed_layers) == (0, 0)
+
+
+def test_two_experts_are_a_mixture():
+    # Mistral-7B's shapes with two MLPs per layer and a 4,096 x 2 router
+    two = shape_from_config({**PUBLIC_CONFIGS[5].config, "num_local_experts": 2})
+    assert two.params == 7_241_732_096 + 32 * (3 * 4096 * 14336 + 4096 * 2)

@@ -142,3 +142,57 @@ def test_a_request_is_written_only_while_it_generates():
     spans = [Span(0, 0, 0, 2, 3), Span(1, 1, 1, 2, 2)]
     steps = simulate_memory(spans, prompt_tokens=1, shared_prefix_tokens=0, block_tokens=1, max_context_tokens=4)
     assert [s.context_tokens for s in steps] == [2, 5, 3]  # 1+1; 1+2 and 1+1; 3 (padding adds none)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["admit", "append", "free"]), st.integers(0, 5), st.integers(1, 9)), max_size=60
+)
+
+
+@given(block_tokens=st.integers(1, 5), prefix=st.integers(0, 7), ops=_OPS)
+def test_blocks_are_conserved_under_any_sequence(block_tokens, prefix, ops):
+    """Admit, append and free in any order: every block is in exactly one place, a
+    request holds just the blocks its length needs, and freeing everything returns all."""
+    a = BlockAllocator(block_tokens=block_tokens)
+    shared = a.store_prefix(prefix)
+    for op, request, n in ops:
+        if op == "admit" and request not in a.tables:
+            a.admit(request, prefix + n, shared)
+        elif op == "append" and request in a.tables:
+            a.append(request, n)
+        elif op == "free" and request in a.tables:
+            a.free(request)
+        own = sum(len(t) - len(shared.blocks) for t in a.tables.values())
+        assert a.blocks_in_use == own + len(shared.blocks)
+        assert a.reserved_tokens == a.blocks_in_use * block_tokens
+        assert a.stored_tokens <= a.reserved_tokens
+        for r, table in a.tables.items():
+            assert len(table) == -(-a.length[r] // block_tokens)  # just the blocks its length needs
+    for r in list(a.tables):
+        a.free(r)
+    a.release_prefix(shared)
+    assert a.blocks_in_use == 0 and a.stored_tokens == 0
+
+
+@given(lengths=st.lists(st.integers(1, 30), min_size=1, max_size=12), slots=st.integers(1, 4), block=st.integers(1, 8))
+def test_the_simulation_never_stores_more_than_it_reserves(lengths, slots, block):
+    sched = continuous_schedule(lengths, slots)
+    longest = 4 + max(lengths)
+    steps = simulate_memory(
+        sched.spans,
+        prompt_tokens=4,
+        shared_prefix_tokens=4,
+        block_tokens=block,
+        max_context_tokens=1 << (longest - 1).bit_length(),
+    )
+    for s in steps:
+        for reserved, stored in s.schemes.values():
+            assert stored <= reserved
+        # paging wastes less than one block per running request, and sharing never adds
+        running = sum(1 for sp in sched.spans if sp.start <= s.step < sp.release)
+        reserved, stored = s.schemes["paged"]
+        assert reserved - stored <= (block - 1) * running
+        assert s.schemes["paged, shared prefix"][0] <= reserved

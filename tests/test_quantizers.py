@@ -322,3 +322,38 @@ def test_bad_schemes_are_refused_with_their_reason(kwargs, message):
 )
 def test_good_schemes_are_accepted(kwargs):
     assert Scheme(name="s", label="s", **kwargs).bits == kwargs["bits"]
+
+
+def test_a_vector_per_row_has_one_scale():
+    got = quantize(torch.tensor([1.0, -0.5, 0.25]), "int8_row")
+    assert got.scales.shape == (1, 1) and got.codes.tolist() == [[127, -64, 32]]
+
+
+def test_an_all_zero_nf4_group_is_coded_as_the_zero_level():
+    got = quantize(torch.zeros(2, 64), "nf4_b64")
+    assert got.codes.tolist() == [[7] * 64, [7] * 64]  # level 7 is the exact zero
+
+
+def test_bits_per_weight_takes_a_scheme_or_its_name():
+    assert bits_per_weight(SCHEMES["int4_g128"], (256, 128)) == bits_per_weight("int4_g128", (256, 128)) == 4.125
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@given(
+    w=arrays("float32", st.tuples(st.integers(1, 6), st.integers(1, 130)), elements=st.floats(-8, 8, width=32)),
+    name=st.sampled_from([s.name for s in UNIFORM]),
+)
+def test_uniform_round_trips_stay_within_half_a_step_and_are_idempotent(w, name):
+    t = torch.from_numpy(w)
+    qz = quantize(t, name)
+    back = dequantize(qz)
+    assert back.shape == t.shape and back.dtype == t.dtype
+    scopes = q._scopes(t, SCHEMES[name])
+    err = (q._scopes(back, SCHEMES[name]) - scopes).abs()
+    assert bool((err <= qz.scales / 2 * (1 + 1e-5) + 1e-30).all())  # nearest grid point
+    assert torch.equal(fake_quantize(back, name), back)  # the grid maps to itself
+    assert bool((qz.codes.abs() <= SCHEMES[name].qmax).all())

@@ -164,3 +164,41 @@ def test_schedules_name_their_policy():
     assert static_schedule([1], 1).policy == "static" and continuous_schedule([1], 1).policy == "continuous"
     t = timed(continuous_schedule([2], 1), {1: 0.5})
     assert (t.at(0), t.at(1), t.at(2), t.total_s) == (0.0, 0.5, 1.0, 1.0)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LENGTHS = st.lists(st.integers(1, 40), min_size=1, max_size=25)
+
+
+@given(lengths=_LENGTHS, slots=st.integers(1, 6), policy=st.sampled_from(["static", "continuous"]))
+def test_every_schedule_conserves_tokens_and_slots(lengths, slots, policy):
+    s = schedule(policy, lengths, slots)
+    assert s.useful_tokens == sum(lengths) == sum(sp.tokens for sp in s.spans)
+    assert [sp.tokens for sp in s.spans] == lengths
+    assert all(0 < k <= slots for k in s.occupancy) and all(
+        live <= k for live, k in zip(s.live, s.occupancy, strict=True)
+    )
+    for slot in range(slots):
+        mine = sorted((sp for sp in s.spans if sp.slot == slot), key=lambda sp: sp.start)
+        assert all(a.release <= b.start for a, b in zip(mine, mine[1:], strict=False))
+    assert 0 < s.utilisation <= 1
+    t = timed(s, lambda k: 1.0 + 0.25 * k)
+    assert t.total_s == pytest.approx(sum(1.0 + 0.25 * k for k in s.occupancy))
+    assert all(lat <= t.total_s for lat in t.latencies_s())
+
+
+@given(lengths=_LENGTHS, slots=st.integers(1, 6))
+def test_continuous_batching_never_takes_more_steps_than_static(lengths, slots):
+    st_, co = static_schedule(lengths, slots), continuous_schedule(lengths, slots)
+    assert co.steps <= st_.steps
+    assert co.utilisation >= st_.utilisation
+    assert max(lengths) <= co.steps  # no request finishes before it has generated its tokens
+
+
+@given(values=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30), q=st.floats(0, 100))
+def test_a_percentile_lies_between_the_neighbouring_values(values, q):
+    p = percentile(values, q)
+    assert min(values) <= p <= max(values)
+    assert percentile(values, 0) == min(values) and percentile(values, 100) == max(values)

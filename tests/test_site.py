@@ -126,3 +126,40 @@ def test_a_link_style_on_text_that_is_no_address_fails_the_build(tmp_path):
     marker = "{{ table('memory_budget.card_presets', styles={'card': 'link'}) }}"
     proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
     assert proc.returncode != 0 and "style 'link' needs an http(s) address" in proc.stdout + proc.stderr
+
+
+def _table_rows(site, page, ref):
+    """The body rows of one rendered table as lists of cell text, tags removed."""
+    html = (site / page / "index.html").read_text(encoding="utf-8")
+    table = html.split(f'data-table="{ref}"', 1)[1].split("</tbody>", 1)[0]
+    body = table.split("<tbody>", 1)[1]
+    return [
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", row, flags=re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)
+    ]
+
+
+def test_every_unit_as_a_reader_sees_it(built_site):
+    """Values known by hand, found as the built pages write them: each IEC step, GiB to
+    two decimals, percent, ratio and powers of ten."""
+    rows = {r[0]: r for r in _table_rows(built_site, "cache-size", "cache_size.context_7b")}
+    # 4,096 tokens x 131,072 bytes = 2^29 = 0.50 GiB; 14e9 bytes = 13.04 GiB; 2^29 / 14e9 = 0.0383
+    assert rows["4,096"][1:] == ["0.50 GiB", "13.04 GiB", "0.04×"]
+    # 128,000 x 131,072 = 16,777,216,000 bytes = 15.625 GiB (half to even: 15.62); / 14e9 = 1.198
+    assert rows["128,000"][1:] == ["15.62 GiB", "13.04 GiB", "1.20×"]
+    gqa = [
+        r for r in _table_rows(built_site, "cache-size", "cache_size.attention_variants") if r[0].startswith("Hugging")
+    ]
+    assert [r[-1] for r in gqa] == ["100.0%", "33.3%", "11.1%"]  # 9, 3 and 1 of 9 heads
+    models = {r[0]: r for r in _table_rows(built_site, "memory-budget", "memory_budget.models")}
+    assert (models["7B"][1], models["13B"][1], models["70B"][1]) == ("7 × 10⁹", "1.3 × 10¹⁰", "7 × 10¹⁰")
+    assert models["SmolLM2-135M-Instruct"][1] == "1.35 × 10⁸"  # 134,515,008
+    assert models["13B"][7] == "819,200"  # under 1 MiB, a table writes the bytes
+    windowed = {(r[0], r[1]): r for r in _table_rows(built_site, "memory-budget", "memory_budget.windowed")}
+    assert windowed[("mistralai/Mistral-7B-v0.1", "32,768")][2:4] == ["4 GiB", "512 MiB"]
+    assert windowed[("google/gemma-3-270m", "4,096")][3] == "19.5 MiB"  # 20,447,232 bytes
+    page = (built_site / "memory-budget" / "index.html").read_text(encoding="utf-8")
+    assert '<span title="20,447,232 bytes">19.5 MiB</span>' in page  # the exact count on hover
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "800 KiB" in text and "320 KiB" in text  # 819,200 and 327,680 bytes in the prose
+    assert "(18.0%)" in text  # 0.1796875

@@ -226,7 +226,7 @@ def test_every_field_of_every_finding_by_hand():
         {"v": (2.0, "numeric", "any")},
     )
     new = _run(
-        {"t": (cols, [["a", "1000", "125", "5", "56"], ["b", "2100", "200", "40", "75"]])},
+        {"t": (cols, [["a", "1000", "125", "5", "56"], ["b", "2100", "200", "50", "75"]])},
         {"v": (2.0, "numeric", "any")},
     )
     # The table's noise is the median of 10/100 and 40/200, 15 %: a timing column with no
@@ -253,9 +253,9 @@ def test_every_field_of_every_finding_by_hand():
         f(0, "bytes", "numeric", "device", "1000", "1000", "ok", "±1 (rel 0.001)"),
         f(1, "bytes", "numeric", "device", "2000", "2100", "drift", "±2.1 (rel 0.001)"),
         f(0, "x_ms", "timing", "machine", "100", "125", "ok", "±40 (3×spread + 10%)"),
-        f(1, "x_ms", "timing", "machine", "200", "200", "ok", "±140 (3×spread + 10%)"),
+        f(1, "x_ms", "timing", "machine", "200", "200", "ok", "±170 (3×spread + 10%)"),  # the new spread, 50
         f(0, "x_spread_ms", "timing", "machine", "10", "5", "drift", "±45% (table noise)"),
-        f(1, "x_spread_ms", "timing", "machine", "40", "40", "ok", "±45% (table noise)"),
+        f(1, "x_spread_ms", "timing", "machine", "40", "50", "ok", "±45% (table noise)"),
         f(0, "y_ms", "timing", "machine", "50", "56", "ok", "±45% (table noise)"),
         f(1, "y_ms", "timing", "machine", "60", "75", "ok", "±45% (table noise)"),
         {
@@ -345,3 +345,10 @@ def test_table_noise_skips_what_it_cannot_use():
         {"plain_ms": "5", "a_ms": "0", "a_spread_ms": "1"},
     ]
     assert _table_rel_noise(rows, cols) == 0.5
+
+
+def test_a_missing_table_does_not_stop_the_others_being_compared():
+    cols = [("n", "exact", "any")]
+    old = _run({"gone": (cols, [["1"]]), "t": (cols, [["1"]])})
+    found = compare_experiment(old, _run({"t": (cols, [["2"]])}))
+    assert [(x.table, x.verdict) for x in found] == [("gone", "drift"), ("t", "drift")]

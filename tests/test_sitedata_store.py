@@ -242,3 +242,27 @@ def test_install_copies_a_folder_as_it_is(tmp_path):
     with pytest.raises(BadName) as e:
         _write(tmp_path, name="Bad Name")
     assert str(e.value) == message
+
+
+def test_the_two_rename_swap_leaves_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "_exchange", lambda a, b: False)
+    _write(tmp_path, _result(1.0))
+    _write(tmp_path, _result(2.0))
+    assert [p.name for p in tmp_path.iterdir()] == ["exp"]
+    assert read_experiment(tmp_path, "exp").meta["values"]["v"]["value"] == 2.0
+
+
+def test_booleans_are_written_as_words(tmp_path):
+    folder = _write(tmp_path, _result(1.0, t=[{"n": 1, "x_ms": True}, {"n": 2, "x_ms": False}]))
+    assert (folder / "t.csv").read_text() == "n,x_ms\n1,true\n2,false\n"
+
+
+def test_the_atomic_exchange_swaps_two_folders(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "x").write_text("in a")
+    (b / "y").write_text("in b")
+    assert store._exchange(a, b) is True  # Linux: renameat2(RENAME_EXCHANGE)
+    assert [p.name for p in a.iterdir()] == ["y"] and [p.name for p in b.iterdir()] == ["x"]
+    assert store._exchange(a, tmp_path / "missing") is False  # both must exist

@@ -48,7 +48,7 @@ def main() -> int:
     prepare()
     # Tests run in processes forked from one that has imported torch: more than one
     # OpenMP thread there can deadlock a child.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HYPOTHESIS_PROFILE": "mutation"}
     start = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "mutmut", "run"], cwd=WORK, env=env)
     print(f"\nmutmut run: exit {run.returncode} after {time.monotonic() - start:.0f} s")
