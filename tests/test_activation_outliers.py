@@ -31,3 +31,12 @@ def test_layers_and_int8_are_consistent(smoke_data):
     assert v["int8_scale_excluded"] <= v["int8_scale_all"]
     for r in _rows(d, "int8"):
         assert 1 <= int(r["levels_used"]) <= 256
+
+
+def test_the_gap_counts_only_the_octaves_between_the_outlier_and_the_rest():
+    from measure.experiments.activation_outliers import _gap_below_top
+
+    dims = [0, 0, 0, 30, 48, 1, 0, 0, 0, 1]  # three empty bins under the heap, three above it
+    assert _gap_below_top([{"dims": d} for d in dims]) == 3
+    assert _gap_below_top([{"dims": d} for d in [5, 1]]) == 0
+    assert _gap_below_top([{"dims": d} for d in [0, 2, 0]]) == 1  # one occupied bin: all below it

@@ -51,7 +51,16 @@ def test_iec_digits():
 
 @pytest.mark.parametrize(
     "value,text",
-    [(0.125, "12.5%"), (1.0, "100.0%"), (0.000106, "0.0%"), (0.5, "50.0%"), (1.2346, "123.5%"), (0.0, "0.0%")],
+    [
+        (0.125, "12.5%"),
+        (1.0, "100.0%"),
+        (0.000106, "0.0106%"),  # never rounded to another number (0.0 %)
+        (0.005, "0.5%"),
+        (-0.000106, "-0.0106%"),
+        (0.5, "50.0%"),
+        (1.2346, "123.5%"),
+        (0.0, "0.0%"),
+    ],
 )
 def test_percent(value, text):
     assert f.format_value(value, "fraction") == text
@@ -158,3 +167,10 @@ def test_default_digits_and_the_fixed_style():
     assert f.format_value(3.14159, style="fixed", digits=3) == "3.142"
     assert f.format_value(3.14159, style="fixed", digits=0) == "3"
     assert f.format_value(31415.9, style="fixed") == "31,415.90"
+
+
+def test_bits_per_weight_are_written_exactly():
+    assert f.format_value(4.125, "bits") == "4.125"  # 4 + 16/128, not 4.12
+    assert f.format_value(4.25, "bits") == "4.25" and f.format_value(16, "bits") == "16"
+    assert f.format_value(4.125, "bits", style="num") == "4.12"  # only when a page asks for 3 digits
+    assert f.format_value(7.438937488786226, "bits") == "7.44"  # an entropy: a measurement, rounded

@@ -70,6 +70,10 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
         return "yes" if value else "no"
     if style == "raw":
         return str(value)
+    if style == "auto" and unit == "bits" and round(value, 4) == value:
+        # bits per weight are short exact fractions (4 + 16/128 = 4.125): written whole,
+        # never rounded to 4.12; an entropy in bits is rounded like any measurement
+        return number(value, digits=6)
     if style == "auto":
         style = {"bytes": "iec", "x": "ratio", "MAC": "sci", "fraction": "percent"}.get(unit, "")
         if not style:
@@ -89,6 +93,9 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     if style == "ratio":
         return f"{number(value, digits=digits if digits is not None else 2, fixed=True)}×"
     if style == "percent":
+        if digits is None and 0 < abs(100 * value) < 1:
+            # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant digits
+            return f"{number(100 * value, digits=3)}%"
         return f"{number(100 * value, digits=digits if digits is not None else 1, fixed=True)}%"
     if style == "fixed":
         return number(value, digits=digits if digits is not None else 2, fixed=True)

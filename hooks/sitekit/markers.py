@@ -77,11 +77,24 @@ def _cell_html(value: Any, col: dict, style: str | None) -> str:
         col["unit"] == "bytes"
         and isinstance(value, (int, float))
         and not isinstance(value, bool)
-        and abs(value) >= 2**20
-        and (style or "auto") == "auto"
+        and abs(value) >= 2**10
+        and (style or "auto") in ("auto", "iec")
     ):
         return f'<span title="{formatting.integer(value)} bytes">{html.escape(text)}</span>'
     return html.escape(text)
+
+
+def _byte_column_styles(frame, cols: list[dict]) -> dict[str, str]:
+    """One way per column of bytes: exact counts when every cell is under 1 MiB, else
+    every cell with its IEC unit (a bare 523,264 beside "1 MiB" reads as a different unit)."""
+    out = {}
+    for c in cols:
+        if c["unit"] != "bytes":
+            continue
+        numbers = [v for v in frame[c["name"]].tolist() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if any(abs(v) >= 2**20 for v in numbers):
+            out[c["name"]] = "iec"
+    return out
 
 
 def _default_style(col: dict, value: Any) -> str:
@@ -116,10 +129,11 @@ def table(
         raise SiteDataError(f"table {ref} where {where} has no rows")
     if limit is not None:
         frame = frame.head(limit)
+    styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
         "<tr>"
-        + "".join(f"<td>{_cell_html(row[c['name']], c, (styles or {}).get(c['name']))}</td>" for c in cols)
+        + "".join(f"<td>{_cell_html(row[c['name']], c, styles.get(c['name']))}</td>" for c in cols)
         + "</tr>"
         for _, row in frame.iterrows()
     )

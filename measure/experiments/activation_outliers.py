@@ -115,7 +115,12 @@ VALUES = (
     Value("mid_top_dim", **_PICKED),
     Value("mid_top_value", **_ACT),
     Value("mid_below_8", "dimensions", **_PICKED),
-    Value("mid_empty_bins", "bins", **_PICKED),
+    Value(
+        "mid_gap_bins",
+        "bins",
+        description="empty bins between the largest dimension's bin and the next occupied bin below it",
+        **_PICKED,
+    ),
     Value("int8_levels_all", "levels", **_PICKED),
     Value("int8_levels_excluded", "levels", **_PICKED),
     Value("int8_scale_all", **_ACT),
@@ -181,6 +186,13 @@ def _octave_bins(top: float) -> list[tuple[float, float]]:
     while edges[-1] <= top:
         edges.append(edges[-1] * 2)
     return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def _gap_below_top(hist_rows: list[dict]) -> int:
+    """Empty bins between the highest occupied bin and the next occupied one below it:
+    the octaves that separate the outlier from the rest (not the empty bins under the heap)."""
+    occupied = [i for i, r in enumerate(hist_rows) if r["dims"]]
+    return occupied[-1] - (occupied[-2] if len(occupied) > 1 else -1) - 1
 
 
 def run(cfg: Config, ctx: Context) -> Result:
@@ -264,7 +276,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "mid_top_dim": int(m.argmax()),
         "mid_top_value": float(m.max()),
         "mid_below_8": int((m < 8).sum()),
-        "mid_empty_bins": sum(r["dims"] == 0 for r in hist_rows),
+        "mid_gap_bins": _gap_below_top(hist_rows),
         "rest_mid_top_dim": int(rest_max[mid].argmax()),
         "rest_mid_top_value": float(rest_max[mid].max()),
         "rest_mid_median": float(rest_max[mid].median()),

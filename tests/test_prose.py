@@ -1,0 +1,80 @@
+"""No number in the pages' prose that the data does not back: every number a reader
+sees is either rendered from site_data by a marker or listed, with the reason it is not
+a measurement, in tests/prose/numbers.txt (definitions, parameters, names, citations)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import REPO
+
+DOCS = REPO / "docs"
+LISTED = REPO / "tests" / "prose" / "numbers.txt"
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def prose(markdown: str) -> str:
+    """What a reader reads as typed text: markers, branch conditions, code, formulas, the
+    calculator's form and markup removed."""
+    for pattern in (
+        r"```.*?```",
+        r"\{\{.*?\}\}",
+        r"<!--.*?-->",
+        r"<form.*?</form>",
+        r"<div class=\"formula\">.*?</div>",
+        r"<[^>]+>",
+        r"`[^`]*`",
+    ):
+        markdown = re.sub(pattern, " ", markdown, flags=re.S)
+    return re.sub(r"\]\([^)]*\)", "]", markdown)  # link targets
+
+
+def typed_numbers(text: str) -> list[tuple[str, str]]:
+    """(number, context) for every standalone number: not part of a name (int8, Q4_1,
+    SmolLM2-135M, 4-bit), not an arithmetic identity (16/128), not in a citation."""
+    found = []
+    for line in text.splitlines():
+        if "arXiv:" in line:
+            continue
+        for m in NUMBER.finditer(line):
+            number = m.group(0).rstrip(",.")
+            before, after = line[: m.start()], line[m.start() + len(number) :]
+            if re.search(r"[\w.^/-]$", before) or re.match(r"[\w/]|-[A-Za-z]|\.\d|,\d", after):
+                continue
+            if re.search(r"\d\s*[/×]\s*\d", line[max(0, m.start() - 12) : m.end() + 12]):
+                continue  # part of an identity worked in the text, such as 4 + 16/128 = 4.125
+            found.append((number, line[max(0, m.start() - 40) : m.end() + 30].strip()))
+    return found
+
+
+def _listed() -> dict[tuple[str, str], str]:
+    out = {}
+    for raw in LISTED.read_text(encoding="utf-8").splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            page, number, why = re.split(r"\s{2,}", raw.strip(), maxsplit=2)
+            out[(page, number)] = why
+    return out
+
+
+def test_every_typed_number_is_backed_or_explained():
+    listed = _listed()
+    seen, unexplained = set(), []
+    for page in sorted(DOCS.glob("*.md")):
+        for number, context in typed_numbers(prose(page.read_text(encoding="utf-8"))):
+            seen.add((page.name, number))
+            if (page.name, number) not in listed:
+                unexplained.append(f"{page.name}: {number!r} in “{context}”")
+    assert not unexplained, (
+        "numbers typed in prose: bind them to site_data with a marker, or list them with the reason "
+        "in tests/prose/numbers.txt:\n" + "\n".join(unexplained)
+    )
+    stale = sorted(set(listed) - seen)
+    assert not stale, f"tests/prose/numbers.txt lists numbers no page types any more: {stale}"
+
+
+def test_the_checker_finds_a_typed_measurement():
+    text = prose(
+        "The cache was {{ value('kv_cache.speed_ratio') }} faster, about 3.07 times, "
+        "for int8 and 4-bit codes (16/128 = 0.125), `x = 12`, and 1,874 tokens in all."
+    )
+    assert [n for n, _ in typed_numbers(text)] == ["3.07", "1,874"]
