@@ -132,9 +132,7 @@ def table(
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
-        "<tr>"
-        + "".join(f"<td>{_cell_html(row[c['name']], c, styles.get(c['name']))}</td>" for c in cols)
-        + "</tr>"
+        "<tr>" + "".join(f"<td>{_cell_html(row[c['name']], c, styles.get(c['name']))}</td>" for c in cols) + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption or t.title)
