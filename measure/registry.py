@@ -19,6 +19,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "speculative_decoding",
     "distillation",
     "memory_budget",
+    "chapter",
 )
 
 

@@ -1,0 +1,50 @@
+"""The source chapter's own figures, written beside the measurements so that each page
+can set them against this run's: facts typed from measure/reference/chapter.py, with
+the section that states each, not measured.
+
+Writes ``site_data/chapter/``. Alone: ``python -m measure run --only chapter``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.lab.context import Context
+from measure.reference.chapter import FIGURES, SOURCE
+from sitedata.schema import Column, Result, Table, Value
+
+TITLE = "The chapter's own figures"
+
+TABLES = (
+    Table(
+        "figures",
+        "The figures the source chapter reported on its own hardware",
+        (
+            Column("section", label="page"),
+            Column("name"),
+            Column("what"),
+            Column("value"),
+            Column("unit"),
+            Column("where", label="stated in"),
+        ),
+    ),
+)
+VALUES = (
+    Value("source", description="where the figures come from"),
+    *(Value(f.name, f.unit, description=f"{f.what} ({f.where})") for f in FIGURES),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        return cls()
+
+
+def run(cfg: Config, ctx: Context) -> Result:
+    rows = [
+        {"section": f.section, "name": f.name, "what": f.what, "value": str(f.value), "unit": f.unit, "where": f.where}
+        for f in FIGURES
+    ]
+    return Result(tables={"figures": rows}, values={"source": SOURCE, **{f.name: f.value for f in FIGURES}})
