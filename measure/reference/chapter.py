@@ -18,6 +18,21 @@ class ChapterFigure:
     where: str  # the section of the chapter that states it
 
 
+# Pure numbers, written without a unit: relative errors, perplexities, a dimension's
+# index and its magnitude.
+DIMENSIONLESS = (
+    "worst_int4_tensor",
+    "nf4_error",
+    "g128_error",
+    "outlier_dim",
+    "outlier_value",
+    "median_dim_max",
+    "ppl_reference",
+    "ppl_int8_row",
+    "ppl_nf4",
+    "ppl_int4_g128",
+)
+
 SOURCE = "the source chapter (Qwen2.5-0.5B-Instruct, fp16, an 8 GB laptop GPU), as its content specification records it"
 
 FIGURES: tuple[ChapterFigure, ...] = (
@@ -58,6 +73,41 @@ FIGURES: tuple[ChapterFigure, ...] = (
     ChapterFigure(
         "continuous_mean_latency", "batching", 10, "x", "mean latency, static against continuous (more than)", "§4.2"
     ),
+    # §5 quantizing weights
+    ChapterFigure("worst_int4_tensor", "weight_quantization", 0.99, "", "worst matrix error, int4 per-tensor", "§5.3"),
+    ChapterFigure("row_over_tensor", "weight_quantization", 3.4, "x", "int4 error divided by going per-row", "§5.3"),
+    ChapterFigure("nf4_error", "weight_quantization", 0.0952, "", "mean relative error, NF4 block-64", "§5.3"),
+    ChapterFigure("g128_error", "weight_quantization", 0.1323, "", "mean relative error, int4 group-128", "§5.3"),
+    ChapterFigure(
+        "outlier_matrix",
+        "weight_quantization",
+        "model.layers.12.mlp.down_proj.weight",
+        "",
+        "the most outlier-heavy matrix",
+        "§5.4",
+    ),
+    # §6 activation outliers
+    ChapterFigure("outlier_dim", "activation_outliers", 62, "", "the outlier dimension", "§6.1"),
+    ChapterFigure("outlier_value", "activation_outliers", 1579.6, "", "its max |h|", "§6.1"),
+    ChapterFigure("median_dim_max", "activation_outliers", 1.6, "", "the median dimension never exceeds", "§6.1"),
+    ChapterFigure(
+        "int8_levels", "activation_outliers", 14, "levels", "INT8 levels used of 256, one tensor-wide scale", "§6.3"
+    ),
+    ChapterFigure("scale_ratio", "activation_outliers", 22, "x", "scale shrink without the top 4 dimensions", "§6.3"),
+    # §7 quality
+    ChapterFigure("ppl_reference", "quality", 23.08, "", "reference perplexity (its own draft text)", "§7"),
+    ChapterFigure("ppl_int8_row", "quality", 22.96, "", "int8 per-row perplexity", "§7"),
+    ChapterFigure("agreed_int8_row", "quality", 142, "positions", "int8 per-row agreement, of 144", "§7"),
+    ChapterFigure("ppl_nf4", "quality", 24.55, "", "NF4 perplexity", "§7"),
+    ChapterFigure("ppl_int4_g128", "quality", 31.08, "", "int4 group-128 perplexity", "§7"),
+    # §8 speculative decoding
+    ChapterFigure("speedup_a09_g8", "speculative_decoding", 3.40, "x", "the formula at α = 0.9, γ = 8, c = 0.1", "§8"),
+    ChapterFigure("speedup_a03_g8", "speculative_decoding", 0.79, "x", "the formula at α = 0.3, γ = 8, c = 0.1", "§8"),
+    # §9 distillation
+    ChapterFigure("top_token", "distillation", " jug", "", "the most probable next token", "§9"),
+    ChapterFigure("top_probability", "distillation", 0.1355, "fraction", "its probability", "§9"),
+    ChapterFigure("top_to_third_t1", "distillation", 2.24, "x", "top-to-third ratio at T = 1", "§9"),
+    ChapterFigure("top_to_third_t2", "distillation", 1.50, "x", "top-to-third ratio at T = 2", "§9"),
     # §3 how big the cache is
     ChapterFigure(
         "qwen_bytes_per_token", "cache_size", 12_288, "bytes", "Qwen2.5-0.5B's cache per token in fp16", "§3.1"
