@@ -40,3 +40,83 @@ def test_the_gap_counts_only_the_octaves_between_the_outlier_and_the_rest():
     assert _gap_below_top([{"dims": d} for d in dims]) == 3
     assert _gap_below_top([{"dims": d} for d in [5, 1]]) == 0
     assert _gap_below_top([{"dims": d} for d in [0, 2, 0]]) == 1  # one occupied bin: all below it
+
+
+def test_percentile_of_a_known_tensor_interpolates_between_order_statistics():
+    import torch
+
+    from measure.lab.activation_outliers_prompts import abs_percentile
+
+    h = torch.arange(1, 101, dtype=torch.float32).reshape(10, 10)
+    h[::2] *= -1  # signs must not matter: the percentile is of |h|
+    assert abs_percentile(h, 50) == 50.5  # halfway between the 50th and 51st of 100
+    assert abs(abs_percentile(h, 99) - 99.01) < 1e-9  # 1 + 0.99 * 99 = 99.01, one hundredth past 99
+    assert abs_percentile(h, 100) == 100
+
+
+def _planted(spike_dim: int, *, layers: int = 4, tokens: int = 5, hidden: int = 8, channel: int | None = None):
+    """A residual stream of ones with a spike of 1000 in ``spike_dim`` on the first token
+    at every layer, and optionally a steady channel of 10 on every other token."""
+    import torch
+
+    hs = torch.ones(layers, tokens, hidden)
+    hs[:, 0, spike_dim] = -1000.0
+    hs[2, 0, spike_dim] = 2000.0  # the peak, at layer 2
+    if channel is not None:
+        hs[:, 1:, channel] = 10.0
+    return hs
+
+
+def test_prompt_stats_finds_the_planted_spike_and_the_channel_without_the_first_token():
+    from measure.lab.activation_outliers_prompts import prompt_stats
+
+    s = prompt_stats(_planted(3, channel=5), mid=1)
+    assert (s["lead_dim"], s["lead_max"], s["lead_layer"], s["lead_layers"]) == (3, 2000.0, 2, 4)
+    assert (s["most_dim"], s["most_layers"]) == (3, 4)
+    # without the first token the spike is gone and the steady channel leads every layer
+    assert (s["rest_lead_dim"], s["rest_lead_max"], s["rest_lead_layers"]) == (5, 10.0, 4)
+    assert (s["rest_most_dim"], s["rest_most_layers"]) == (5, 4)
+    assert s["median_dim_max"] == 1.0  # per layer: one dim at 1000 or more, one at 10, six at 1
+    assert s["rest_median_dim_max"] == 1.0
+    # layer 1 over all tokens: 39 of 40 elements are 1 or 10, one is 1000
+    assert s["mid_abs_median"] == 1.0
+    assert s["rest_mid_abs_p99"] == 10.0  # a quarter of the 32 elements are 10
+
+
+def test_agreement_counts_prompts_sharing_the_leading_dimension():
+    from measure.lab.activation_outliers_prompts import agreement, prompt_stats
+
+    leads = [prompt_stats(_planted(d), mid=0)["lead_dim"] for d in (3, 3, 6, 3)]
+    assert leads == [3, 3, 6, 3]
+    assert agreement(leads) == (3, 3)
+    assert agreement([6, 3]) == (6, 1)  # a tie goes to the first one seen
+
+
+def test_book_passages_start_at_paragraphs_in_different_places():
+    from measure.lab.activation_outliers_prompts import book_passages
+
+    text = "front matter\n\nAlice one.\n\nTwo here.\n\nThree here.\n\nFour here.\n"
+    got = book_passages(text, first="Alice", count=3)
+    assert [label for label, _ in got] == ["book 0%", "book 33%", "book 66%"]
+    assert got[0][1].startswith("Alice one.")
+    assert len({p for _, p in got}) == 3
+    assert all(p[:1].isalpha() for _, p in got)  # each begins a paragraph, not mid-word
+
+
+def test_smoke_run_writes_the_prompts_tables(smoke_data):
+    d = smoke_data / "activation_outliers"
+    meta = json.loads((d / "meta.json").read_text())
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    prompts = _rows(d, "prompts")
+    assert len(prompts) == v["prompts_count"] == v["book_prompts"] + 2
+    assert prompts[0]["prompt"] == "book 0%"
+    # the main prompt is the first book passage: its row repeats the page's own numbers
+    assert int(prompts[0]["lead_dim"]) == v["biggest_dim"]
+    assert float(prompts[0]["lead_max"]) == v["biggest_value"]
+    assert float(prompts[0]["mid_abs_p99"]) == v["mid_abs_p99"]
+    for r in prompts:
+        assert float(r["mid_abs_median"]) <= float(r["mid_abs_p99"]) <= float(r["lead_max"])
+        assert 1 <= int(r["lead_layers"]) <= v["layers"]
+    assert v["prompts_sharing_lead"] == sum(int(r["lead_dim"]) == v["prompts_lead_dim"] for r in prompts)
+    layers = _rows(d, "prompt_layers")
+    assert len(layers) == v["prompts_count"] * v["layers"]

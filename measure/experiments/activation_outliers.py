@@ -12,6 +12,13 @@ Measures, on the run's model, for one ordinary prompt of book prose:
   scale: levels used out of 256, the scale, and the levels a few ordinary dimensions
   get; then the same with the top dimensions left out of the scale
   (``measure.lab.activation_outliers_int8``).
+* ``prompts``: the same capture for several prompts (passages from different places of
+  the book, a chat-formatted question, a list of numbers): per prompt the leading
+  dimension, its value, layer and how many layers it leads, the median dimension, and the
+  median and 99th percentile of |h| at the middle layer; all with and without the first
+  token (``measure.lab.activation_outliers_prompts``).
+* ``prompt_layers``: per prompt and layer, the max |h| of the main prompt's biggest
+  dimension and of the median dimension.
 
 Needs trained weights: outlier dimensions are learned, random weights have none.
 
@@ -26,6 +33,14 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab.activation_outliers_int8 import int8_table
+from measure.lab.activation_outliers_prompts import (
+    CHAT_QUESTION,
+    abs_percentile,
+    agreement,
+    book_passages,
+    numbers_text,
+    prompt_stats,
+)
 from measure.lab.context import Context, book_text
 from sitedata.schema import Column, Result, Table, Value
 
@@ -94,6 +109,46 @@ TABLES = (
             Column("levels_used", "levels", "levels used", **_PICKED),
         ),
     ),
+    Table(
+        "prompts",
+        "Every prompt: the leading dimension (largest max |h| at any layer) and the bulk of |h|",
+        (
+            Column("prompt", label="prompt"),
+            Column("tokens", "tokens", "tokens"),
+            Column("lead_dim", label="leading dim", **_PICKED),
+            Column("lead_max", label="its max |h|", **_ACT),
+            Column("lead_layer", label="at layer", **_PICKED),
+            Column("lead_layers", "layers", "layers it leads", **_PICKED),
+            Column("lead_token", label="on token", **_PICKED),
+            Column("most_dim", label="dim largest in most layers", **_PICKED),
+            Column("most_layers", "layers", "in layers", **_PICKED),
+            Column("median_dim_max", label="median dim's max |h| (highest layer)", **_ACT),
+            Column("mid_abs_median", label="median |h|, middle layer", **_ACT),
+            Column("mid_abs_p99", label="99th pct |h|, middle layer", **_ACT),
+            Column("rest_lead_dim", label="without the first token: leading dim", **_PICKED),
+            Column("rest_lead_max", label="its max |h|", **_ACT),
+            Column("rest_lead_layer", label="at layer", **_PICKED),
+            Column("rest_lead_layers", "layers", "layers it leads", **_PICKED),
+            Column("rest_most_dim", label="dim largest in most layers", **_PICKED),
+            Column("rest_most_layers", "layers", "in layers", **_PICKED),
+            Column("rest_median_dim_max", label="median dim's max |h|", **_ACT),
+            Column("rest_mid_abs_median", label="median |h|", **_ACT),
+            Column("rest_mid_abs_p99", label="99th pct |h|", **_ACT),
+            Column("text_start", label="starts with"),
+        ),
+    ),
+    Table(
+        "prompt_layers",
+        "Every prompt, every layer: max |h| of dimension {biggest_dim} and of the median dimension",
+        (
+            Column("prompt", label="prompt"),
+            Column("layer", label="layer"),
+            Column("dim_max", label="max |h|", **_ACT),
+            Column("rest_dim_max", label="without the first token", **_ACT),
+            Column("median_dim_max", label="median dimension", **_ACT),
+            Column("rest_median_dim_max", label="median, without the first token", **_ACT),
+        ),
+    ),
 )
 VALUES = (
     Value("prompt_tokens", "tokens"),
@@ -138,6 +193,30 @@ VALUES = (
     Value("excluded_dims", **_PICKED),
     Value("excluded_count"),
     Value("octaves_spanned", **_ACT),
+    Value("mid_abs_median", description="median |h| over every element of the middle layer", **_ACT),
+    Value("mid_abs_p99", description="99th percentile of |h| over every element of the middle layer", **_ACT),
+    Value("rest_mid_abs_median", description="the same without the first token", **_ACT),
+    Value("rest_mid_abs_p99", description="the same without the first token", **_ACT),
+    Value("prompts_count", "prompts"),
+    Value("book_prompts", "prompts"),
+    Value("prompts_lead_dim", description="the dimension that leads most often across prompts", **_PICKED),
+    Value("prompts_sharing_lead", "prompts", description="prompts whose leading dimension is that one", **_PICKED),
+    Value("rest_prompts_lead_dim", description="the same without the first token", **_PICKED),
+    Value("rest_prompts_sharing_lead", "prompts", **_PICKED),
+    Value(
+        "rest_prompts_most_dim",
+        description="without the first token, the dimension most often largest in the most layers",
+        **_PICKED,
+    ),
+    Value("rest_prompts_sharing_most", "prompts", **_PICKED),
+    Value(
+        "rest_prompts_most_layers_min", "layers", description="the fewest layers it leads in those prompts", **_PICKED
+    ),
+    Value("prompts_lead_min", description="the smallest leading value over the prompts", **_ACT),
+    Value("prompts_lead_max", description="the largest leading value over the prompts", **_ACT),
+    Value("prompts_lead_layers_min", "layers", description="the fewest layers a prompt's lead leads", **_PICKED),
+    Value("prompts_median_dim_max", description="the highest median dimension's max over the prompts", **_ACT),
+    Value("prompts_lead_token0", "prompts", description="prompts whose biggest value is on the first token", **_PICKED),
 )
 
 
@@ -147,19 +226,82 @@ class Config:
     top_per_layer: int = TOP_PER_LAYER
     excluded_dims: int = 4  # spec §6.3
     ordinary_dims: int = 3
+    book_prompts: int = 8  # one forward pass each: cheap enough to look at several places
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         if profile == "smoke":
-            return cls(prompt_tokens=16)
+            return cls(prompt_tokens=16, book_prompts=2)
         return cls()  # one forward pass: the full sizes fit any profile
 
 
-def _prompt(cfg: Config, ctx: Context) -> tuple[torch.Tensor, str]:
-    text = book_text()
-    passage = text[text.index(PASSAGE_START) :]
+def _prompt(cfg: Config, ctx: Context, passage: str | None = None) -> tuple[torch.Tensor, str]:
+    if passage is None:
+        text = book_text()
+        passage = text[text.index(PASSAGE_START) :]
     ids = ctx.model.tokenizer(passage, add_special_tokens=False)["input_ids"][: cfg.prompt_tokens]
     return torch.tensor([ids], device=ctx.device), ctx.model.tokenizer.decode(ids)
+
+
+def _other_prompts(cfg: Config, ctx: Context) -> list[tuple[str, torch.Tensor, str]]:
+    """(label, ids, text) of every prompt of the ``prompts`` table: book passages first
+    (the page's main prompt among them), then a chat question and a list of numbers."""
+    tok = ctx.model.tokenizer
+    prompts = [
+        (label, *_prompt(cfg, ctx, passage))
+        for label, passage in book_passages(book_text(), first=PASSAGE_START, count=cfg.book_prompts)
+    ]
+    chat = tok.apply_chat_template(
+        [{"role": "user", "content": CHAT_QUESTION}], add_generation_prompt=True, tokenize=False
+    )
+    chat_ids = tok(chat, add_special_tokens=False)["input_ids"][: cfg.prompt_tokens]
+    prompts.append(("chat question", torch.tensor([chat_ids], device=ctx.device), tok.decode(chat_ids)))
+    prompts.append(("numbers", *_prompt(cfg, ctx, numbers_text(cfg.prompt_tokens))))
+    return prompts
+
+
+def _prompt_tables(cfg: Config, ctx: Context, *, mid: int, biggest_dim: int) -> tuple[list, list, dict]:
+    """The ``prompts`` and ``prompt_layers`` tables, and the values that sum them up."""
+    rows, layer_rows = [], []
+    for label, ids, text in _other_prompts(cfg, ctx):
+        hs = residual_stream(ctx.model.model, ids)
+        stats = prompt_stats(hs, mid=mid)
+        first_line = " ".join(text.split())
+        rows.append({"prompt": label, "tokens": int(ids.shape[1]), **stats, "text_start": first_line[:40]})
+        dim_max, rest_max = hs.abs().amax(dim=1), hs[:, 1:].abs().amax(dim=1)
+        layer_rows += [
+            {
+                "prompt": label,
+                "layer": layer,
+                "dim_max": float(dim_max[layer, biggest_dim]),
+                "rest_dim_max": float(rest_max[layer, biggest_dim]),
+                "median_dim_max": float(dim_max[layer].median()),
+                "rest_median_dim_max": float(rest_max[layer].median()),
+            }
+            for layer in range(hs.shape[0])
+        ]
+        # which token holds the prompt's biggest value: the first, or another
+        rows[-1]["lead_token"] = int(hs[stats["lead_layer"], :, stats["lead_dim"]].abs().argmax())
+    lead_dim, sharing = agreement([r["lead_dim"] for r in rows])
+    rest_lead_dim, rest_sharing = agreement([r["rest_lead_dim"] for r in rows])
+    rest_most_dim, rest_most_sharing = agreement([r["rest_most_dim"] for r in rows])
+    values = {
+        "prompts_count": len(rows),
+        "book_prompts": sum(r["prompt"].startswith("book") for r in rows),
+        "prompts_lead_dim": lead_dim,
+        "prompts_sharing_lead": sharing,
+        "rest_prompts_lead_dim": rest_lead_dim,
+        "rest_prompts_sharing_lead": rest_sharing,
+        "rest_prompts_most_dim": rest_most_dim,
+        "rest_prompts_sharing_most": rest_most_sharing,
+        "rest_prompts_most_layers_min": min(r["rest_most_layers"] for r in rows if r["rest_most_dim"] == rest_most_dim),
+        "prompts_lead_min": min(r["lead_max"] for r in rows),
+        "prompts_lead_max": max(r["lead_max"] for r in rows),
+        "prompts_lead_layers_min": min(r["lead_layers"] for r in rows),
+        "prompts_median_dim_max": max(r["median_dim_max"] for r in rows),
+        "prompts_lead_token0": sum(r["lead_token"] == 0 for r in rows),
+    }
+    return rows, layer_rows, values
 
 
 @torch.inference_mode()
@@ -283,7 +425,21 @@ def run(cfg: Config, ctx: Context) -> Result:
         "rest_biggest_leads_layers": sum(r["rest_top1_dim"] == big_dim for r in layer_rows),
         "excluded_count": cfg.excluded_dims,
         "octaves_spanned": math.log2(float(m.max()) / float(m.median())),
+        "mid_abs_median": abs_percentile(hs[mid], 50),
+        "mid_abs_p99": abs_percentile(hs[mid], 99),
+        "rest_mid_abs_median": abs_percentile(hs[mid, 1:], 50),
+        "rest_mid_abs_p99": abs_percentile(hs[mid, 1:], 99),
         **int8_values,
     }
-    tables = {"layers": layer_rows, "tracked": tracked_rows, "histogram": hist_rows, "int8": int8_rows}
+    ctx.log("  the same capture for several prompts")
+    prompt_rows, prompt_layer_rows, prompt_values = _prompt_tables(cfg, ctx, mid=mid, biggest_dim=big_dim)
+    values.update(prompt_values)
+    tables = {
+        "layers": layer_rows,
+        "tracked": tracked_rows,
+        "histogram": hist_rows,
+        "int8": int8_rows,
+        "prompts": prompt_rows,
+        "prompt_layers": prompt_layer_rows,
+    }
     return Result(tables=tables, values=values)

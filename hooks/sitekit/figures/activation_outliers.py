@@ -51,3 +51,26 @@ def histogram(data):
     ax.set_ylabel("dimensions")
     ax.legend()
     return fig
+
+
+@figure("activation_outliers.prompt_layers")
+def prompt_layers(data):
+    df = data.table("activation_outliers.prompt_layers").frame
+    dim = data.value("activation_outliers.biggest_dim")["value"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
+    for i, (prompt, g) in enumerate(df.groupby("prompt", sort=False)):
+        # book passages in one colour, the two prompts that are not prose stand out
+        book = str(prompt).startswith("book")
+        c = "#7f8c8d" if book else COLOURS[i % len(COLOURS)]
+        label = "book passages" if book and i == 0 else (None if book else str(prompt))
+        for a, col, med in ((ax, "dim_max", "median_dim_max"), (ax2, "rest_dim_max", "rest_median_dim_max")):
+            a.plot(g.layer, g[col], "-", color=c, lw=1 if book else 1.6, label=label if a is ax else None)
+            a.plot(g.layer, g[med], ":", color=c, lw=1)
+    ax.set_yscale("log")
+    ax.set_title("all tokens", fontsize=10)
+    ax2.set_title("without the first token", fontsize=10)
+    ax.set_ylabel(f"max |h| over tokens (log scale)\nsolid: dim {dim}; dotted: median dimension")
+    for a in (ax, ax2):
+        a.set_xlabel("layer")
+    ax.legend(fontsize=8)
+    return fig
