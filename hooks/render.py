@@ -36,12 +36,26 @@ def on_config(config, **kwargs):
         raise PluginError(str(e)) from None
     _state["figures"] = {}
     formatting.set_locale(config.extra.get("locale", "en"))
+    _state["titles"] = dict(_nav_titles(config.nav or []))
     return config
+
+
+def _nav_titles(nav: list) -> list[tuple[str, str]]:
+    """(source path, title) for every page in the nav, sections included, so that a
+    marker can link to another page by the name the reader sees in the menu."""
+    out = []
+    for item in nav:
+        for title, target in item.items() if isinstance(item, dict) else []:
+            if isinstance(target, list):
+                out += _nav_titles(target)
+            elif isinstance(target, str):
+                out.append((target, title))
+    return out
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
-    ctx = PageContext(data=_state["data"], page=page.file.src_path, url_prefix="../" * depth)
+    ctx = PageContext(data=_state["data"], page=page.file.src_path, url_prefix="../" * depth, titles=_state["titles"])
     try:
         out = render_markers(markdown, ctx)
     except MarkerError as e:

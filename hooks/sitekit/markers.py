@@ -22,6 +22,7 @@ from sitekit import claims, formatting
 from sitekit.figures import render_figure
 from sitekit.pagedata import SiteData, SiteDataError
 from sitekit.provenance import experiments, provenance, provenance_html
+from sitekit.references import bibliography, cite, references
 
 MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 
@@ -39,6 +40,7 @@ class PageContext:
     url_prefix: str  # relative path from the page to the site root, e.g. "../"
     figures: dict[str, str] = field(default_factory=dict)  # site path -> SVG text to write
     claims: list[str] = field(default_factory=list)  # expressions checked on this page
+    titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
 
 
 def _parse(expr: str, data: SiteData) -> tuple[str, list[Any], dict[str, Any]]:
@@ -241,6 +243,9 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "provenance": provenance,
     "meta": meta,
     "json_table": json_table,
+    "cite": cite,
+    "references": references,
+    "bibliography": bibliography,
 }
 
 
