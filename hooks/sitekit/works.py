@@ -238,8 +238,8 @@ PAGES: dict[str, tuple[str, ...]] = {
     "distillation.md": ("bucilua2006", "hinton2015"),
     # weights plus a cache per token whose size depends on key-value heads; paged reservation
     "memory-budget.md": ("shazeer2019", "ainslie2023", "kwon2023"),
-    # the calculator reads the key-value heads from a config.json
-    "calculator.md": ("shazeer2019", "ainslie2023"),
+    # the calculator reads the key-value heads from a config.json; it leaves out fragmentation
+    "calculator.md": ("shazeer2019", "ainslie2023", "kwon2023"),
     # the repository's own procedures: no published method is followed there
     "methods.md": (),
     # the closing page names the techniques whose savings it gathers
