@@ -226,18 +226,18 @@ PAGES: dict[str, tuple[str, ...]] = {
     "prefill-decode.md": ("dao2022",),
     # iteration-level (continuous) batching and paged KV memory, both simulated there
     "batching.md": ("yu2022", "kwon2023"),
-    # int8 per row, NF4 block-64, int4 group-128 as the weight-only methods use it
-    "weight-quantization.md": ("dettmers2022", "dettmers2023", "frantar2023", "lin2024"),
+    # int8 per row as LLM.int8() scales weights; NF4 block-64 from QLoRA
+    "weight-quantization.md": ("dettmers2022", "dettmers2023"),
     # outlier feature dimensions and the methods that handle them
     "activation-outliers.md": ("dettmers2022", "xiao2023", "frantar2023", "lin2024", "sun2024"),
-    # perplexity of the same quantization schemes
-    "quality.md": ("dettmers2022", "dettmers2023", "frantar2023", "lin2024"),
+    # perplexity of the same schemes: int8 per row, NF4
+    "quality.md": ("dettmers2022", "dettmers2023"),
     # draft, verify, accept: the algorithm measured there
     "speculative-decoding.md": ("leviathan2023", "chen2023"),
     # soft labels at a temperature, and the idea of training a small model on a large one's outputs
     "distillation.md": ("bucilua2006", "hinton2015"),
-    # weights plus a cache per token whose size depends on key-value heads; paged reservation
-    "memory-budget.md": ("shazeer2019", "ainslie2023", "kwon2023"),
+    # weights plus a cache per token whose size depends on the key-value heads (the 70B's grouped)
+    "memory-budget.md": ("ainslie2023",),
     # the calculator reads the key-value heads from a config.json; it leaves out fragmentation
     "calculator.md": ("shazeer2019", "ainslie2023", "kwon2023"),
     # the repository's own procedures: no published method is followed there
