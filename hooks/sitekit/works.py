@@ -160,6 +160,47 @@ WORKS: tuple[Work, ...] = (
         "2306.00978",
     ),
     Work(
+        "yao2022",
+        (
+            "Zhewei Yao",
+            "Reza Yazdani Aminabadi",
+            "Minjia Zhang",
+            "Xiaoxia Wu",
+            "Conglong Li",
+            "Yuxiong He",
+        ),
+        2022,
+        "ZeroQuant: Efficient and Affordable Post-Training Quantization for Large-Scale Transformers",
+        "Advances in Neural Information Processing Systems 35 (NeurIPS 2022)",
+        "https://arxiv.org/abs/2206.01861",
+        "2206.01861",
+    ),
+    Work(
+        "micikevicius2022",
+        (
+            "Paulius Micikevicius",
+            "Dusan Stosic",
+            "Neil Burgess",
+            "Marius Cornea",
+            "Pradeep Dubey",
+            "Richard Grisenthwaite",
+            "Sangwon Ha",
+            "Alexander Heinecke",
+            "Patrick Judd",
+            "John Kamalu",
+            "Naveen Mellempudi",
+            "Stuart Oberman",
+            "Mohammad Shoeybi",
+            "Michael Siu",
+            "Hao Wu",
+        ),
+        2022,
+        "FP8 Formats for Deep Learning",
+        "arXiv preprint",
+        "https://arxiv.org/abs/2209.05433",
+        "2209.05433",
+    ),
+    Work(
         "sun2024",
         ("Mingjie Sun", "Xinlei Chen", "J. Zico Kolter", "Zhuang Liu"),
         2024,
@@ -228,8 +269,16 @@ PAGES: dict[str, tuple[str, ...]] = {
     "batching.md": ("yu2022", "kwon2023"),
     # int8 per row as LLM.int8() scales weights; NF4 block-64 from QLoRA
     "weight-quantization.md": ("dettmers2022", "dettmers2023"),
-    # outlier feature dimensions and the methods that handle them
-    "activation-outliers.md": ("dettmers2022", "xiao2023", "frantar2023", "lin2024", "sun2024"),
+    # outlier feature dimensions, and the methods its table sets beside the measurement
+    "activation-outliers.md": (
+        "dettmers2022",
+        "xiao2023",
+        "frantar2023",
+        "lin2024",
+        "yao2022",
+        "micikevicius2022",
+        "sun2024",
+    ),
     # perplexity of the same schemes: int8 per row, NF4
     "quality.md": ("dettmers2022", "dettmers2023"),
     # draft, verify, accept: the algorithm measured there
