@@ -5,10 +5,15 @@ import statistics
 import pytest
 
 from measure.sim.scheduler import (
+    Served,
     Span,
     continuous_schedule,
     percentile,
+    poisson_arrivals,
     schedule,
+    serve,
+    serve_continuous,
+    serve_static,
     skewed_lengths,
     static_schedule,
     timed,
@@ -202,3 +207,99 @@ def test_a_percentile_lies_between_the_neighbouring_values(values, q):
     p = percentile(values, q)
     assert min(values) <= p <= max(values)
     assert percentile(values, 0) == min(values) and percentile(values, 100) == max(values)
+
+
+# Requests arriving over time. Three requests of 3, 1 and 2 tokens arrive at 0, 1 and 2 s
+# on 2 slots; every prefill takes 1 s (and yields the first token); a decode step costs
+# 1 s alone and 1.5 s with two requests.
+#
+# continuous: 0-1 prefill r0 (slot 0) | 1-2 prefill r1 (slot 1): its only token, done at 2
+#             2-3 prefill r2 (slot 1) | 3-4.5 decode r0, r2: r2 done | 4.5-5.5 decode r0: done
+# static:     0-1 prefill r0 (alone: nobody else is waiting) | 1-2, 2-3 decode r0: group ends at 3
+#             3-4 prefill r1, 4-5 prefill r2 | 5-6.5 decode r2 (r1 as padding): group ends at 6.5
+_ARRIVALS, _LENGTHS3 = [0.0, 1.0, 2.0], [3, 1, 2]
+_COSTS = dict(prefill_s=[1.0, 1.0, 1.0], step_cost={1: 1.0, 2: 1.5}.__getitem__)
+
+
+def test_continuous_under_arrivals_by_hand():
+    run = serve_continuous(_ARRIVALS, _LENGTHS3, 2, **_COSTS)
+    assert run.served == (
+        Served(0, 0, 0.0, 0.0, 1.0, 5.5, 5.5),
+        Served(1, 1, 1.0, 1.0, 2.0, 2.0, 2.0),
+        Served(2, 1, 2.0, 2.0, 3.0, 4.5, 4.5),
+    )
+    assert [s.latency for s in run.served] == [5.5, 1.0, 2.5]
+    assert [s.ttft for s in run.served] == [1.0, 1.0, 1.0]
+    assert run.decode_steps == ((2, 2), (1, 1))
+    assert (run.prefill_s, run.decode_s, run.total_s) == (3.0, 2.5, 5.5)
+    assert run.useful_tokens == 6 and run.utilisation == pytest.approx(3 / 4)
+    s = run.summary()
+    assert s["mean_latency_s"] == pytest.approx(9 / 3) and s["p50_latency_s"] == 2.5
+    # Sorted 1, 2.5, 5.5: rank 2 x 0.99 = 1.98 lies 98% of the way from 2.5 to 5.5.
+    assert s["p99_latency_s"] == pytest.approx(2.5 + 0.98 * 3.0)
+    assert s["throughput_tok_s"] == pytest.approx(6 / 5.5)
+
+
+def test_static_under_arrivals_by_hand():
+    run = serve_static(_ARRIVALS, _LENGTHS3, 2, **_COSTS)
+    assert run.served == (
+        Served(0, 0, 0.0, 0.0, 1.0, 3.0, 3.0),
+        Served(1, 0, 1.0, 3.0, 4.0, 4.0, 6.5),
+        Served(2, 1, 2.0, 4.0, 5.0, 6.5, 6.5),
+    )
+    assert [s.latency for s in run.served] == [3.0, 5.5, 4.5]
+    assert [s.ttft for s in run.served] == [1.0, 3.0, 3.0]
+    assert run.decode_steps == ((1, 1), (1, 1), (2, 1))  # the last step computes r1 as padding
+    assert (run.prefill_s, run.decode_s, run.total_s) == (3.0, 3.5, 6.5)
+    assert run.utilisation == pytest.approx(3 / 6)
+
+
+def test_an_idle_engine_waits_for_the_next_arrival():
+    # One slot; r1 arrives long after r0 is done: it starts on arrival, not before.
+    for policy in ("static", "continuous"):
+        run = serve(policy, [0.0, 10.0], [2, 2], 1, prefill_s=[1.0, 1.0], step_cost=lambda k: 1.0)
+        assert [(s.admitted, s.release) for s in run.served] == [(0.0, 2.0), (10.0, 12.0)]
+
+
+def test_poisson_arrivals_are_seeded_and_scale_with_the_rate():
+    a = poisson_arrivals(200, rate=4.0, seed=0)
+    assert a == poisson_arrivals(200, rate=4.0, seed=0) != poisson_arrivals(200, rate=4.0, seed=1)
+    assert a == sorted(a) and a[0] > 0
+    assert poisson_arrivals(200, rate=2.0, seed=0) == pytest.approx([2 * t for t in a])
+    assert a[-1] / 200 == pytest.approx(1 / 4.0, rel=0.2)  # mean gap near 1 / rate
+    with pytest.raises(ValueError, match="positive"):
+        poisson_arrivals(3, rate=0.0, seed=0)
+
+
+def test_arrival_input_is_checked():
+    with pytest.raises(ValueError, match="2 arrival times for 3 requests"):
+        serve_continuous([0.0, 1.0], [1, 1, 1], 1, **_COSTS)
+    with pytest.raises(ValueError, match="must not decrease"):
+        serve_static([1.0, 0.0, 2.0], [1, 1, 1], 1, **_COSTS)
+    with pytest.raises(ValueError, match="unknown policy"):
+        serve("fifo", [0.0], [1], 1, prefill_s=[1.0], step_cost=lambda k: 1.0)
+
+
+@given(
+    lengths=_LENGTHS,
+    slots=st.integers(1, 6),
+    gaps=st.lists(st.floats(0, 5), min_size=25, max_size=25),
+    policy=st.sampled_from(["static", "continuous"]),
+)
+def test_every_request_is_served_once_and_no_slot_holds_two(lengths, slots, gaps, policy):
+    arrivals = [sum(gaps[: i + 1]) for i in range(len(lengths))]
+    prefill = [0.5 + 0.01 * n for n in lengths]
+    run = serve(policy, arrivals, lengths, slots, prefill_s=prefill, step_cost=lambda k: 1.0 + 0.25 * k)
+    assert [s.request for s in run.served] == list(range(len(lengths)))
+    assert run.useful_tokens == sum(lengths)
+    for s, a, p, n in zip(run.served, arrivals, prefill, lengths, strict=True):
+        assert a <= s.admitted and s.first_token == pytest.approx(s.admitted + p)
+        assert s.first_token <= s.finish <= s.release
+        # At least its prefill and n - 1 steps, each costing at least a lone step.
+        assert s.finish - s.admitted >= p + (n - 1) * 1.25 - 1e-9
+    for slot in range(slots):
+        mine = sorted((s for s in run.served if s.slot == slot), key=lambda s: s.admitted)
+        assert all(a.release <= b.admitted + 1e-9 for a, b in zip(mine, mine[1:], strict=False))
+    assert all(0 < k <= slots and 0 <= u <= k for k, u in run.decode_steps)
+    # The engine is never busy for longer than the run: prefills and steps do not overlap.
+    assert run.prefill_s + run.decode_s <= run.total_s + 1e-9
