@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import math
+import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -63,6 +64,93 @@ def find_knee(points: Sequence[tuple[int, float]]) -> int | None:
         else:
             knee = None
     return knee
+
+
+# Why the extended sweep stopped (besides OOM, the status of a batch that did not fit).
+KNEE_ESTABLISHED = "the knee is established"
+CAP_REACHED = "the next batch would pass the cap on batch size"
+WOULD_NOT_FIT = "the next batch's estimated memory would not fit"
+BUDGET_SPENT = "the next batch would overrun the time budget"
+
+
+def next_batch(
+    points: Sequence[tuple[int, float]],
+    *,
+    last_status: str,
+    cap: int,
+    confirmations: int,
+    fits: Callable[[int], bool],
+    spent_s: float,
+    last_cost_s: float,
+    budget_s: float,
+) -> int | str:
+    """The next batch size of a sweep extended by doubling, or why it stops there.
+
+    It stops when the last batch ran out of memory; when the data show a knee
+    (``find_knee``) with at least ``confirmations`` measured growths past it, since one
+    growth alone could be a noisy point; when doubling would pass ``cap``; when
+    ``fits`` says the doubled batch would not fit in memory; or when measuring it,
+    estimated at twice what the last batch cost (double the work, at worst double the
+    time), would take the time spent past ``budget_s``. ``points`` are the measured
+    (batch, step time), batch increasing."""
+    if last_status == OOM:
+        return OOM
+    knee = find_knee(points)
+    if knee is not None and sum(1 for b, _ in points if b > knee) >= confirmations:
+        return KNEE_ESTABLISHED
+    b = 2 * points[-1][0]
+    if b > cap:
+        return CAP_REACHED
+    if not fits(b):
+        return WOULD_NOT_FIT
+    if spent_s + 2 * last_cost_s > budget_s:
+        return BUDGET_SPENT
+    return b
+
+
+def extend_sweep(
+    results: dict[int, object],
+    batches: Sequence[int],
+    measure: Callable[[int], object],
+    *,
+    seconds: Callable[[object], float],
+    last_cost_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+    **rule,
+) -> tuple[list[int], str, float]:
+    """Doubles the batch past the sweep of ``batches`` in ``results`` (batch -> a
+    measurement, or a status; other batches there are ignored) while ``next_batch``
+    says so, measuring each new batch into ``results`` (out of memory recorded as
+    ``OOM``, as ``sweep`` does). ``seconds`` reads a
+    measurement's step time; ``last_cost_s`` is what measuring the sweep's last batch
+    took. Returns the batches added, why it stopped, and the seconds it spent."""
+    if any(r == OOM for r in results.values()):
+        return [], OOM, 0.0
+    added, spent = [], 0.0
+    while True:
+        swept = sorted({*batches, *added})
+        points = [(b, seconds(results[b])) for b in swept if not isinstance(results[b], str)]
+        status = OOM if any(r == OOM for r in results.values()) else "measured"
+        decision = next_batch(points, last_status=status, spent_s=spent, last_cost_s=last_cost_s, **rule)
+        if isinstance(decision, str):
+            return added, decision, spent
+        t0 = clock()
+        results |= sweep([decision], measure)
+        last_cost_s = clock() - t0
+        spent += last_cost_s
+        added.append(decision)
+
+
+def available_bytes(device: torch.device) -> int:
+    """Memory a new batch could still take: the device's free memory on CUDA, the
+    kernel's estimate of what can be allocated without swapping (MemAvailable) on CPU."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    with open("/proc/meminfo", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024  # reported in kB (KiB)
+    raise OSError("MemAvailable not in /proc/meminfo")
 
 
 _MEASURED = (
