@@ -29,7 +29,19 @@ def meta(folder):
 
 def test_sweep_is_relative_to_batch_one(folder, meta):
     rows = _rows(folder, "sweep")
-    assert [int(r["batch"]) for r in rows] == meta["parameters"]["batch_sizes"]
+    sizes, cap = meta["parameters"]["batch_sizes"], meta["parameters"]["extend_cap"]
+    batches = [int(r["batch"]) for r in rows]
+    # The published sizes, then doublings up to the cap at most.
+    assert batches[: len(sizes)] == sizes
+    assert all(b == 2 * a for a, b in zip(batches[len(sizes) - 1 :], batches[len(sizes) :], strict=False))
+    assert batches[-1] <= cap
+    assert meta["values"]["sweep_extended"]["value"] == (len(batches) > len(sizes))
+    assert meta["values"]["sweep_stop_reason"]["value"] in (
+        batching_sweep.KNEE_ESTABLISHED,
+        batching_sweep.CAP_REACHED,
+        batching_sweep.WOULD_NOT_FIT,
+        batching_sweep.BUDGET_SPENT,
+    )
     assert all(r["status"] == "measured" for r in rows)
     assert float(rows[0]["throughput_gain"]) == 1.0 == float(rows[0]["latency_factor"])
     base = float(rows[0]["step_ms"])
@@ -140,3 +152,95 @@ def test_an_out_of_memory_row_renders_as_such():
     assert rows[4]["status"] == batching_sweep.OOM and rows[4]["step_ms"] is None
     assert rows[8]["status"] == batching_sweep.NOT_RUN
     assert v["out_of_memory"] is True and v["largest_measured_batch"] == 2
+
+
+# The extended sweep's stop rule, on planted sweeps. A step costing 1 s up to B = 8,
+# then doubling with the batch: the knee is B = 8.
+_KNEE_AT_8 = [(1, 1.0), (2, 1.0), (4, 1.0), (8, 1.0), (16, 2.0), (32, 4.0)]
+_NO_KNEE = [(1, 1.0), (2, 1.1), (4, 1.2), (8, 1.3)]
+_RULE = dict(last_status="measured", cap=64, confirmations=2, fits=lambda b: True, spent_s=0.0, last_cost_s=1.0)
+
+
+def _next(points, **changes):
+    return batching_sweep.next_batch(points, **(_RULE | {"budget_s": 100.0} | changes))
+
+
+def test_the_extension_stops_once_the_knee_is_confirmed():
+    assert _next(_KNEE_AT_8) == batching_sweep.KNEE_ESTABLISHED
+    # One growth past the knee is not enough when two are asked for: double again.
+    assert _next(_KNEE_AT_8[:-1]) == 32
+    assert _next(_KNEE_AT_8[:-1], confirmations=1) == batching_sweep.KNEE_ESTABLISHED
+
+
+def test_without_a_knee_the_extension_doubles():
+    assert _next(_NO_KNEE) == 16
+
+
+def test_the_extension_stops_at_out_of_memory_the_cap_memory_and_the_budget():
+    assert _next(_NO_KNEE, last_status=batching_sweep.OOM) == batching_sweep.OOM
+    assert _next(_NO_KNEE, cap=15) == batching_sweep.CAP_REACHED
+    assert _next(_NO_KNEE, cap=16) == 16  # the cap itself may be measured
+    assert _next(_NO_KNEE, fits=lambda b: b < 16) == batching_sweep.WOULD_NOT_FIT
+    # The next batch is estimated at twice the last one's cost: 10 + 2 x 5 = 20 s.
+    assert _next(_NO_KNEE, spent_s=10.0, last_cost_s=5.0, budget_s=20.0) == 16
+    assert _next(_NO_KNEE, spent_s=10.0, last_cost_s=5.0, budget_s=19.9) == batching_sweep.BUDGET_SPENT
+
+
+def _planted(step_s: dict[int, float], *, oom_from: int | None = None, cost_s: float = 1.0):
+    """A measure() that returns planted step times, runs out of memory from a batch on,
+    and advances a fake clock by ``cost_s`` x B / 8 per batch (work grows with B)."""
+    now, seen = [0.0], []
+
+    def measure(b):
+        seen.append(b)
+        now[0] += cost_s * b / 8
+        if oom_from is not None and b >= oom_from:
+            raise RuntimeError("DefaultCPUAllocator: out of memory")
+        return _timing(step_s[b] * 1e3)
+
+    return measure, (lambda: now[0]), seen
+
+
+def _extend(results, measure, clock, **changes):
+    rule = dict(cap=1024, confirmations=2, fits=lambda b: True, budget_s=1000.0) | changes
+    return batching_sweep.extend_sweep(
+        results, [1, 2, 4, 8], measure, seconds=lambda r: r.median_s, last_cost_s=1.0, clock=clock, **rule
+    )
+
+
+def _base(step_s):
+    # The published sizes, and an occupancy (3) that is not one of them: it must not count.
+    return {b: _timing(step_s[b] * 1e3) for b in (1, 2, 3, 4, 8)}
+
+
+def test_extend_sweep_measures_until_the_knee_is_confirmed():
+    step_s = {1: 1.0, 2: 1.0, 3: 9.0, 4: 1.0, 8: 1.0, 16: 1.1, 32: 2.0, 64: 4.0, 128: 8.0}
+    measure, clock, seen = _planted(step_s)
+    results = _base(step_s)
+    added, stop, spent = _extend(results, measure, clock)
+    assert (added, stop) == ([16, 32, 64], batching_sweep.KNEE_ESTABLISHED)
+    assert seen == [16, 32, 64]
+    assert spent == pytest.approx((16 + 32 + 64) / 8)
+    assert batching_sweep.find_knee([(b, results[b].median_s) for b in (1, 2, 4, 8, 16, 32, 64)]) == 16
+
+
+def test_extend_sweep_records_out_of_memory_and_stops():
+    step_s = {b: 1.0 for b in (1, 2, 3, 4, 8, 16, 32)}
+    measure, clock, seen = _planted(step_s, oom_from=32)
+    results = _base(step_s)
+    added, stop, _ = _extend(results, measure, clock)
+    assert (added, stop, seen) == ([16, 32], batching_sweep.OOM, [16, 32])
+    assert results[32] == batching_sweep.OOM
+    # A base sweep that already ran out of memory is not extended.
+    results = {1: _timing(1), 2: _timing(1), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
+    assert _extend(results, measure, clock) == ([], batching_sweep.OOM, 0.0)
+
+
+def test_extend_sweep_stops_at_the_cap_and_the_budget():
+    step_s = {b: 1.0 for b in (1, 2, 3, 4, 8, 16, 32, 64, 128)}
+    measure, clock, _ = _planted(step_s)
+    assert _extend(_base(step_s), measure, clock, cap=32)[:2] == ([16, 32], batching_sweep.CAP_REACHED)
+    # 16 costs 2 s of the 7 s budget; 32 is then estimated at 4 s (2 + 4 <= 7) and costs
+    # 4; 64 would be estimated at 8 more: 6 + 8 > 7.
+    measure, clock, _ = _planted(step_s)
+    assert _extend(_base(step_s), measure, clock, budget_s=7.0)[:2] == ([16, 32], batching_sweep.BUDGET_SPENT)

@@ -3,8 +3,8 @@ workload small enough to follow step by step."""
 
 import pytest
 
-from measure.sim.batching_sim import memory_rows, policy_rows
-from measure.sim.scheduler import percentile
+from measure.sim.batching_sim import arrival_rows, capacity_req_s, memory_rows, policy_rows
+from measure.sim.scheduler import percentile, poisson_arrivals, serve
 
 # Three requests of 3, 1 and 2 tokens on 2 slots; a step costs 1.0 s with one request
 # computing and 1.5 s with two.
@@ -138,3 +138,48 @@ def test_the_contiguous_region_is_the_smallest_power_of_two_that_holds_the_longe
     )
     assert values["max_context_tokens"] == region
     assert [s["step"] for s in steps] == list(range(longest_output))
+
+
+def test_p99_by_hand(policies):
+    # Static latencies 4.5, 4.5, 6.5: rank 2 x 0.99 = 1.98, 98% of the way from 4.5 to 6.5.
+    assert policies[0]["static"]["p99_latency_ms"] == pytest.approx(6460)
+    assert policies[0]["continuous"]["p99_latency_ms"] == pytest.approx(4500)
+    assert policies[2]["p99_latency_ratio"] == pytest.approx(6.46 / 4.5)
+
+
+def test_capacity_by_hand():
+    # Mean output 2 tokens: a 1 s prefill, then one more token at a full step's 1.5 s
+    # shared by 2 slots: 1.75 s of engine time per request.
+    assert capacity_req_s(2.0, 1.0, COSTS, 2) == pytest.approx(1 / 1.75)
+
+
+def test_arrival_rows_follow_the_simulation():
+    summary, ratios, requests, values = arrival_rows(LENGTHS, SLOTS, COSTS, prefill_s=1.0, loads=(0.5, 0.9), seed=3)
+    assert values["capacity_req_s"] == pytest.approx(1 / 1.75) and values["prefill_ms"] == 1000.0
+    assert (values["load_lowest"], values["load_highest"], values["arrival_seed"]) == (0.5, 0.9, 3)
+    assert [(r["load"], r["policy"]) for r in summary] == [
+        (0.5, "static"),
+        (0.5, "continuous"),
+        (0.9, "static"),
+        (0.9, "continuous"),
+    ]
+    for load in (0.5, 0.9):
+        rate = load / 1.75
+        arrivals = poisson_arrivals(3, rate=rate, seed=3)
+        by = {}
+        for policy in ("static", "continuous"):
+            run = serve(policy, arrivals, LENGTHS, SLOTS, prefill_s=[1.0] * 3, step_cost=COSTS.__getitem__)
+            mine = [r for r in requests if r["load"] == load and r["policy"] == policy]
+            assert [r["arrival_ms"] for r in mine] == pytest.approx([a * 1e3 for a in arrivals])
+            assert [r["latency_ms"] for r in mine] == pytest.approx([s.latency * 1e3 for s in run.served])
+            assert [r["ttft_ms"] for r in mine] == pytest.approx([s.ttft * 1e3 for s in run.served])
+            row = next(r for r in summary if r["load"] == load and r["policy"] == policy)
+            assert row["rate_req_s"] == pytest.approx(rate) and row["output_tokens"] == 6
+            assert row["p99_latency_ms"] == pytest.approx(percentile([r["latency_ms"] for r in mine], 99))
+            by[policy] = row
+        ratio = next(r for r in ratios if r["load"] == load)
+        st, co = by["static"], by["continuous"]
+        assert ratio["throughput_ratio"] == pytest.approx(co["throughput_tok_s"] / st["throughput_tok_s"])
+        assert ratio["mean_latency_ratio"] == pytest.approx(st["mean_latency_ms"] / co["mean_latency_ms"])
+        assert ratio["p95_latency_ratio"] == pytest.approx(st["p95_latency_ms"] / co["p95_latency_ms"])
+        assert ratio["mean_ttft_ratio"] == pytest.approx(st["mean_ttft_ms"] / co["mean_ttft_ms"])

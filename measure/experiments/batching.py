@@ -29,18 +29,19 @@ Writes ``site_data/batching/``. Alone: ``python -m measure run --only batching``
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
 
 import torch
 
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
-from measure.lab.batching_sweep import step_costs, sweep, sweep_rows
+from measure.lab.batching_sweep import available_bytes, extend_sweep, step_costs, sweep, sweep_rows
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.estimate import Work
-from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
+from measure.lab.generation import cache_storage_bytes, decode_step_at, prefill, random_cache
 from measure.lab.timing import Timing, time_call
-from measure.sim.batching_sim import memory_rows, policy_rows
+from measure.sim.batching_sim import arrival_rows, memory_rows, policy_rows
 from measure.sim.scheduler import skewed_lengths
 from sitedata.schema import Column, Result, Table, Value
 
@@ -115,6 +116,65 @@ TABLES = (
             Column("mean_latency_ms", "ms", "mean latency", **_TIMING),
             Column("p50_latency_ms", "ms", "p50 latency", **_TIMING),
             Column("p95_latency_ms", "ms", "p95 latency", **_TIMING),
+            Column("p99_latency_ms", "ms", "p99 latency", **_TIMING),
+        ),
+    ),
+    Table(
+        "prefill_costs",
+        "One prefill of P prompt tokens, alone: the price of admitting a request",
+        (
+            Column("prompt_tokens", "tokens", "prompt P"),
+            Column("prefill_ms", "ms", "prefill", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+        ),
+    ),
+    Table(
+        "arrivals",
+        "Static vs continuous batching, {requests} requests arriving over time on {slots} slots (simulated)",
+        (
+            Column("load", "fraction", "load: rate / capacity"),
+            Column("rate_req_s", "requests/s", "arrival rate", **_TIMING),
+            Column("policy", label="policy"),
+            Column("output_tokens", "tokens", "useful tokens"),
+            Column("decode_steps", "steps", "decode steps", **_TIMING),
+            Column("slot_utilisation", "fraction", "slot utilisation", **_TIMING),
+            Column("total_ms", "ms", "total time", **_TIMING),
+            Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
+            Column("mean_latency_ms", "ms", "mean latency", **_TIMING),
+            Column("p50_latency_ms", "ms", "p50 latency", **_TIMING),
+            Column("p95_latency_ms", "ms", "p95 latency", **_TIMING),
+            Column("p99_latency_ms", "ms", "p99 latency", **_TIMING),
+            Column("mean_ttft_ms", "ms", "mean time to first token", **_TIMING),
+            Column("p95_ttft_ms", "ms", "p95 time to first token", **_TIMING),
+        ),
+    ),
+    Table(
+        "arrival_ratios",
+        "Continuous against static under arrivals, at each load",
+        (
+            Column("load", "fraction", "load: rate / capacity"),
+            Column("rate_req_s", "requests/s", "arrival rate", **_TIMING),
+            Column("throughput_ratio", "x", "throughput: continuous / static", **_TIMING),
+            Column("mean_latency_ratio", "x", "mean latency: static / continuous", **_TIMING),
+            Column("p50_latency_ratio", "x", "p50: static / continuous", **_TIMING),
+            Column("p95_latency_ratio", "x", "p95: static / continuous", **_TIMING),
+            Column("p99_latency_ratio", "x", "p99: static / continuous", **_TIMING),
+            Column("mean_ttft_ratio", "x", "mean time to first token: static / continuous", **_TIMING),
+        ),
+    ),
+    Table(
+        "arrival_requests",
+        "Every request under arrivals: when it came, its first token, its result",
+        (
+            Column("load", "fraction", "load"),
+            Column("policy", label="policy"),
+            Column("request", label="request"),
+            Column("slot", label="slot", **_TIMING),
+            Column("arrival_ms", "ms", "arrives", **_TIMING),
+            Column("first_token_ms", "ms", "first token", **_TIMING),
+            Column("release_ms", "ms", "result returned", **_TIMING),
+            Column("ttft_ms", "ms", "time to first token", **_TIMING),
+            Column("latency_ms", "ms", "latency", **_TIMING),
         ),
     ),
     Table(
@@ -167,7 +227,8 @@ VALUES = (
     Value("knee_next_batch", "requests", description="the batch size after the knee", **_BY_TIMING),
     Value("knee_next_gain", "x", description="throughput factor from the knee to the next batch size", **_TIMING),
     Value("knee_next_slowdown", "x", description="step-time factor from the knee to the next batch size", **_TIMING),
-    Value("largest_measured_batch", "requests", **_BY_MACHINE),
+    # Where the sweep ends is chosen by its timings once it is extended past its sizes.
+    Value("largest_measured_batch", "requests", **_BY_TIMING),
     Value("out_of_memory", **_BY_MACHINE),
     Value("sweep_samples_ms", "ms", **_TIMING),
     Value("bandwidth_gb_s", "GB/s", description="the same copy as §2's probe, in this run", **_TIMING),
@@ -197,6 +258,23 @@ VALUES = (
     Value("throughput_ratio", "x", description="continuous throughput / static throughput", **_TIMING),
     Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", **_TIMING),
     Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", **_TIMING),
+    Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", **_TIMING),
+    Value("sweep_stop_reason", description="why the extended sweep stopped", **_BY_TIMING),
+    Value("sweep_extended", description="the sweep went past the published batch sizes", **_BY_TIMING),
+    Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", **_TIMING),
+    Value("sweep_cap", "requests", description="the largest batch the extension may try"),
+    Value("sweep_budget_s", "s", description="the time the extension may take"),
+    Value("knee_confirmations", "growths", description="growths past the knee that establish it"),
+    Value(
+        "capacity_req_s",
+        "requests/s",
+        description="continuous batching with every slot busy: 1 / (prefill + (mean output - 1) x full step / slots)",
+        **_TIMING,
+    ),
+    Value("prefill_ms", "ms", description="one prefill of the workload's prompt", **_TIMING),
+    Value("arrival_seed", description="seed of the Poisson arrivals"),
+    Value("load_lowest", "fraction"),
+    Value("load_highest", "fraction"),
     Value("padding_slot_steps", "slot-steps", description="slot-steps static batching spent computing padding"),
     Value("step_cost_ratio", "x", description=f"a step with {SLOTS} requests / a step with one", **_TIMING),
     Value("stored_within_reserved", description="at every step, under every allocator"),
@@ -233,14 +311,41 @@ class Config:
     block_tokens: int = 16  # spec §4.3, and vLLM's default block size
     copy_bytes: int = 2**30  # the bandwidth probe of §2, at the same sizes
     copy_repeats: int = 10
+    # Past the published sweep, the batch keeps doubling until the knee is established
+    # (shown, then confirmed by this many further growths), the next batch would not
+    # fit, the cap, or the time budget (this page's share of a run's time) says stop.
+    extend_cap: int = 1024
+    knee_confirmations: int = 2
+    extend_budget_s: float = 60.0
+    # Arrivals: prefill timed at a few prompt lengths (the workload's among them), and a
+    # Poisson process at these fractions of the capacity estimated from the costs: well
+    # below it, and near it.
+    prefill_lengths: tuple[int, ...] = (16, 32, 64)
+    loads: tuple[float, ...] = (0.5, 0.8, 0.95)
+    arrival_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.prompt_tokens not in self.prefill_lengths:
+            raise ValueError(f"prefill_lengths must include the workload's prompt ({self.prompt_tokens} tokens)")
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            return cls(repeats=5, copy_bytes=2**29, copy_repeats=7)  # the whole sweep fits; fewer repeats
-        return cls(batch_sizes=(1, 2, 4, 8), warmup=1, repeats=2, copy_bytes=2**22, copy_repeats=3)
+            # The whole sweep fits; fewer repeats; the extension may add 25 s at most.
+            return cls(repeats=5, copy_bytes=2**29, copy_repeats=7, extend_budget_s=25.0)
+        return cls(
+            batch_sizes=(1, 2, 4, 8),
+            warmup=1,
+            repeats=2,
+            copy_bytes=2**22,
+            copy_repeats=3,
+            extend_cap=16,
+            extend_budget_s=5.0,
+            prefill_lengths=(16, 64),
+            loads=(0.5, 0.95),
+        )
 
 
 @dataclass(frozen=True)
@@ -274,13 +379,60 @@ def _measure(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], int, di
         static = static_cache(model, batch=b, tokens=cfg.cache_tokens)
         return Steps(eager, timing(lambda: compiled_step_at(decoder, token, static, cfg.cache_tokens)))
 
+    cost_s = {}
+
+    def clocked(b: int) -> Steps:
+        t0 = time.perf_counter()
+        out = measure(b)
+        cost_s[b] = time.perf_counter() - t0
+        return out
+
     batches = sorted(set(cfg.batch_sizes) | set(range(1, cfg.slots + 1)))
     desc = f"decode step, eager and compiled, batch sweep ({cfg.cache_tokens}-token caches)"
     if decoder is not None:
         ctx.log("  the compiled step compiles at B = 1 and again at B = 2 (then every larger B reuses it)")
-    results = sweep(batches, measure, progress=lambda items: ctx.progress(items, desc))
-    method = {"compiled_available": decoder is not None, "compiled_method": reason or decoder.method}
-    return results, per_token[min(per_token)], method
+    results = sweep(batches, clocked, progress=lambda items: ctx.progress(items, desc))
+    bytes_per_token = per_token[min(per_token)]
+    added, stop, spent = extend_sweep(
+        results,
+        cfg.batch_sizes,
+        clocked,
+        seconds=lambda r: r.eager.median_s,
+        last_cost_s=cost_s.get(max(cfg.batch_sizes), 0.0),
+        cap=cfg.extend_cap,
+        confirmations=cfg.knee_confirmations,
+        fits=lambda b: (
+            _estimated_bytes(ctx.model.config, b, cfg.cache_tokens, bytes_per_token)
+            <= _HEADROOM * available_bytes(ctx.device)
+        ),
+        budget_s=cfg.extend_budget_s,
+    )
+    ctx.log(f"  sweep extended by {added or 'nothing'} in {spent:.1f} s; stopped: {stop}")
+    method = {
+        "compiled_available": decoder is not None,
+        "compiled_method": reason or decoder.method,
+        "sweep_stop_reason": stop,
+        "sweep_extended": bool(added),
+        "sweep_extension_s": spent,
+        "sweep_cap": cfg.extend_cap,
+        "sweep_budget_s": cfg.extend_budget_s,
+    }
+    return results, bytes_per_token, method
+
+
+# Only part of the memory a system reports free is safe to fill: the estimate below
+# leaves out the allocator's slack and the step's transient buffers.
+_HEADROOM = 0.5
+
+
+def _estimated_bytes(config, batch: int, cache_tokens: int, bytes_per_token: int) -> int:
+    """Memory a sweep point at ``batch`` needs beyond the weights: each request's cache
+    twice (the eager step's cache, one position longer after a step, and the compiled
+    step's static cache), and its activations, dominated by the logits and the MLP's
+    intermediate vector (taken in fp32, the larger case)."""
+    cache = 2 * (cache_tokens + 1) * bytes_per_token
+    activations = 4 * (config.vocab_size + config.intermediate_size + 4 * config.hidden_size)
+    return batch * (cache + activations)
 
 
 def _floor_columns(rows: list[dict], results: dict, *, floor_ms) -> dict:
@@ -335,18 +487,36 @@ def _workload(cfg: Config) -> tuple[list[int], list[dict], dict]:
     return lengths, rows, values
 
 
+def _prefill_costs(cfg: Config, ctx: Context) -> tuple[list[dict], float]:
+    """One prefill of P random tokens, alone, at each P (its time does not depend on which
+    tokens): rows of ``prefill_costs``, and the seconds at the workload's prompt."""
+    model = ctx.model.model
+    rows, at_prompt = [], None
+    for p in ctx.progress(cfg.prefill_lengths, "prefill against prompt length"):
+        g = torch.Generator().manual_seed(p)
+        ids = torch.randint(0, ctx.model.config.vocab_size, (1, p), generator=g).to(ctx.device)
+        t = time_call(lambda ids=ids: prefill(model, ids), device=ctx.device, warmup=cfg.warmup, repeats=cfg.repeats)
+        rows.append({"prompt_tokens": p, "prefill_ms": t.median_ms, "spread_ms": t.spread_ms})
+        if p == cfg.prompt_tokens:
+            at_prompt = t.median_s
+    return rows, at_prompt
+
+
 def work(cfg: Config) -> Work:
     """The forward passes of a run, for the estimate printed before it starts."""
     batches = set(cfg.batch_sizes) | set(range(1, cfg.slots + 1))
     # Eager and compiled at every batch. B = 1 reuses the compilation of §2 when it ran
     # first in the same run (the GPU command's order); the batch becoming dynamic costs one.
-    return Work(decode_steps=2 * len(batches) * (cfg.warmup + cfg.repeats), compiles=1)
+    # The sweep's extension past its sizes is bounded by its own budget, not counted here.
+    calls = cfg.warmup + cfg.repeats
+    return Work(prefill_tokens=sum(cfg.prefill_lengths) * calls, decode_steps=2 * len(batches) * calls, compiles=1)
 
 
 def run(cfg: Config, ctx: Context) -> Result:
     steps, bytes_per_token, v0 = _measure(cfg, ctx)
     results = {b: r.eager if isinstance(r, Steps) else r for b, r in steps.items()}
-    sweep_table, v1 = sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
+    swept = sorted(set(cfg.batch_sizes) | {b for b in results if b > max(cfg.batch_sizes, default=0)})
+    sweep_table, v1 = sweep_rows(swept, cfg.cache_tokens, results)
     ctx.log(f"  memory bandwidth: {cfg.copy_repeats} samples of {cfg.copy_bytes >> 20} MiB copies")
     bw = copy_bandwidth(copy_bytes=cfg.copy_bytes, device=ctx.device, repeats=cfg.copy_repeats).bytes_per_s
     weights = weight_bytes(ctx.model.model)
@@ -358,6 +528,13 @@ def run(cfg: Config, ctx: Context) -> Result:
     lengths, workload, v2 = _workload(cfg)
     ctx.log(f"  simulating static and continuous batching of {len(lengths)} requests on {cfg.slots} slots")
     policies, timeline, v3, continuous = policy_rows(lengths, cfg.slots, costs)
+    prefill_table, prefill_s = _prefill_costs(cfg, ctx)
+    loads = ", ".join(f"{x:g}" for x in cfg.loads)
+    ctx.log(f"  simulating the same requests arriving over time, at {loads} of the estimated capacity")
+    arrivals, ratios, arrival_requests, v5 = arrival_rows(
+        lengths, cfg.slots, costs, prefill_s=prefill_s, loads=cfg.loads, seed=cfg.arrival_seed
+    )
+    v5["knee_confirmations"] = cfg.knee_confirmations
     paged, memory_steps, v4 = memory_rows(
         lengths,
         continuous,
@@ -378,7 +555,11 @@ def run(cfg: Config, ctx: Context) -> Result:
         "workload": workload,
         "policies": policies,
         "timeline": timeline,
+        "prefill_costs": prefill_table,
+        "arrivals": arrivals,
+        "arrival_ratios": ratios,
+        "arrival_requests": arrival_requests,
         "paged": paged,
         "memory_steps": memory_steps,
     }
-    return Result(tables=tables, values={**v0, **v1, **v2, **v3, **v4})
+    return Result(tables=tables, values={**v0, **v1, **v2, **v3, **v4, **v5})

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from measure.sim.paged_kv import SCHEMES, simulate_memory
-from measure.sim.scheduler import POLICIES, Schedule, schedule, timed
+from measure.sim.scheduler import POLICIES, Schedule, poisson_arrivals, schedule, serve, timed
 
 
 def policy_rows(
@@ -39,6 +39,7 @@ def policy_rows(
                 "mean_latency_ms": s["mean_latency_s"] * 1e3,
                 "p50_latency_ms": s["p50_latency_s"] * 1e3,
                 "p95_latency_ms": s["p95_latency_s"] * 1e3,
+                "p99_latency_ms": s["p99_latency_s"] * 1e3,
             }
         )
         for sp in sched.spans:
@@ -61,10 +62,98 @@ def policy_rows(
         "throughput_ratio": co["throughput_tok_s"] / st["throughput_tok_s"],
         "mean_latency_ratio": st["mean_latency_s"] / co["mean_latency_s"],
         "p95_latency_ratio": st["p95_latency_s"] / co["p95_latency_s"],
+        "p99_latency_ratio": st["p99_latency_s"] / co["p99_latency_s"],
         "padding_slot_steps": sum(sp.release - sp.finish for sp in schedules["static"].spans),
         "step_cost_ratio": costs[slots] / costs[1],
     }
     return rows, timeline, values, schedules["continuous"]
+
+
+def capacity_req_s(mean_output: float, prefill_s: float, costs: Mapping[int, float], slots: int) -> float:
+    """Requests per second continuous batching sustains with every slot busy: each
+    request costs the engine its prefill, then its other tokens at a full step's cost
+    shared by ``slots`` requests."""
+    return 1.0 / (prefill_s + (mean_output - 1) * costs[slots] / slots)
+
+
+_RATIOS = (  # (column, static's summary key / continuous's, or the reverse for throughput)
+    ("mean_latency_ratio", "mean_latency_s"),
+    ("p50_latency_ratio", "p50_latency_s"),
+    ("p95_latency_ratio", "p95_latency_s"),
+    ("p99_latency_ratio", "p99_latency_s"),
+    ("mean_ttft_ratio", "mean_ttft_s"),
+)
+
+
+def arrival_rows(
+    lengths: Sequence[int],
+    slots: int,
+    costs: Mapping[int, float],
+    *,
+    prefill_s: float,
+    loads: Sequence[float],
+    seed: int,
+) -> tuple[list[dict], list[dict], list[dict], dict]:
+    """Static and continuous batching of ``lengths`` arriving as a Poisson process at
+    each load (a fraction of ``capacity_req_s``), every prompt costing ``prefill_s``:
+    rows of ``arrivals`` (one per load and policy), ``arrival_ratios`` (one per load)
+    and ``arrival_requests`` (every request), and their values."""
+    capacity = capacity_req_s(sum(lengths) / len(lengths), prefill_s, costs, slots)
+    summary, ratios, requests = [], [], []
+    for load in loads:
+        rate = load * capacity
+        arrivals = poisson_arrivals(len(lengths), rate=rate, seed=seed)
+        by = {}
+        for policy in POLICIES:
+            run = serve(
+                policy, arrivals, lengths, slots, prefill_s=[prefill_s] * len(lengths), step_cost=costs.__getitem__
+            )
+            s = by[policy] = run.summary()
+            summary.append(
+                {
+                    "load": load,
+                    "rate_req_s": rate,
+                    "policy": policy,
+                    "output_tokens": run.useful_tokens,
+                    "decode_steps": len(run.decode_steps),
+                    "slot_utilisation": run.utilisation,
+                    "total_ms": s["total_s"] * 1e3,
+                    "throughput_tok_s": s["throughput_tok_s"],
+                    "mean_latency_ms": s["mean_latency_s"] * 1e3,
+                    "p50_latency_ms": s["p50_latency_s"] * 1e3,
+                    "p95_latency_ms": s["p95_latency_s"] * 1e3,
+                    "p99_latency_ms": s["p99_latency_s"] * 1e3,
+                    "mean_ttft_ms": s["mean_ttft_s"] * 1e3,
+                    "p95_ttft_ms": s["p95_ttft_s"] * 1e3,
+                }
+            )
+            requests += [
+                {
+                    "load": load,
+                    "policy": policy,
+                    "request": r.request,
+                    "slot": r.slot,
+                    "arrival_ms": r.arrival * 1e3,
+                    "first_token_ms": r.first_token * 1e3,
+                    "release_ms": r.release * 1e3,
+                    "ttft_ms": r.ttft * 1e3,
+                    "latency_ms": r.latency * 1e3,
+                }
+                for r in run.served
+            ]
+        st, co = by["static"], by["continuous"]
+        ratios.append(
+            {"load": load, "rate_req_s": rate, "throughput_ratio": co["throughput_tok_s"] / st["throughput_tok_s"]}
+            | {column: st[key] / co[key] for column, key in _RATIOS}
+        )
+    values = {
+        "capacity_req_s": capacity,
+        "prefill_ms": prefill_s * 1e3,
+        "arrival_seed": seed,
+        "load_lowest": min(loads),
+        "load_highest": max(loads),
+    }
+    return summary, ratios, requests, values
 
 
 def memory_rows(

@@ -109,3 +109,27 @@ def memory(data):
     ax.set_ylabel("KV memory (MiB)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.93))
     return fig
+
+
+POLICY_STYLE = {"static": ("#c0392b", "--"), "continuous": ("#2471a3", "-")}
+
+
+@figure("batching.arrivals")
+def arrivals(data):
+    """One panel per load: the share of requests served within a time, static against continuous."""
+    df = data.table("batching.arrival_requests").frame
+    loads = sorted(df.load.unique())
+    fig, axes = plt.subplots(1, len(loads), figsize=(3.2 * len(loads), 3.4), sharey=True, squeeze=False)
+    for ax, load in zip(axes[0], loads, strict=True):
+        for policy, (color, style) in POLICY_STYLE.items():
+            lat = sorted(df[(df.load == load) & (df.policy == policy)].latency_ms / 1e3)
+            share = [(i + 1) / len(lat) for i in range(len(lat))]
+            ax.step(lat, share, style, where="post", color=color, label=policy, lw=1.6)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_title(f"arrivals at {load:.0%} of capacity", loc="left", fontsize=10)
+        ax.set_xlabel("latency (s, log scale)")
+    axes[0][0].set_ylabel("share of requests served within")
+    axes[0][0].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
