@@ -93,3 +93,44 @@ def test_speculative_greedy_equals_target_greedy(gamma):
     assert sum(n + 1 for n in accepted) >= 20
     perfect, acc = speculative_greedy(target, target, ids, 20, gamma)
     assert perfect == out and all(n == gamma for n in acc[:-1])  # a perfect draft: every draft kept
+
+
+@pytest.mark.parametrize("gamma", [1, 3])
+def test_speculative_sampling_at_temperature_zero_is_greedy(gamma):
+    from measure.lab.speculative_algorithm import speculative_greedy
+    from measure.lab.speculative_sampling import speculative_sampled
+
+    target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
+    draft = _Oracle([1, 2, 3, 4, 0, 6, 7, 0])
+    ids = torch.tensor([[0]])
+    g = torch.Generator().manual_seed(0)
+    sampled = speculative_sampled(target, draft, ids, 20, gamma, 0.0, g)
+    assert sampled == speculative_greedy(target, draft, ids, 20, gamma)
+
+
+def test_speculative_sampling_keeps_every_draft_of_the_target_itself():
+    from measure.lab.speculative_sampling import speculative_sampled
+
+    target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
+    g = torch.Generator().manual_seed(0)
+    tokens, accepted = speculative_sampled(target, target, torch.tensor([[0]]), 30, 3, 1.0, g)
+    assert len(tokens) == 30 and all(0 <= t < 8 for t in tokens)
+    assert all(n == 3 for n in accepted)  # p == q: min(1, p/q) = 1, nothing rejected
+
+
+def test_smoke_sampling_tables(smoke_data):
+    d = smoke_data / "speculative_decoding"
+    acc = {r["draft"]: r for r in _rows(d, "acceptance")}
+    for r in _rows(d, "acceptance_by_temperature"):
+        assert 0 <= float(r["lowest"]) <= float(r["expected_acceptance"]) <= 1
+        if float(r["temperature"]) == 0:  # greedy: the chance of keeping a draft is α
+            assert float(r["expected_acceptance"]) == float(acc[r["draft"]]["alpha"])
+    for r in _rows(d, "exactness"):
+        assert int(r["dof"]) == int(r["cells"]) - 1 and 0 <= float(r["p_value"]) <= 1
+    for r in _rows(d, "sampled_run"):
+        g = int(r["gamma"])
+        assert int(r["accepted"]) <= int(r["judged"]) <= g * int(r["rounds"])
+        assert 1 <= float(r["tokens_per_round"]) <= g + 1
+        assert float(r["predicted_tokens_per_round"]) == pytest.approx(
+            expected_tokens_per_verification(alpha=float(r["expected_acceptance"]), gamma=g)
+        )

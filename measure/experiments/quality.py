@@ -27,7 +27,15 @@ import torch
 
 from measure.lab import quantizers as q
 from measure.lab.context import Context, book_token_ids
-from measure.lab.evaluation import agreement, greedy_answers, perplexity, reference_continuation
+from measure.lab.evaluation import (
+    AGREEMENT_PROMPT,
+    AGREEMENT_TOKENS,
+    agreement,
+    agreement_prompt_ids,
+    greedy_answers,
+    perplexity,
+    reference_continuation,
+)
 from measure.lab.formulas import binomial_interval
 from measure.lab.quality_variants import Variants, default_penalty
 from sitedata.schema import Column, Result, Table, Value
@@ -39,7 +47,6 @@ NEEDS_TRAINED = True
 # balance truthful generation against repetition; it is the usual serving value.
 SERVING_PENALTY = 1.2
 INSTRUCTION = "Answer in a few words."
-AGREEMENT_PROMPT = "Explain step by step how bread is made."
 
 # (question, accepted answers as regular expressions, matched case-insensitively on
 # word boundaries anywhere in the answer). Written for this site; answers are textbook facts.
@@ -136,7 +143,7 @@ class Config:
     stride: int = 2048
     questions: int = 16  # spec §7
     max_new_tokens: int = 16
-    agreement_tokens: int = 144  # spec §7
+    agreement_tokens: int = AGREEMENT_TOKENS  # shared with §8, whose acceptance α is this agreement
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -171,9 +178,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         )["input_ids"][0].to(ctx.device)
         for qq, _ in questions
     ]
-    agree_prompt = tok.apply_chat_template(
-        [{"role": "user", "content": AGREEMENT_PROMPT}], add_generation_prompt=True, return_tensors="pt"
-    )["input_ids"].to(ctx.device)
+    agree_prompt = agreement_prompt_ids(tok, ctx.device)
     ctx.log(f"  reference: greedy continuation of {cfg.agreement_tokens} tokens")
     reference = reference_continuation(model, agree_prompt, cfg.agreement_tokens)
 

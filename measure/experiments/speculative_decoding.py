@@ -20,6 +20,17 @@ the full-precision model:
   per round, wall time against plain greedy, and the formula's prediction beside it.
 * ``acceptance_by_position``: how often the i-th drafted token of a round was kept,
   given that the ones before it were.
+* ``acceptance_by_temperature``: speculative *sampling* (measure/lab/speculative_sampling.py)
+  keeps a drafted token with probability Σ min(p_T, q_T); its mean over the positions of
+  the agreement text, per draft and temperature T (T = 0 is greedy, where it is α).
+* ``exactness``: the sampling rule run many times at the positions of that text where
+  one draft differs most from the target, its emitted tokens tested against the target's
+  distribution by a chi-square goodness-of-fit test; the draft's own samples beside them.
+* ``sampled_run``: speculative sampling actually run at one temperature, per draft: the
+  share of judged drafts kept and tokens per round, next to the formula.
+
+Acceptance is measured on the agreement prompt and protocol of §7 (measure/lab/evaluation.py):
+the α of a fake-quantized draft here is the agreement of the same scheme on the quality page.
 
 Two kinds of draft: weights fake-quantized in place by the shared quantizers (compute
 stays in the target's dtype, so such a draft costs what the target costs: it measures
@@ -34,12 +45,13 @@ from __future__ import annotations
 
 import gc
 import statistics
+import time
 from dataclasses import dataclass
 
 import torch
 
 from measure.lab.context import Context
-from measure.lab.evaluation import reference_continuation
+from measure.lab.evaluation import AGREEMENT_PROMPT, AGREEMENT_TOKENS, agreement_prompt_ids, reference_continuation
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.quantizers import SCHEMES
 from measure.lab.speculative_algorithm import (
@@ -51,11 +63,19 @@ from measure.lab.speculative_algorithm import (
     position_rows,
     timed_runs,
 )
+from measure.lab.speculative_sampling import (
+    SIGNIFICANCE,
+    chi_square_goodness_of_fit,
+    emitted_tokens,
+    expected_acceptance,
+    judged_drafts,
+    speculative_sampled,
+    tempered,
+)
 from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "Speculative decoding"
 NEEDS_TRAINED = True  # acceptance is agreement between trained models
-PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
 FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 
 # What a draft agrees on, and all that follows from it, reproduces with the draft's
@@ -163,6 +183,52 @@ TABLES = (
             Column("alpha", label="α (agreement)", **_NUM_DRAFTED),
         ),
     ),
+    Table(
+        "acceptance_by_temperature",
+        "Chance that speculative sampling keeps a drafted token, Σ min(p_T, q_T), mean over the text",
+        (
+            _DRAFT,
+            _LABEL,
+            Column("temperature", label="T", compare="numeric", scope="any"),
+            Column("positions", label="positions"),
+            Column("expected_acceptance", label="acceptance", **_NUM_DRAFTED),
+            Column("lowest", label="lowest at one position", **_NUM_DRAFTED),
+        ),
+    ),
+    Table(
+        "exactness",
+        "Tokens emitted by the sampling rule against the target's distribution: chi-square goodness of fit",
+        (
+            Column("position", label="position"),
+            Column("sampler", label="tokens from"),
+            Column("expected_acceptance", label="Σ min(p, q) here", **_NUM_DRAFTED),
+            Column("draws", label="draws"),
+            Column("cells", label="cells", **_DRAFTED),
+            Column("dof", label="degrees of freedom", **_DRAFTED),
+            Column("chi_square", label="χ²", **_NUM_DRAFTED),
+            Column("p_value", label="p-value", **_NUM_DRAFTED),
+            Column("rejected", label="rejected", **_DRAFTED),
+        ),
+    ),
+    Table(
+        "sampled_run",
+        "Speculative sampling run for real, next to the formula",
+        (
+            _DRAFT,
+            _LABEL,
+            Column("temperature", label="T", compare="numeric", scope="any"),
+            _GAMMA,
+            Column("new_tokens", "tokens", "tokens"),
+            Column("rounds", label="rounds", **_DRAFTED),
+            Column("judged", label="drafts judged", **_DRAFTED),
+            Column("accepted", label="kept", **_DRAFTED),
+            Column("acceptance", label="acceptance, run", **_NUM_DRAFTED),
+            Column("expected_acceptance", label="acceptance, Σ min over the text", **_NUM_DRAFTED),
+            Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", **_NUM_DRAFTED),
+            Column("tokens_per_round", "tokens", "tokens/round, run", **_NUM_DRAFTED),
+            Column("seconds", "s", "time", **_TIMING),
+        ),
+    ),
 )
 VALUES = (
     Value("prompt"),
@@ -176,6 +242,15 @@ VALUES = (
     Value("best_gamma", compare="timing"),
     Value("best_measured_speedup", "x", **_TIMING),
     Value("best_predicted_speedup", "x", **_TIMING),  # uses the measured draft cost c
+    Value("significance", compare="numeric", scope="any"),
+    Value("exactness_draft"),
+    Value("exactness_draws"),
+    Value("exactness_temperature", compare="numeric", scope="any"),
+    Value("exact_rule_passes", description="the rule's samples passed every chi-square test", **_DRAFTED),
+    Value("draft_alone_rejected", description="the draft's own samples failed every chi-square test", **_DRAFTED),
+    Value("sampled_temperature", compare="numeric", scope="any"),
+    Value("sampled_gamma"),
+    Value("sampled_tokens", "tokens"),
     Value("greedy_samples_ms", "ms", **_TIMING),
     Value("target_step_ms", "ms", **_TIMING),
 )
@@ -183,7 +258,7 @@ VALUES = (
 
 @dataclass(frozen=True, kw_only=True)
 class Config:
-    agreement_tokens: int = 144  # spec §7: the agreement column that gives alpha
+    agreement_tokens: int = AGREEMENT_TOKENS  # spec §7: the agreement column that gives alpha
     schemes: tuple[str, ...] = tuple(SCHEMES)
     formula_alphas: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)  # spec §8
     formula_gammas: tuple[int, ...] = FORMULA_GAMMAS
@@ -193,6 +268,15 @@ class Config:
     new_tokens: int = 128
     repeats: int = 3
     step_repeats: int = 15
+    temperatures: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5)
+    exactness_draft: str = "int4_row"  # a draft that differs from the target enough to show
+    exactness_positions: int = 3
+    exactness_draws: int = 100_000
+    exactness_temperature: float = 1.0
+    sampled_temperature: float = 1.0
+    sampled_gamma: int = 4
+    sampled_tokens: int = 128
+    seed: int = 0
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -201,7 +285,14 @@ class Config:
         if profile == "cpu":
             # Each fake-quantized draft step costs a full target step on a CPU: two
             # drafts, two gammas and a shorter generation keep §8 near a minute.
-            return cls(drafts=("int8_row", DYNAMIC_INT8), run_gammas=(2, 4), new_tokens=48, repeats=2, step_repeats=10)
+            return cls(
+                drafts=("int8_row", DYNAMIC_INT8),
+                run_gammas=(2, 4),
+                new_tokens=48,
+                repeats=2,
+                step_repeats=10,
+                sampled_tokens=96,
+            )
         return cls(
             agreement_tokens=8,
             schemes=("int8_row",),
@@ -210,17 +301,88 @@ class Config:
             new_tokens=6,
             repeats=1,
             step_repeats=2,
+            exactness_draft="int8_row",
+            exactness_positions=2,
+            exactness_draws=2_000,
+            sampled_tokens=6,
         )
 
 
 def _prompt(ctx: Context) -> torch.Tensor:
-    tok = ctx.model.tokenizer
-    if tok is None:
+    """The agreement prompt of §7, so that α here is the quality page's agreement."""
+    if ctx.model.tokenizer is None:
         return ctx.prompt_ids(24)
-    enc = tok.apply_chat_template(
-        [{"role": "user", "content": PROMPT}], add_generation_prompt=True, return_tensors="pt"
-    )
-    return enc["input_ids"].to(ctx.device)
+    return agreement_prompt_ids(ctx.model.tokenizer, ctx.device)
+
+
+def exactness_rows(p_rows: torch.Tensor, q_rows: torch.Tensor, cfg: Config) -> list[dict]:
+    """Rows of ``exactness``: at the positions where the draft differs most from the
+    target (largest 1 − Σ min(p, q)), the rule's emitted tokens and the draft's own
+    samples, each tested against the target's distribution p."""
+    p_all = tempered(p_rows, cfg.exactness_temperature)
+    q_all = tempered(q_rows, cfg.exactness_temperature)
+    kept = expected_acceptance(p_all, q_all)
+    positions = sorted(kept.argsort()[: cfg.exactness_positions].tolist())
+    g = torch.Generator().manual_seed(cfg.seed)
+    rows = []
+    for i in positions:
+        p, q = p_all[i], q_all[i]
+        for sampler, draws in (
+            ("speculative rule", emitted_tokens(p, q, cfg.exactness_draws, g)),
+            ("draft alone", torch.multinomial(q, cfg.exactness_draws, replacement=True, generator=g)),
+        ):
+            test = chi_square_goodness_of_fit(draws, p)
+            rows.append(
+                {
+                    "position": i,
+                    "sampler": sampler,
+                    "expected_acceptance": float(kept[i]),
+                    "draws": cfg.exactness_draws,
+                    "cells": test.cells,
+                    "dof": test.dof,
+                    "chi_square": test.statistic,
+                    "p_value": test.p_value,
+                    "rejected": test.rejects(SIGNIFICANCE),
+                }
+            )
+    return rows
+
+
+def sampled_rows(target, models: dict, ids: torch.Tensor, by_temperature: list[dict], cfg: Config) -> list[dict]:
+    """Rows of ``sampled_run``: speculative sampling with each draft, seeded, timed once."""
+    rows = []
+    for name, draft in models.items():
+        g = torch.Generator().manual_seed(cfg.seed)
+        t0 = time.perf_counter()
+        tokens, accepted = speculative_sampled(
+            target, draft, ids, cfg.sampled_tokens, cfg.sampled_gamma, cfg.sampled_temperature, g
+        )
+        seconds = time.perf_counter() - t0
+        alpha = next(
+            r["expected_acceptance"]
+            for r in by_temperature
+            if r["draft"] == name and r["temperature"] == cfg.sampled_temperature
+        )
+        judged, kept = judged_drafts(accepted, cfg.sampled_gamma), sum(accepted)
+        rows.append(
+            {
+                "draft": name,
+                "label": draft_label(name),
+                "temperature": cfg.sampled_temperature,
+                "gamma": cfg.sampled_gamma,
+                "new_tokens": len(tokens),
+                "rounds": len(accepted),
+                "judged": judged,
+                "accepted": kept,
+                "acceptance": kept / judged if judged else 0.0,
+                "expected_acceptance": alpha,
+                "predicted_tokens_per_round": expected_tokens_per_verification(alpha=alpha, gamma=cfg.sampled_gamma),
+                # Every round's tokens, the last round's surplus over new_tokens included.
+                "tokens_per_round": sum(n + 1 for n in accepted) / len(accepted),
+                "seconds": seconds,
+            }
+        )
+    return rows
 
 
 def run(cfg: Config, ctx: Context) -> Result:
@@ -232,7 +394,13 @@ def run(cfg: Config, ctx: Context) -> Result:
     ctx.log(f"  reference: the target's greedy continuation of {cfg.agreement_tokens} tokens")
     reference = reference_continuation(target, ids, cfg.agreement_tokens)
     names = list(cfg.schemes) + [d for d in drafts if d not in cfg.schemes]
-    acceptance, models = acceptance_rows(target, ids, names, drafts, ctx, reference)
+    temperatures = tuple(dict.fromkeys((*cfg.temperatures, cfg.sampled_temperature)))
+    acceptance, models, by_temperature, logits_of = acceptance_rows(
+        target, ids, names, drafts, ctx, reference, temperatures, keep_logits=(cfg.exactness_draft,)
+    )
+    ctx.log(f"  exactness: the sampling rule {cfg.exactness_draws:,} times at {cfg.exactness_positions} positions")
+    exactness = exactness_rows(logits_of["target"], logits_of[cfg.exactness_draft], cfg)
+    del logits_of
     alpha_of = {r["draft"]: r["alpha"] for r in acceptance}
 
     formula_alphas = [(f"measured: {r['label']}", r["alpha"]) for r in acceptance]
@@ -279,6 +447,8 @@ def run(cfg: Config, ctx: Context) -> Result:
             }
         )
         by_position += position_rows(d, g, accepted, alpha)
+    ctx.log(f"  speculative sampling at T = {cfg.sampled_temperature:g}, gamma {cfg.sampled_gamma}")
+    sampled = sampled_rows(target, models, ids, by_temperature, cfg)
     del models
     gc.collect()
 
@@ -290,10 +460,13 @@ def run(cfg: Config, ctx: Context) -> Result:
         "verify_cost": verify_rows,
         "real_run": real_rows,
         "acceptance_by_position": by_position,
+        "acceptance_by_temperature": [r for r in by_temperature if r["temperature"] in cfg.temperatures],
+        "exactness": exactness,
+        "sampled_run": sampled,
     }
     best = max(real_rows, key=lambda r: r["measured_speedup"])
     values = {
-        "prompt": PROMPT if ctx.model.tokenizer is not None else "(random token ids)",
+        "prompt": AGREEMENT_PROMPT if ctx.model.tokenizer is not None else "(random token ids)",
         "agreement_tokens": cfg.agreement_tokens,
         "new_tokens": cfg.new_tokens,
         "all_identical": all(r["identical_to_greedy"] for r in real_rows),
@@ -302,6 +475,15 @@ def run(cfg: Config, ctx: Context) -> Result:
         "best_gamma": best["gamma"],
         "best_measured_speedup": best["measured_speedup"],
         "best_predicted_speedup": best["predicted_speedup"],
+        "significance": SIGNIFICANCE,
+        "exactness_draft": draft_label(cfg.exactness_draft),
+        "exactness_draws": cfg.exactness_draws,
+        "exactness_temperature": cfg.exactness_temperature,
+        "exact_rule_passes": not any(r["rejected"] for r in exactness if r["sampler"] == "speculative rule"),
+        "draft_alone_rejected": all(r["rejected"] for r in exactness if r["sampler"] == "draft alone"),
+        "sampled_temperature": cfg.sampled_temperature,
+        "sampled_gamma": cfg.sampled_gamma,
+        "sampled_tokens": cfg.sampled_tokens,
         "greedy_samples_ms": [round(s * 1e3, 3) for s in samples["greedy"]],
         "target_step_ms": target_step * 1e3,
     }

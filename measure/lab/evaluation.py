@@ -9,8 +9,14 @@ The stable API::
     reference_continuation(model, prompt_ids, new_tokens) -> Tensor (1, new_tokens)
     argmax_given_prefix(model, prompt_ids, continuation) -> Tensor (1, new_tokens)
     agreement(ref_model, quant_model, prompt_ids, new_tokens=144, reference=None) -> Agreement
+    agreement_prompt_ids(tokenizer, device) -> Tensor (1, prompt tokens)
 
 All are plain forward passes in ``torch.inference_mode()``; nothing is sampled.
+
+Agreement is measured once, one way, for both pages that show it: the quality page's
+agreement column and the speculative-decoding page's acceptance α continue the same
+prompt (AGREEMENT_PROMPT) for the same number of tokens (AGREEMENT_TOKENS), so the two
+tables hold the same counts by construction.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab.generation import greedy_cached
+
+AGREEMENT_PROMPT = "Explain step by step how bread is made."
+AGREEMENT_TOKENS = 144  # spec §7: the reference's greedy continuation that agreement is measured on
 
 
 @dataclass(frozen=True)
@@ -153,13 +162,28 @@ def reference_continuation(model, prompt_ids: torch.Tensor, new_tokens: int) -> 
     return greedy_cached(model, prompt_ids, new_tokens)
 
 
+def agreement_prompt_ids(tokenizer, device) -> torch.Tensor:
+    """AGREEMENT_PROMPT as a user turn in the model's chat template, shape (1, tokens)."""
+    enc = tokenizer.apply_chat_template(
+        [{"role": "user", "content": AGREEMENT_PROMPT}], add_generation_prompt=True, return_tensors="pt"
+    )
+    return enc["input_ids"].to(device)
+
+
 @torch.inference_mode()
-def argmax_given_prefix(model, prompt_ids: torch.Tensor, continuation: torch.Tensor) -> torch.Tensor:
-    """At every position of ``continuation``, the model's argmax given the prompt and the
-    continuation's tokens before that position (teacher forcing: one forward pass)."""
+def logits_given_prefix(model, prompt_ids: torch.Tensor, continuation: torch.Tensor) -> torch.Tensor:
+    """At every position of ``continuation``, the model's next-token logits given the
+    prompt and the continuation's tokens before that position (teacher forcing: one
+    forward pass), shape (1, positions, vocab)."""
     seq = torch.cat([prompt_ids, continuation], dim=1)[:, :-1]
     logits = model(input_ids=seq, use_cache=False).logits
-    return logits[:, prompt_ids.shape[1] - 1 :, :].argmax(dim=-1)
+    return logits[:, prompt_ids.shape[1] - 1 :, :]
+
+
+def argmax_given_prefix(model, prompt_ids: torch.Tensor, continuation: torch.Tensor) -> torch.Tensor:
+    """At every position of ``continuation``, the model's argmax given the prompt and the
+    continuation's tokens before that position."""
+    return logits_given_prefix(model, prompt_ids, continuation).argmax(dim=-1)
 
 
 def agreement(
@@ -176,7 +200,12 @@ def agreement(
     ``reference_continuation``) to reuse one reference for many models."""
     if reference is None:
         reference = reference_continuation(ref_model, prompt_ids, new_tokens)
-    pred = argmax_given_prefix(quant_model, prompt_ids, reference)
+    return agreement_of(argmax_given_prefix(quant_model, prompt_ids, reference), reference)
+
+
+def agreement_of(pred: torch.Tensor, reference: torch.Tensor) -> Agreement:
+    """The agreement of argmax predictions ``pred`` with the ``reference`` tokens, both
+    shaped (1, positions)."""
     same = (pred == reference)[0]
     wrong = (~same).nonzero()
     return Agreement(

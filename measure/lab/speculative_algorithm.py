@@ -2,7 +2,8 @@
 drafts (fake-quantized copies, or PyTorch's dynamic int8 quantization with real int8
 kernels) and their acceptance, greedy speculative decoding with transformers-style
 caches, timed against plain greedy decoding, the cost of one forward pass against a
-fixed cache, and the rows of the formula tables (Leviathan et al. 2023, eq. 1).
+fixed cache, and the rows of the formula tables (Leviathan et al. 2023, eq. 1). The
+sampling rule itself is in measure/lab/speculative_sampling.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import warnings
 import torch
 
 from measure.lab.context import Context
-from measure.lab.evaluation import agreement
+from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.generation import greedy_cached, prefill
 from measure.lab.quantizers import SCHEMES, quantized_copy
@@ -176,14 +177,32 @@ def position_rows(draft: str, gamma: int, accepted: list[int], alpha: float) -> 
     return rows
 
 
-def acceptance_rows(target, ids: torch.Tensor, names: list[str], keep: list[str], ctx: Context, reference) -> tuple:
+def acceptance_rows(
+    target,
+    ids: torch.Tensor,
+    names: list[str],
+    keep: list[str],
+    ctx: Context,
+    reference: torch.Tensor,
+    temperatures: tuple[float, ...] = (),
+    keep_logits: tuple[str, ...] = (),
+) -> tuple:
     """Rows of ``acceptance``: each draft's agreement with the target's greedy
-    continuation ``reference``; and the drafts named in ``keep``, built once, by name in
-    the order of ``keep``."""
-    rows, models = [], {}
+    continuation ``reference`` (the same count as measure/lab/evaluation.py's
+    ``agreement``); rows of ``acceptance_by_temperature``: at every position of the same
+    continuation, the chance Σ min(p_T, q_T) that speculative sampling at temperature T
+    keeps the draft's token, averaged over the positions; the drafts named in ``keep``,
+    built once, by name in the order of ``keep``; and the draft logits (positions, vocab)
+    of those named in ``keep_logits``, with the target's under the key "target"."""
+    from measure.lab.speculative_sampling import expected_acceptance, tempered
+
+    target_logits = logits_given_prefix(target, ids, reference)[0]
+    p_at = {t: tempered(target_logits, t) for t in temperatures}
+    rows, by_temperature, models, logits_of = [], [], {}, {"target": target_logits}
     for name in ctx.progress(names, "acceptance of each quantized draft"):
         draft = make_draft(target, name)
-        a = agreement(target, draft, ids, reference=reference)
+        logits = logits_given_prefix(draft, ids, reference)
+        a = agreement_of(logits.argmax(dim=-1), reference)
         rows.append(
             {
                 "draft": name,
@@ -195,12 +214,27 @@ def acceptance_rows(target, ids: torch.Tensor, names: list[str], keep: list[str]
                 "first_disagreement": a.first_disagreement,
             }
         )
+        for t in temperatures:
+            kept = expected_acceptance(p_at[t], tempered(logits[0], t))
+            by_temperature.append(
+                {
+                    "draft": name,
+                    "label": draft_label(name),
+                    "temperature": t,
+                    "positions": kept.numel(),
+                    # A sum divided by the count, as agreed / positions is: at T = 0 the two are equal floats.
+                    "expected_acceptance": float(kept.sum()) / kept.numel(),
+                    "lowest": float(kept.min()),
+                }
+            )
+        if name in keep_logits:
+            logits_of[name] = logits[0]
         if name in keep:
             models[name] = draft
         else:
             del draft
             gc.collect()
-    return rows, {name: models[name] for name in keep}
+    return rows, {name: models[name] for name in keep}, by_temperature, logits_of
 
 
 def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_tokens: int, repeats: int, ctx: Context):

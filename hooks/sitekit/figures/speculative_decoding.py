@@ -46,3 +46,18 @@ def formula(data):
     ax.set_ylabel(f"predicted speedup at c = {low:g} (×)")
     ax.legend()
     return fig
+
+
+@figure("speculative_decoding.acceptance_by_temperature")
+def acceptance_by_temperature(data):
+    df = data.table("speculative_decoding.acceptance_by_temperature").frame
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    for _, rows in df.groupby("draft", sort=False):
+        ax.plot(rows.temperature, rows.expected_acceptance, "o-", label=rows.label.iloc[0])
+    temps = sorted(df.temperature.unique())
+    ax.set_xticks(temps, [f"{t:g}" + ("\n(greedy)" if t == 0 else "") for t in temps])
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("temperature T")
+    ax.set_ylabel("chance a drafted token is kept, Σ min(p, q)")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    return fig
