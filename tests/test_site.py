@@ -163,3 +163,42 @@ def test_every_unit_as_a_reader_sees_it(built_site):
     text = re.sub(r"<[^>]+>", "", page)
     assert "800 KiB" in text and "320 KiB" in text  # 819,200 and 327,680 bytes in the prose
     assert "(18.0%)" in text  # 0.1796875
+
+
+class _Text(HTMLParser):
+    """The article's running text as a reader reads it: tags dropped, code, tables and forms left out."""
+
+    SKIP = {"code", "pre", "table", "script", "style", "svg", "form"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.SKIP
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.SKIP
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.parts.append(data)
+
+
+def doubled_words(html: str) -> list[str]:
+    """A word written twice in a row across a marker's edge ("96 tokens tokens", "18 users
+    users"): the marker renders its unit and the prose typed it again."""
+    t = _Text()
+    t.feed(html.split("<article", 1)[-1].split("</article>", 1)[0])
+    text = " ".join("".join(t.parts).split())
+    return [m.group(0) for m in re.finditer(r"\b([A-Za-z]{3,})\s+\1\b", text) if m.group(1).lower() not in ("that", "had")]
+
+
+def test_no_word_is_written_twice_in_a_row(built_site):
+    found = {p.parent.name: d for p, html in _pages(built_site).items() if (d := doubled_words(html))}
+    assert not found, found
+
+
+def test_a_doubled_unit_is_found():
+    html = "<article><p>It held <span>18 users</span> users, <code>x x</code> and had had</p></article>"
+    assert doubled_words(html) == ["users users"]
