@@ -244,3 +244,18 @@ def test_extend_sweep_stops_at_the_cap_and_the_budget():
     # 4; 64 would be estimated at 8 more: 6 + 8 > 7.
     measure, clock, _ = _planted(step_s)
     assert _extend(_base(step_s), measure, clock, budget_s=7.0)[:2] == ([16, 32], batching_sweep.BUDGET_SPENT)
+
+
+def test_the_next_batch_memory_estimate_by_hand():
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(vocab_size=100, intermediate_size=20, hidden_size=10)
+    # Per request: two caches of 63 + 1 positions at 8 bytes (1,024), and fp32 activations
+    # 4 x (100 + 20 + 4 x 10) = 640 bytes.
+    assert batching._estimated_bytes(config, 4, 63, 8) == 4 * (1024 + 640)
+    assert batching_sweep.available_bytes(torch.device("cpu")) > 0
+
+
+def test_the_workload_prompt_must_be_among_the_prefill_lengths():
+    with pytest.raises(ValueError, match=r"must include the workload's prompt \(64 tokens\)"):
+        batching.Config(prefill_lengths=(16, 32))
