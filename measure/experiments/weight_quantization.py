@@ -16,6 +16,13 @@ Measures, on the run's model:
   them, read from the weights alone (``measure.lab.weight_quantization_grid``): distinct
   values per block of 32 consecutive weights (a GGUF Q4_1 block holds at most 16), and
   the error of re-quantizing with Q4_1's own rule, which is ~0 for Q4_1 weights.
+* ``bandwidth`` / ``decode_kernels``: one decode step (one token, batch 1, a short random
+  cache) with the projection matrices computed by the low-bit kernels this PyTorch ships
+  (``measure.lab.lowbit_decode``: int8 and int4 weight-only, dynamic int8), against the
+  fp32 and bf16 steps: bits per weight, weight bytes read per step, step time, speed
+  against fp32, and the floor (weight bytes / the bandwidth of one large copy). Each
+  kernel is checked against its dequantized weight first; a variant this machine cannot
+  run is a row that says why.
 
 Valid on random weights too (the error of a scheme on Gaussian matrices is a fact about
 the scheme; the grid check then correctly finds no grid), so it does not refuse them.
@@ -31,7 +38,9 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab import quantizers as q
+from measure.lab.bandwidth import copy_bandwidth
 from measure.lab.context import Context
+from measure.lab.lowbit_decode import REFERENCE, VARIANTS, measure_variant
 from measure.lab.weight_quantization_grid import Q4_1_BLOCK, grid_check
 from measure.lab.weight_quantization_outliers import outlier_matrix
 from sitedata.schema import Column, Result, Table, Value
@@ -53,6 +62,11 @@ RATIO_PAIRS = (
 _ERR = dict(compare="numeric")
 _FORMULA = dict(compare="numeric", scope="any")
 _FROM_WEIGHTS = dict(compare="exact", scope="device")
+# Whether a low-bit kernel runs, and the last bits of what it computes, belong to the
+# machine (its PyTorch build and vector instructions); its speed is a timing.
+_TIMING = dict(compare="timing")
+_KERNEL = dict(compare="exact", scope="machine")
+_KERNEL_ERR = dict(compare="numeric", scope="machine")
 
 TABLES = (
     Table(
@@ -136,6 +150,38 @@ TABLES = (
             Column("q8_0_requantize_error", label="error of re-quantizing as Q8_0", **_ERR),
         ),
     ),
+    Table(
+        "bandwidth",
+        "Memory bandwidth, from one large copy",
+        (
+            Column("copy_bytes", "bytes", "buffer copied"),
+            Column("moved_bytes", "bytes", "bytes moved per copy"),
+            Column("copies_per_sample", "copies", "copies per sample"),
+            Column("time_ms", "ms", "time per copy", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth (10⁹ bytes/s)", **_TIMING),
+        ),
+    ),
+    Table(
+        "decode_kernels",
+        "One decode step ({kernel_cache_tokens}-token cache, batch 1) with the projections on low-bit kernels",
+        (
+            Column("variant", label="key"),
+            Column("label", label="projections"),
+            Column("activations", label="activations"),
+            Column("kernel", label="kernel", **_KERNEL),
+            Column("bits_per_weight", "bits", "bits per projection weight", **_FORMULA),
+            Column("weight_bytes", "bytes", "weights read per step", **_FORMULA),
+            Column("max_rel_error", label="kernel vs its weights: worst error", **_KERNEL_ERR),
+            Column("tolerance", label="tolerance"),
+            Column("status", label="status", **_KERNEL),
+            Column("step_ms", "ms", "step", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("speedup_vs_fp32", "x", "speed vs fp32", **_TIMING),
+            Column("floor_ms", "ms", "floor: bytes / bandwidth", **_TIMING),
+            Column("step_over_floor", "x", "step / floor", **_TIMING),
+        ),
+    ),
 )
 VALUES = (
     Value("parameters", "parameters", description="tied embeddings counted once"),
@@ -157,6 +203,31 @@ VALUES = (
         **_FROM_WEIGHTS,
     ),
     Value("q4_1_requantize_error_max", **_ERR),
+    Value("kernel_cache_tokens", "tokens"),
+    Value("kernel_bandwidth_gb_s", "GB/s", **_TIMING),
+    Value("kernel_fp32_step_ms", "ms", **_TIMING),
+    Value("kernel_fastest", description="the variant with the shortest step", **_TIMING),
+    Value("kernel_fastest_speedup", "x", description="its speed against fp32", **_TIMING),
+    Value("kernel_timed", "variants", description="variants built, checked and timed", **_KERNEL),
+    Value("kernel_not_run", "variants", description="variants not timed: not built, wrong or failed", **_KERNEL),
+    Value("kernel_wrong", "variants", description="variants built whose output missed the tolerance", **_KERNEL),
+    Value("kernel_fp32_over_floor", "x", description="the fp32 step over its floor", **_TIMING),
+    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", **_TIMING),
+    Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", **_TIMING),
+    Value(
+        "kernel_lowbit_fastest_bytes_saving",
+        "x",
+        description="fp32's weight bytes over that variant's",
+        compare="numeric",
+        scope="machine",
+    ),
+    Value(
+        "kernel_lowbit_min_over_floor",
+        "x",
+        description="the smallest step / floor among the low-bit variants",
+        **_TIMING,
+    ),
+    Value("kernel_samples_ms", "ms", description="every timed step, per variant", **_TIMING),
 )
 
 
@@ -164,12 +235,23 @@ VALUES = (
 class Config:
     schemes: tuple[str, ...] = tuple(q.SCHEMES)
     max_matrices: int | None = None  # None: every projection matrix
+    kernel_variants: tuple[str, ...] = tuple(VARIANTS)
+    kernel_cache_tokens: int = 64  # a short context: the step reads mostly weights
+    kernel_repeats: int = 15
+    copy_bytes: int = 2**30  # beyond any cache, as prefill_decode measures it
+    copy_repeats: int = 10
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
-        # A few seconds of arithmetic: no reason to cut anything, and the tables declare
-        # one column and the values one mean and worst per scheme, in every profile.
-        return cls()
+        # The error tables are a few seconds of arithmetic: no reason to cut anything, and
+        # they declare one column and the values one mean and worst per scheme, in every
+        # profile. Only the timed decode steps and the copy shrink.
+        if profile == "full":
+            return cls()
+        if profile == "cpu":
+            # 512 MiB: the size of the default model's fp32 weights, beyond any CPU cache.
+            return cls(kernel_repeats=7, copy_bytes=2**29, copy_repeats=5)
+        return cls(kernel_cache_tokens=8, kernel_repeats=2, copy_bytes=2**22, copy_repeats=3)
 
 
 def _kind(name: str) -> str:
@@ -258,6 +340,63 @@ def _distributed_grid(ctx: Context, layers) -> tuple[list, dict]:
     return rows, values
 
 
+def _described(row: dict | None) -> str | None:
+    return f"{row['label']}, {row['activations']} activations" if row else None
+
+
+def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, list, dict]:
+    ctx.log(f"  memory bandwidth: {cfg.copy_repeats} samples of 4 copies of {cfg.copy_bytes >> 20} MiB")
+    bw = copy_bandwidth(copy_bytes=cfg.copy_bytes, device=ctx.device, repeats=cfg.copy_repeats)
+    token = ctx.prompt_ids(1)
+    rows = [
+        measure_variant(
+            ctx.model.model,
+            VARIANTS[name],
+            token=token,
+            cache_tokens=cfg.kernel_cache_tokens,
+            device=ctx.device,
+            repeats=cfg.kernel_repeats,
+        )
+        for name in ctx.progress(cfg.kernel_variants, "decode step per low-bit kernel")
+    ]
+    samples = {r["variant"]: r["samples_ms"] for r in rows if "samples_ms" in r}
+    # A row that stopped early (not built, wrong, failed) has the columns it reached, the rest empty.
+    columns = next(t for t in TABLES if t.name == "decode_kernels").column_names
+    rows = [dict.fromkeys(columns) | {k: v for k, v in r.items() if k != "samples_ms"} for r in rows]
+    reference = next((r["step_ms"] for r in rows if r["variant"] == REFERENCE), None)
+    for r in rows:
+        if r["step_ms"] is not None:
+            floor_ms = r["weight_bytes"] / bw.bytes_per_s * 1e3
+            r["floor_ms"], r["step_over_floor"] = floor_ms, r["step_ms"] / floor_ms
+            r["speedup_vs_fp32"] = reference / r["step_ms"] if reference else None
+    timed = [r for r in rows if r["status"] == "ok"]
+    fastest = min(timed, key=lambda r: r["step_ms"]) if timed else None
+    lowbit = [r for r in timed if VARIANTS[r["variant"]].kind != "dense"]
+    fastest_lowbit = min(lowbit, key=lambda r: r["step_ms"]) if lowbit else None
+    fp32 = next((r for r in rows if r["variant"] == REFERENCE), None)
+    values = {
+        "kernel_cache_tokens": cfg.kernel_cache_tokens,
+        "kernel_bandwidth_gb_s": bw.bytes_per_s / 1e9,
+        "kernel_fp32_step_ms": reference,
+        "kernel_fastest": _described(fastest),
+        "kernel_fastest_speedup": fastest["speedup_vs_fp32"] if fastest else None,
+        "kernel_timed": len(timed),
+        "kernel_not_run": len(rows) - len(timed),
+        "kernel_wrong": sum(r["status"].startswith("wrong") for r in rows),
+        "kernel_fp32_over_floor": fp32["step_over_floor"] if fp32 else None,
+        "kernel_lowbit_fastest": _described(fastest_lowbit),
+        "kernel_lowbit_fastest_speedup": fastest_lowbit["speedup_vs_fp32"] if fastest_lowbit else None,
+        "kernel_lowbit_fastest_bytes_saving": (
+            fp32["weight_bytes"] / fastest_lowbit["weight_bytes"]
+            if fastest_lowbit and fp32 and fp32["weight_bytes"]
+            else None
+        ),
+        "kernel_lowbit_min_over_floor": min(r["step_over_floor"] for r in lowbit) if lowbit else None,
+        "kernel_samples_ms": samples,
+    }
+    return [bw.row()], rows, values
+
+
 def run(cfg: Config, ctx: Context) -> Result:
     layers = q.projection_layers(ctx.model.model)
     if cfg.max_matrices is not None:
@@ -268,6 +407,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     stats, levels, codes, v3 = outlier_matrix(layers)
     ctx.log("  checking the weights for a grid they were distributed on")
     grid, v4 = _distributed_grid(ctx, layers)
+    bandwidth, kernels, v5 = _decode_kernels(cfg, ctx)
     tables = {
         "sizes": sizes,
         "errors": errors,
@@ -276,5 +416,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "outlier_levels": levels,
         "outlier_codes": codes,
         "distributed_grid": grid,
+        "bandwidth": bandwidth,
+        "decode_kernels": kernels,
     }
-    return Result(tables=tables, values={**v1, **v2, **v3, **v4})
+    return Result(tables=tables, values={**v1, **v2, **v3, **v4, **v5})

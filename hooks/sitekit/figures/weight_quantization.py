@@ -41,3 +41,28 @@ def outlier_codes(data):
     ax.set_ylabel("weights (log scale)")
     ax.legend()
     return fig
+
+
+@figure("weight_quantization.decode_kernels")
+def decode_kernels(data):
+    df = data.table("weight_quantization.decode_kernels").frame
+    bw = data.table("weight_quantization.bandwidth").frame.bandwidth_gb_s.iloc[0] * 1e9
+    ok = df[df.status == "ok"]
+    fig, ax = plt.subplots()
+    mb = ok.weight_bytes / 1e6
+    colour = [INT8 if "int8" in v else INT4 if "int4" in v else GREY for v in ok.variant]
+    ax.errorbar(mb, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor="black", elinewidth=1, capsize=3)
+    ax.scatter(mb, ok.step_ms, c=colour, s=40, zorder=3)
+    for i, (x, y, key) in enumerate(zip(mb, ok.step_ms, ok.variant, strict=True)):
+        # The short key; alternately above and below, since two variants can read the same bytes.
+        ax.annotate(
+            key.replace("_", " "), (x, y), textcoords="offset points", xytext=(6, 4 if i % 2 else -11), fontsize=8
+        )
+    span = [df.weight_bytes.min() / 2e6, df.weight_bytes.max() / 1e6 * 1.05]
+    ax.plot(span, [b * 1e6 / bw * 1e3 for b in span], "k--", lw=1, label="floor: weight bytes / copy bandwidth")
+    ax.set_xlim(left=0)
+    ax.set_yscale("log")
+    ax.set_xlabel("weight bytes read per decode step (MB, 10⁶ bytes)")
+    ax.set_ylabel("decode step, median (ms, log scale)")
+    ax.legend(loc="lower right")
+    return fig
