@@ -10,7 +10,13 @@ Measures, on the run's model:
 * ``macs_total`` / ``macs_per_step``: multiply-accumulates, counted, for the model (its
   weight MACs per token counted by hooks on every Linear layer) and for the lone head.
 * ``memory``: peak memory above the resident weights while generating, with and
-  without the cache (method in meta.json: CUDA allocator or Linux peak RSS).
+  without the cache, at each generation length of ``memory_tokens`` (method in
+  meta.json: CUDA allocator or Linux peak RSS). Where recomputing a whole generation
+  would take too long (beyond ``memory_whole_up_to``), only its last two steps are run:
+  nothing survives a recompute step but the token ids and the previous step's logits,
+  and every step is larger than the one before, so the peak of the whole loop is the
+  peak of its final step. At the longest length run whole, both are measured, to show
+  that they agree.
 
 Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``.
 """
@@ -106,6 +112,7 @@ TABLES = (
         (
             Column("method", label="method"),
             Column("new_tokens", "tokens", "new tokens"),
+            Column("steps_run", label="steps run"),
             Column("baseline_bytes", "bytes", "in use before (weights)", **_TIMING),
             Column("peak_bytes", "bytes", "peak", **_TIMING),
             Column("above_baseline_bytes", "bytes", "peak above weights", **_TIMING),
@@ -137,7 +144,22 @@ VALUES = (
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),
     Value("macs_ratio_largest", "x", compare="numeric", scope="any"),
-    Value("memory_ratio", "x", description="recompute's peak above weights / cached's", **_TIMING),
+    Value(
+        "memory_ratio",
+        "x",
+        description="recompute's peak above weights / cached's, at the longest generation",
+        **_TIMING,
+    ),
+    Value("memory_tokens", "tokens", description="the longest generation of the memory table"),
+    Value("memory_ratio_shortest", "x", description="the same ratio at the shortest generation", **_TIMING),
+    Value("memory_tokens_shortest", "tokens"),
+    Value("memory_whole_up_to", "tokens", description="the longest generation recomputed whole for memory"),
+    Value(
+        "memory_last_steps_share",
+        "x",
+        description="at that length, the last two steps' peak above weights / the whole loop's (0 if not checked)",
+        **_TIMING,
+    ),
 )
 
 
@@ -150,16 +172,18 @@ class Config:
     head_repeats: int = 7
     mac_totals: tuple[int, ...] = (64, 256, 1024, 4096)  # spec §1.3
     mac_step_contexts: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096)
-    memory_tokens: int = 256  # spec §1.4
+    memory_tokens: tuple[int, ...] = (96, 256)  # 256: spec §1.4; 96: a shorter point beside it
+    memory_whole_up_to: int = 256  # recompute runs whole up to here; beyond, its last steps
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # Recompute costs O(n^2) forwards on two cores: fewer repeats and a shorter
-            # memory run keep §1 near a minute without changing what is shown.
-            return cls(generation_repeats=2, memory_tokens=96)
+            # Recompute costs O(n^2) forwards on two cores (a whole 256-token run, over a
+            # minute): fewer repeats, and at 256 tokens its last two steps alone, keep §1
+            # near a minute without changing what is shown.
+            return cls(generation_repeats=2, memory_whole_up_to=96)
         return cls(
             new_tokens=6,
             generation_repeats=1,
@@ -167,7 +191,8 @@ class Config:
             head_repeats=2,
             mac_totals=(4, 16),
             mac_step_contexts=(1, 8),
-            memory_tokens=6,
+            memory_tokens=(4, 6),
+            memory_whole_up_to=4,
         )
 
 
@@ -239,25 +264,64 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[lis
     return rows, tokens, values
 
 
+def last_steps_prefix(ids: torch.Tensor, generated: torch.Tensor, new_tokens: int) -> torch.Tensor:
+    """The sequence from which two recompute steps are the last two steps of generating
+    ``new_tokens`` after ``ids``: the prompt and the first ``new_tokens - 2`` tokens."""
+    return torch.cat([ids, generated[:, : new_tokens - 2]], dim=1)
+
+
 def _memory(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, dict]:
     model = ctx.model.model
-    rows = []
-    for method, fn in (("recompute", greedy_recompute), ("cached", greedy_cached)):
-        ctx.log(f"  peak memory while generating {cfg.memory_tokens} tokens, {method}")
-        peak = measure_peak(lambda: fn(model, ids, cfg.memory_tokens), device=ctx.device)
-        rows.append(
-            {
-                "method": method,
-                "new_tokens": cfg.memory_tokens,
-                "baseline_bytes": peak.baseline_bytes,
-                "peak_bytes": peak.peak_bytes,
-                "above_baseline_bytes": peak.above_baseline_bytes,
-            }
-        )
-    ratio = rows[0]["above_baseline_bytes"] / max(1, rows[1]["above_baseline_bytes"])
-    for r in rows:
-        r["relative_to_cached"] = r["above_baseline_bytes"] / max(1, rows[1]["above_baseline_bytes"])
-    return rows, {"memory_ratio": ratio}
+    lengths = sorted(cfg.memory_tokens)
+    # the longest generation recomputed whole, where the last-steps probe is checked
+    # against it when some longer one is probed only
+    checked = max((n for n in lengths if n <= cfg.memory_whole_up_to), default=0)
+    if lengths[-1] <= cfg.memory_whole_up_to:
+        checked = 0
+    rows: list[dict] = []
+
+    def point(method: str, n: int, steps: str, fn) -> dict:
+        ctx.log(f"  peak memory, {n} new tokens, {method} ({steps})")
+        peak = measure_peak(fn, device=ctx.device)
+        row = {
+            "method": method,
+            "new_tokens": n,
+            "steps_run": steps,
+            "baseline_bytes": peak.baseline_bytes,
+            "peak_bytes": peak.peak_bytes,
+            "above_baseline_bytes": peak.above_baseline_bytes,
+        }
+        rows.append(row)
+        return row
+
+    ratios, share = {}, 0.0
+    for n in lengths:
+        tokens = {}
+        cached = point("cached", n, "all", lambda n=n: tokens.setdefault("ids", greedy_cached(model, ids, n)))
+        recompute = []
+        if n <= cfg.memory_whole_up_to:
+            recompute.append(point("recompute", n, "all", lambda n=n: greedy_recompute(model, ids, n)))
+        if n > cfg.memory_whole_up_to or n == checked:
+            prefix = last_steps_prefix(ids, tokens["ids"], n)
+            recompute.append(
+                point("recompute", n, "last two", lambda prefix=prefix: greedy_recompute(model, prefix, 2))
+            )
+        for r in (*recompute, cached):
+            r["relative_to_cached"] = r["above_baseline_bytes"] / max(1, cached["above_baseline_bytes"])
+        ratios[n] = recompute[0]["relative_to_cached"]
+        if n == checked:
+            share = recompute[1]["above_baseline_bytes"] / max(1, recompute[0]["above_baseline_bytes"])
+    order = {"recompute": 0, "cached": 1}
+    rows.sort(key=lambda r: (r["new_tokens"], order[r["method"]], r["steps_run"] != "all"))
+    values = {
+        "memory_ratio": ratios[lengths[-1]],
+        "memory_tokens": lengths[-1],
+        "memory_ratio_shortest": ratios[lengths[0]],
+        "memory_tokens_shortest": lengths[0],
+        "memory_whole_up_to": min(cfg.memory_whole_up_to, lengths[-1]),
+        "memory_last_steps_share": share,
+    }
+    return rows, values
 
 
 def work(cfg: Config) -> Work:
@@ -277,7 +341,10 @@ def work(cfg: Config) -> Work:
         total += recompute(cfg.new_tokens)
     for _ in range(max(3, cfg.generation_repeats) + 3):
         total += cached(cfg.new_tokens)
-    return total + recompute(cfg.memory_tokens) + cached(cfg.memory_tokens)
+    for n in cfg.memory_tokens:
+        total += cached(n)
+        total += recompute(n) if n <= cfg.memory_whole_up_to else Work(prefill_tokens=2 * (prompt + n))
+    return total
 
 
 def run(cfg: Config, ctx: Context) -> Result:
