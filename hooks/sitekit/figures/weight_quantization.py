@@ -24,7 +24,7 @@ def errors(data):
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("relative error ||W − Ŵ|| / ||W|| (log scale)")
-    ax.legend(loc="lower right")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return fig
 
 
@@ -50,19 +50,18 @@ def decode_kernels(data):
     ok = df[df.status == "ok"]
     fig, ax = plt.subplots()
     mb = ok.weight_bytes / 1e6
-    colour = [INT8 if "int8" in v else INT4 if "int4" in v else GREY for v in ok.variant]
-    ax.errorbar(mb, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor="black", elinewidth=1, capsize=3)
-    ax.scatter(mb, ok.step_ms, c=colour, s=40, zorder=3)
-    for i, (x, y, key) in enumerate(zip(mb, ok.step_ms, ok.variant, strict=True)):
-        # The short key; alternately above and below, since two variants can read the same bytes.
-        ax.annotate(
-            key.replace("_", " "), (x, y), textcoords="offset points", xytext=(6, 4 if i % 2 else -11), fontsize=8
-        )
+    ax.errorbar(mb, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
+    # One marker per variant, named in the legend: several read nearly the same bytes, so
+    # labels beside the points would overlap.
+    markers = iter("os^Dv<>ph")
+    for x, y, key, label, act in zip(mb, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True):
+        colour = INT8 if "int8" in key else INT4 if "int4" in key else "black"
+        ax.plot(x, y, next(markers), color=colour, ms=7, ls="none", label=f"{label} ({act})", zorder=3)
     span = [df.weight_bytes.min() / 2e6, df.weight_bytes.max() / 1e6 * 1.05]
     ax.plot(span, [b * 1e6 / bw * 1e3 for b in span], "k--", lw=1, label="floor: weight bytes / copy bandwidth")
     ax.set_xlim(left=0)
     ax.set_yscale("log")
     ax.set_xlabel("weight bytes read per decode step (MB, 10⁶ bytes)")
     ax.set_ylabel("decode step, median (ms, log scale)")
-    ax.legend(loc="lower right")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return fig
