@@ -169,6 +169,20 @@ def compare_experiment(
         cols = [c["name"] for c in tmeta["columns"]]
         new_cols = [c["name"] for c in new.columns(tname)]
         old_rows, new_rows = committed.rows(tname), new.rows(tname)
+        if not whole and cols == new_cols and len(old_rows) != len(new_rows) and tmeta.get("length") == "timing":
+            # The timings chose where the table ends: compare the rows both runs have.
+            shared = min(len(old_rows), len(new_rows))
+            out.append(
+                Finding(
+                    experiment=exp,
+                    table=tname,
+                    verdict="not comparable",
+                    committed=f"{len(old_rows)} rows",
+                    new=f"{len(new_rows)} rows",
+                    reason=f"rows after the first {shared} are set by timings on the measuring machine",
+                )
+            )
+            old_rows, new_rows = old_rows[:shared], new_rows[:shared]
         if not whole and (cols != new_cols or len(old_rows) != len(new_rows)):
             # Rows per dtype (one table row for each precision the run used) legitimately
             # differ between devices; on the same device a new shape is a change of method.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sitedata.names import NAME, BadName, check_name, inside
-from sitedata.schema import COMPARE, SCOPES
+from sitedata.schema import COMPARE, LENGTHS, SCOPES
 from sitedata.store import META, SCHEMA_VERSION, sha256
 
 # meta.json keys a page or the gate reads, with the type each must have.
@@ -148,6 +148,8 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             or not isinstance(t.get("title"), str)
         ):
             raise bad(f"table {table}: rows, sha256 or title missing")
+        if t.get("length", "fixed") not in LENGTHS:
+            raise bad(f"table {table}: length must be one of {', '.join(LENGTHS)}")
         cols = t.get("columns")
         if not isinstance(cols, list) or not cols:
             raise bad(f"table {table}: no columns")

@@ -33,6 +33,7 @@ from sitedata.names import BadName, check_name
 
 COMPARE = ("exact", "numeric", "timing")
 SCOPES = ("any", "device", "machine")
+LENGTHS = ("fixed", "timing")
 DEFAULT_SCOPE = {"exact": "any", "numeric": "device", "timing": "machine"}
 
 
@@ -78,14 +79,22 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``."""
+    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``.
+
+    ``length`` says what sets the number of rows: ``"fixed"``, the parameters (the same
+    rows on any machine), or ``"timing"``, the measurements themselves (a sweep that goes
+    on until its timings show a knee, so a rerun may stop a row earlier or later; the
+    drift gate compares the rows both runs have)."""
 
     name: str
     title: str
     columns: tuple[Column, ...]
+    length: str = "fixed"
 
     def __post_init__(self) -> None:
         check_name("table", self.name)
+        if self.length not in LENGTHS:
+            raise SchemaError(f"table {self.name}: length {self.length!r} not in {LENGTHS}")
         names = [c.name for c in self.columns]
         if not names or len(set(names)) != len(names):
             raise SchemaError(f"table {self.name}: columns must be given, each once: {names}")

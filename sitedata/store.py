@@ -92,6 +92,7 @@ def render_files(
             "rows": len(rows[t.name]),
             "sha256": sha256(text),
             "columns": [c.as_meta() for c in t.columns],
+            **({"length": t.length} if t.length != "fixed" else {}),
         }
     meta = {
         "schema_version": SCHEMA_VERSION,

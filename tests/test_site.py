@@ -191,7 +191,9 @@ def doubled_words(html: str) -> list[str]:
     t = _Text()
     t.feed(html.split("<article", 1)[-1].split("</article>", 1)[0])
     text = " ".join("".join(t.parts).split())
-    return [m.group(0) for m in re.finditer(r"\b([A-Za-z]{3,})\s+\1\b", text) if m.group(1).lower() not in ("that", "had")]
+    return [
+        m.group(0) for m in re.finditer(r"\b([A-Za-z]{3,})\s+\1\b", text) if m.group(1).lower() not in ("that", "had")
+    ]
 
 
 def test_no_word_is_written_twice_in_a_row(built_site):

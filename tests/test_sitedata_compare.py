@@ -168,6 +168,23 @@ def test_missing_tables_and_changed_shapes():
     assert shape.verdict == "not comparable" and shape.reason.startswith("table shape changed; reproduces on")
 
 
+def test_a_table_whose_length_timings_set_is_compared_on_the_rows_both_runs_have():
+    old = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "2", "10"], ["c", "3", "10"]])})
+    old.meta["tables"]["t"]["length"] = "timing"
+    shorter = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "2", "10"]])})
+    findings = compare_experiment(old, shorter)
+    (whole,) = [f for f in findings if f.row is None]
+    assert whole.verdict == "not comparable" and whole.committed == "3 rows" and whole.new == "2 rows"
+    assert whole.reason == "rows after the first 2 are set by timings on the measuring machine"
+    assert {f.row for f in findings if f.row is not None} == {0, 1}
+    assert {f.verdict for f in findings if f.compare == "exact"} == {"ok"}
+    # The rows both have still drift when they differ, and a fixed-length table keeps its rule.
+    changed = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "5", "10"]])})
+    assert [f.row for f in compare_experiment(old, changed) if f.verdict == "drift"] == [1]
+    del old.meta["tables"]["t"]["length"]
+    assert [f.reason for f in compare_experiment(old, shorter)] == ["table shape changed"]
+
+
 def test_named_values():
     values = {
         "ratio": (2.0, "numeric", "any"),

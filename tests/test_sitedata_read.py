@@ -97,6 +97,7 @@ def test_broken_meta_json_is_one_line(root, text, message):
         (lambda m: m["tables"].update({"../x": m["tables"]["t"]}), "'../x' is not a snake_case name"),
         (lambda m: m["tables"]["t"]["columns"][0].update(scope="galaxy"), "bad name, compare or scope"),
         (lambda m: m["values"].update(v={"value": 1}), "value 'v' has a bad unit"),
+        (lambda m: m["tables"]["t"].update(length="random"), "length must be one of fixed, timing"),
     ],
 )
 def test_malformed_meta_is_one_line(root, edit, message):

@@ -34,6 +34,14 @@ def _snapshot(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+def test_a_table_whose_length_timings_set_says_so_in_its_meta(tmp_path):
+    tables = (Table("t", "T", (Column("n"),), length="timing"), Table("u", "U", (Column("n"),)))
+    result = Result(tables={"t": [{"n": 1}], "u": [{"n": 1}]}, values={})
+    write_experiment(tmp_path, "exp", result, tables=tables, values=(), provenance=_provenance())
+    meta = read_experiment(tmp_path, "exp").meta["tables"]
+    assert meta["t"]["length"] == "timing" and "length" not in meta["u"]
+
+
 def test_write_and_read_back(tmp_path):
     _write(tmp_path)
     assert (tmp_path / "exp" / "t.csv").read_text() == "n,x_ms\n1,0.1\n2,true\n"
@@ -87,6 +95,8 @@ def test_declarations_refuse_bad_names_rules_and_scopes():
         Value("a", scope="galaxy")
     with pytest.raises(SchemaError, match="each once"):
         Table("t", "T", (Column("a"), Column("a")))
+    with pytest.raises(SchemaError, match="length"):
+        Table("t", "T", (Column("a"),), length="random")
     assert Column("a", compare="numeric").scope == "device"
     assert Column("a", compare="exact", scope="machine").scope == "machine"
 
