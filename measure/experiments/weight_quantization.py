@@ -217,9 +217,8 @@ VALUES = (
     Value(
         "kernel_lowbit_fastest_bytes_saving",
         "x",
-        description="fp32's weight bytes over that variant's",
-        compare="numeric",
-        scope="machine",
+        description="fp32's weight bytes over that variant's (which variant is chosen by a timing)",
+        **_TIMING,
     ),
     Value(
         "kernel_lowbit_min_over_floor",
