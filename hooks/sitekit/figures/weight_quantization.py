@@ -48,7 +48,7 @@ def decode_kernels(data):
     df = data.table("weight_quantization.decode_kernels").frame
     bw = data.table("weight_quantization.bandwidth").frame.bandwidth_gb_s.iloc[0] * 1e9
     ok = df[df.status == "ok"]
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
     mb = ok.weight_bytes / 1e6
     ax.errorbar(mb, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
     # One marker per variant, named in the legend: several read nearly the same bytes, so
