@@ -86,3 +86,26 @@ def test_agreement_with_itself_is_one():
     prompt = torch.randint(0, 512, (1, 5), generator=torch.Generator().manual_seed(2))
     a = agreement(m, m, prompt, 12)
     assert (a.agreed, a.total, a.fraction, a.first_disagreement) == (12, 12, 1.0, -1)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "full"])
+def test_agreement_is_measured_alike_on_both_pages(profile):
+    from measure.experiments import quality, speculative_decoding
+
+    q = quality.Config.for_profile(profile)
+    s = speculative_decoding.Config.for_profile(profile)
+    assert q.agreement_tokens == s.agreement_tokens
+
+
+def test_speculative_acceptance_counts_are_the_quality_agreement(smoke_data):
+    """Same code, prompt and positions: each fake-quantized draft's count of agreeing
+    positions on the speculative-decoding page is its scheme's count here."""
+    quality_rows = {r["variant"]: r for r in _rows(smoke_data / "quality", "quality")}
+    drafts = _rows(smoke_data / "speculative_decoding", "acceptance")
+    checked = 0
+    for d in drafts:
+        if d["draft"] in quality_rows:
+            q = quality_rows[d["draft"]]
+            assert (d["agreed"], d["positions"]) == (q["agreement_agreed"], q["agreement_positions"]), d["draft"]
+            checked += 1
+    assert checked
