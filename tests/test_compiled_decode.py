@@ -134,6 +134,7 @@ def test_work_is_counted_by_hand_for_the_smoke_profile():
     # split: (2 repeats + 1 warm-up) x (6 prompt tokens, 3 steps); prefills: 3 x (4 + 16);
     # decode: eager and compiled x 2 contexts x (2 warm-ups + 2 repeats); two compilations.
     assert prefill_decode.work(prefill_decode.Config.for_profile("smoke")) == Work(18 + 60, 9 + 16, 2)
-    # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, 1 warm-up + 2 repeats.
-    assert batching.work(batching.Config.for_profile("smoke")) == Work(0, 2 * 8 * 3, 1)
+    # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, 1 warm-up + 2 repeats;
+    # the admission prefills at 16 and 64 prompt tokens, 1 warm-up + 2 repeats each.
+    assert batching.work(batching.Config.for_profile("smoke")) == Work((16 + 64) * 3, 2 * 8 * 3, 1)
     assert cache_size.work(cache_size.Config.for_profile("full")) == Work(295 + 4 * 128, 0, 0)
