@@ -57,6 +57,8 @@ def test_iec_digits():
         (0.000106, "0.0106%"),  # never rounded to another number (0.0 %)
         (0.005, "0.5%"),
         (-0.000106, "-0.0106%"),
+        (2.0712e-13, "2.07 × 10⁻¹¹%"),  # not 0.0000000000207%, nor 0.0%
+        (0.0000106, "0.00106%"),
         (0.5, "50.0%"),
         (1.2346, "123.5%"),
         (0.0, "0.0%"),
@@ -96,6 +98,7 @@ def test_scientific(value, text):
 
 def test_significant_digits_and_grouping():
     assert f.number(12_345.678) == "12,346"
+    assert f.format_value(2.421538e-07) == "2.42 × 10⁻⁷" and f.format_value(0.00123) == "0.00123"
     assert f.number(0.000123456) == "0.000123"
     assert f.number(1.23456, digits=2) == "1.2"
     assert f.number(99.96) == "100"

@@ -134,7 +134,7 @@ def _table_rows(site, page, ref):
     table = html.split(f'data-table="{ref}"', 1)[1].split("</tbody>", 1)[0]
     body = table.split("<tbody>", 1)[1]
     return [
-        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", row, flags=re.S)]
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
         for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)
     ]
 
@@ -204,3 +204,17 @@ def test_no_word_is_written_twice_in_a_row(built_site):
 def test_a_doubled_unit_is_found():
     html = "<article><p>It held <span>18 users</span> users, <code>x x</code> and had had</p></article>"
     assert doubled_words(html) == ["users users"]
+
+
+def test_a_header_names_its_unit_once():
+    from sitekit.markers import _header
+
+    assert _header({"name": "t", "unit": "tokens", "label": "tokens each"}) == '<th title="t">tokens each</th>'
+    assert _header({"name": "s", "unit": "ms", "label": "spread (IQR)"}) == '<th title="s">spread (IQR) (ms)</th>'
+    assert _header({"name": "u", "unit": "users", "label": "user count"}) == '<th title="u">user count (users)</th>'
+
+
+def test_text_cells_may_wrap_and_numbers_may_not(built_site):
+    html = (built_site / "weight-quantization" / "index.html").read_text(encoding="utf-8")
+    assert '<td class="text">not built: ' in html  # a reason, long: it wraps
+    assert re.search(r"<td>\d[\d,.]*</td>", html)  # a number: one line

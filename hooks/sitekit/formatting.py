@@ -94,12 +94,15 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
         return f"{number(value, digits=digits if digits is not None else 2, fixed=True)}×"
     if style == "percent":
         if digits is None and 0 < abs(100 * value) < 1:
-            # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant digits
-            return f"{number(100 * value, digits=3)}%"
+            # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant
+            # digits, and a power of ten once the zeros would outnumber them
+            return f"{scientific(100 * value, 3)}%"
         return f"{number(100 * value, digits=digits if digits is not None else 1, fixed=True)}%"
     if style == "fixed":
         return number(value, digits=digits if digits is not None else 2, fixed=True)
     if style == "num":
+        if 0 < abs(value) < 1e-3:  # 2.42 × 10⁻⁷, not 0.000000242: the zeros are not the number
+            return scientific(value, digits or 3)
         return number(value, digits=digits or 3)
     raise ValueError(f"unknown number style {style!r}")
 

@@ -105,11 +105,19 @@ def _default_style(col: dict, value: Any) -> str:
     return "auto"
 
 
+def _td(value: Any, col: dict, style: str | None) -> str:
+    """A cell; text (a name, a status, a reason) may wrap, numbers stay on one line."""
+    opening = '<td class="text">' if isinstance(value, str) else "<td>"
+    return f"{opening}{_cell_html(value, col, style)}</td>"
+
+
 def _header(col: dict) -> str:
     unit = col["unit"]
     shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
     label = html.escape(col.get("label") or col["name"])
     title = html.escape(col.get("description") or col["name"])
+    if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", col.get("label") or ""):
+        shown = ""  # "tokens each", not "tokens each (tokens)"
     return f'<th title="{title}">{label}' + (f" ({html.escape(shown)})" if shown else "") + "</th>"
 
 
@@ -134,7 +142,7 @@ def table(
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
-        "<tr>" + "".join(f"<td>{_cell_html(row[c['name']], c, styles.get(c['name']))}</td>" for c in cols) + "</tr>"
+        "<tr>" + "".join(_td(row[c["name"]], c, styles.get(c["name"])) for c in cols) + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption or t.title)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
 from sitekit.figures import figure
+from sitekit.formatting import format_value
 
 INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
 
@@ -18,13 +20,19 @@ def errors(data):
     df = data.table("weight_quantization.errors").frame
     fig, ax = plt.subplots()
     y = range(len(df))
-    ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme], label="mean over all matrices")
-    ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label="worst matrix")
-    ax.set_yticks(list(y), [f"{lab} ({b:.3g} bits)" for lab, b in zip(df.label, df.bits_per_weight, strict=True)])
+    ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme])
+    (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label="worst matrix")
+    # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
+    ticks = [f"{lab} ({format_value(b, 'bits')} bits)" for lab, b in zip(df.label, df.bits_per_weight, strict=True)]
+    ax.set_yticks(list(y), ticks)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("relative error ||W − Ŵ|| / ||W|| (log scale)")
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    families = [
+        Patch(color=c, label=f"{name}: mean over all matrices")
+        for name, c in (("int8", INT8), ("int4", INT4), ("NF4", NF4))
+    ]
+    ax.legend(handles=[*families, worst], loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return fig
 
 
@@ -49,19 +57,19 @@ def decode_kernels(data):
     bw = data.table("weight_quantization.bandwidth").frame.bandwidth_gb_s.iloc[0] * 1e9
     ok = df[df.status == "ok"]
     fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
-    mb = ok.weight_bytes / 1e6
-    ax.errorbar(mb, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
+    mib = ok.weight_bytes / 2**20  # MiB, as the tables write bytes
+    ax.errorbar(mib, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
     # One marker per variant, named in the legend: several read nearly the same bytes, so
     # labels beside the points would overlap.
     markers = iter("os^Dv<>ph")
-    for x, y, key, label, act in zip(mb, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True):
+    for x, y, key, label, act in zip(mib, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True):
         colour = INT8 if "int8" in key else INT4 if "int4" in key else "black"
         ax.plot(x, y, next(markers), color=colour, ms=7, ls="none", label=f"{label} ({act})", zorder=3)
-    span = [df.weight_bytes.min() / 2e6, df.weight_bytes.max() / 1e6 * 1.05]
-    ax.plot(span, [b * 1e6 / bw * 1e3 for b in span], "k--", lw=1, label="floor: weight bytes / copy bandwidth")
+    span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
+    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label="floor: weight bytes / copy bandwidth")
     ax.set_xlim(left=0)
     ax.set_yscale("log")
-    ax.set_xlabel("weight bytes read per decode step (MB, 10⁶ bytes)")
+    ax.set_xlabel("weight bytes read per decode step (MiB)")
     ax.set_ylabel("decode step, median (ms, log scale)")
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return fig
