@@ -183,3 +183,10 @@ def test_arrival_rows_follow_the_simulation():
         assert ratio["mean_latency_ratio"] == pytest.approx(st["mean_latency_ms"] / co["mean_latency_ms"])
         assert ratio["p95_latency_ratio"] == pytest.approx(st["p95_latency_ms"] / co["p95_latency_ms"])
         assert ratio["mean_ttft_ratio"] == pytest.approx(st["mean_ttft_ms"] / co["mean_ttft_ms"])
+
+
+def test_summaries_are_written_in_milliseconds():
+    from measure.sim.batching_sim import in_ms
+
+    summary = {"total_s": 1.5, "mean_latency_s": 0.25, "throughput_tok_s": 40.0}
+    assert in_ms(summary, "total", "mean_latency") == {"total_ms": 1500.0, "mean_latency_ms": 250.0}

@@ -59,6 +59,11 @@ _SIM = dict(compare="numeric", scope="any")
 # Bytes of the KV cache: the model's shape times the run's dtype (fp16 on a GPU, fp32 on a CPU).
 _BYTES = dict(compare="exact", scope="device")
 
+# Mean and percentiles of the requests' latency, in the static and the arrivals tables alike.
+_LATENCY_COLUMNS = tuple(
+    Column(f"{k}_latency_ms", "ms", f"{k} latency", **_TIMING) for k in ("mean", "p50", "p95", "p99")
+)
+
 TABLES = (
     Table(
         "sweep",
@@ -114,10 +119,7 @@ TABLES = (
             Column("mean_latency_steps", "steps", "mean latency in steps", **_SIM),
             Column("total_ms", "ms", "total time", **_TIMING),
             Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
-            Column("mean_latency_ms", "ms", "mean latency", **_TIMING),
-            Column("p50_latency_ms", "ms", "p50 latency", **_TIMING),
-            Column("p95_latency_ms", "ms", "p95 latency", **_TIMING),
-            Column("p99_latency_ms", "ms", "p99 latency", **_TIMING),
+            *_LATENCY_COLUMNS,
         ),
     ),
     Table(
@@ -141,10 +143,7 @@ TABLES = (
             Column("slot_utilisation", "fraction", "slot utilisation", **_TIMING),
             Column("total_ms", "ms", "total time", **_TIMING),
             Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
-            Column("mean_latency_ms", "ms", "mean latency", **_TIMING),
-            Column("p50_latency_ms", "ms", "p50 latency", **_TIMING),
-            Column("p95_latency_ms", "ms", "p95 latency", **_TIMING),
-            Column("p99_latency_ms", "ms", "p99 latency", **_TIMING),
+            *_LATENCY_COLUMNS,
             Column("mean_ttft_ms", "ms", "mean time to first token", **_TIMING),
             Column("p95_ttft_ms", "ms", "p95 time to first token", **_TIMING),
         ),

@@ -14,6 +14,13 @@ from collections.abc import Mapping, Sequence
 from measure.sim.paged_kv import SCHEMES, simulate_memory
 from measure.sim.scheduler import POLICIES, Schedule, poisson_arrivals, schedule, serve, timed
 
+LATENCIES = ("mean_latency", "p50_latency", "p95_latency", "p99_latency")
+
+
+def in_ms(summary: Mapping[str, float], *names: str) -> dict[str, float]:
+    """``name_ms`` for each ``name_s`` of a schedule's summary: the tables write milliseconds."""
+    return {f"{n}_ms": summary[f"{n}_s"] * 1e3 for n in names}
+
 
 def policy_rows(
     lengths: Sequence[int], slots: int, costs: Mapping[int, float]
@@ -34,12 +41,8 @@ def policy_rows(
                 "steps": sched.steps,
                 "slot_utilisation": sched.utilisation,
                 "mean_latency_steps": statistics.fmean(sp.release for sp in sched.spans),
-                "total_ms": s["total_s"] * 1e3,
                 "throughput_tok_s": s["throughput_tok_s"],
-                "mean_latency_ms": s["mean_latency_s"] * 1e3,
-                "p50_latency_ms": s["p50_latency_s"] * 1e3,
-                "p95_latency_ms": s["p95_latency_s"] * 1e3,
-                "p99_latency_ms": s["p99_latency_s"] * 1e3,
+                **in_ms(s, "total", *LATENCIES),
             }
         )
         for sp in sched.spans:
@@ -117,14 +120,8 @@ def arrival_rows(
                     "output_tokens": run.useful_tokens,
                     "decode_steps": len(run.decode_steps),
                     "slot_utilisation": run.utilisation,
-                    "total_ms": s["total_s"] * 1e3,
                     "throughput_tok_s": s["throughput_tok_s"],
-                    "mean_latency_ms": s["mean_latency_s"] * 1e3,
-                    "p50_latency_ms": s["p50_latency_s"] * 1e3,
-                    "p95_latency_ms": s["p95_latency_s"] * 1e3,
-                    "p99_latency_ms": s["p99_latency_s"] * 1e3,
-                    "mean_ttft_ms": s["mean_ttft_s"] * 1e3,
-                    "p95_ttft_ms": s["p95_ttft_s"] * 1e3,
+                    **in_ms(s, "total", *LATENCIES, "mean_ttft", "p95_ttft"),
                 }
             )
             requests += [
