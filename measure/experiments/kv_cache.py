@@ -113,7 +113,7 @@ TABLES = (
             Column("method", label="method"),
             Column("new_tokens", "tokens", "new tokens"),
             Column("steps_run", label="steps run"),
-            Column("baseline_bytes", "bytes", "in use before (weights)", **_TIMING),
+            Column("baseline_bytes", "bytes", "in use before (the whole process)", **_TIMING),
             Column("peak_bytes", "bytes", "peak", **_TIMING),
             Column("above_baseline_bytes", "bytes", "peak above weights", **_TIMING),
             Column("relative_to_cached", "x", "relative to cached", **_TIMING),

@@ -350,7 +350,10 @@ def _model_rows(ctx: Context, cfg: Config) -> list[dict]:
         "windowed_layers": windows.windowed_layers,
     }
     rows = []
-    for m, source in [*((m, "spec §10 assumption") for m in SPEC_MODELS), (own, "measured model's shape")]:
+    for m, source in [
+        *((m, "a usual shape of its class (assumed)") for m in SPEC_MODELS),
+        (own, "measured model's shape"),
+    ]:
         kv = budget_kv_bytes_per_token(
             layers=m["layers"],
             kv_heads=m["kv_heads"],

@@ -73,7 +73,7 @@ TABLES = (
             Column("copies_per_sample", "copies", "copies per timed sample"),
             Column("time_ms", "ms", "time per copy", **_TIMING),
             Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
-            Column("bandwidth_gb_s", "GB/s", "bandwidth (10⁹ bytes/s)", **_TIMING),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth", **_TIMING),
         ),
     ),
     Table(

@@ -247,7 +247,8 @@ def run(cfg: Config, ctx: Context) -> Result:
         ("text", "Alice's Adventures in Wonderland (Lewis Carroll, 1865), measure/data/alice29.txt"),
         (
             "tokens scored",
-            f"{text_ids.numel() - 1:,} (book tokens {cfg.text_offset:,} to {cfg.text_offset + text_ids.numel() - 1:,})",
+            f"{text_ids.numel() - 1:,} scored: book tokens {cfg.text_offset + 1:,} to "
+            f"{cfg.text_offset + text_ids.numel() - 1:,}, each given those before it from token {cfg.text_offset:,}",
         ),
         ("context window", f"{cfg.context:,} tokens"),
         ("stride", f"{cfg.stride:,} tokens ({ppl.windows} forward pass{'es' if ppl.windows > 1 else ''})"),

@@ -175,6 +175,7 @@ TABLES = (
         "Acceptance of the i-th drafted token of a round, given the ones before it were kept",
         (
             _DRAFT,
+            _LABEL,
             _GAMMA,
             Column("position", label="position i"),
             Column("proposed", label="rounds reaching i", **_DRAFTED),
@@ -446,7 +447,7 @@ def run(cfg: Config, ctx: Context) -> Result:
                 "measured_speedup": greedy_s / spec_s,
             }
         )
-        by_position += position_rows(d, g, accepted, alpha)
+        by_position += [{**r, "label": draft_label(d)} for r in position_rows(d, g, accepted, alpha)]
     ctx.log(f"  speculative sampling at T = {cfg.sampled_temperature:g}, gamma {cfg.sampled_gamma}")
     sampled = sampled_rows(target, models, ids, by_temperature, cfg)
     del models
