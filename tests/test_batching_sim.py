@@ -190,3 +190,29 @@ def test_summaries_are_written_in_milliseconds():
 
     summary = {"total_s": 1.5, "mean_latency_s": 0.25, "throughput_tok_s": 40.0}
     assert in_ms(summary, "total", "mean_latency") == {"total_ms": 1500.0, "mean_latency_ms": 250.0}
+
+
+def test_rows_fill_exactly_the_columns_the_batching_page_declares():
+    from measure.experiments.batching import TABLES
+
+    declared = {t.name: set(t.column_names) for t in TABLES}
+    policies, timeline, _, _ = policy_rows(LENGTHS, SLOTS, COSTS)
+    summary, ratios, requests, _ = arrival_rows(LENGTHS, SLOTS, COSTS, prefill_s=1.0, loads=(0.5,), seed=3)
+    for name, rows in [
+        ("policies", policies),
+        ("timeline", timeline),
+        ("arrivals", summary),
+        ("arrival_ratios", ratios),
+        ("arrival_requests", requests),
+    ]:
+        assert rows and all(set(r) == declared[name] for r in rows), name
+
+
+def test_arrival_request_times_are_milliseconds_of_the_simulation():
+    _, _, requests, _ = arrival_rows(LENGTHS, SLOTS, COSTS, prefill_s=1.0, loads=(0.5,), seed=3)
+    arrivals = poisson_arrivals(3, rate=0.5 / 1.75, seed=3)
+    for policy in ("static", "continuous"):
+        run = serve(policy, arrivals, LENGTHS, SLOTS, prefill_s=[1.0] * 3, step_cost=COSTS.__getitem__)
+        mine = [r for r in requests if r["policy"] == policy]
+        assert [r["release_ms"] for r in mine] == pytest.approx([s.release * 1e3 for s in run.served])
+        assert [r["first_token_ms"] for r in mine] == pytest.approx([s.first_token * 1e3 for s in run.served])

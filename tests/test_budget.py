@@ -112,8 +112,11 @@ def test_longest_context_with_a_window_hand_worked():
     # every layer windowed and the window fits: no limit; not even the window: what fits
     assert longest_context(free_bytes=4000, layer_token_bytes=10, layers=4, windowed_layers=4, window=100) is None
     assert longest_context(free_bytes=3999, layer_token_bytes=10, layers=4, windowed_layers=4, window=100) == 99
-    # no window: the plain budget
+    # no window: the plain budget, also when layers are named windowed but the window is 0
     assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=0, window=0) == 250
+    assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=2, window=0) == 250
+    # a window of one token: 10,000 - 10 x 2 x 1 = 9,980 over 20 bytes a token = 499
+    assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=2, window=1) == 499
     with pytest.raises(ValueError):
         longest_context(free_bytes=-1, **kw)
 

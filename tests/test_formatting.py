@@ -59,6 +59,9 @@ def test_iec_digits():
         (-0.000106, "-0.0106%"),
         (2.0712e-13, "2.07 × 10⁻¹¹%"),  # not 0.0000000000207%, nor 0.0%
         (0.0000106, "0.00106%"),
+        (0.00995, "0.995%"),  # under one percent: 3 significant digits
+        (0.01, "1.0%"),  # from one percent on: one decimal
+        (0.0123, "1.2%"),
         (0.5, "50.0%"),
         (1.2346, "123.5%"),
         (0.0, "0.0%"),
@@ -99,6 +102,7 @@ def test_scientific(value, text):
 def test_significant_digits_and_grouping():
     assert f.number(12_345.678) == "12,346"
     assert f.format_value(2.421538e-07) == "2.42 × 10⁻⁷" and f.format_value(0.00123) == "0.00123"
+    assert f.format_value(2.4567e-07, style="num", digits=2) == "2.5 × 10⁻⁷"
     assert f.number(0.000123456) == "0.000123"
     assert f.number(1.23456, digits=2) == "1.2"
     assert f.number(99.96) == "100"
@@ -177,3 +181,4 @@ def test_bits_per_weight_are_written_exactly():
     assert f.format_value(4.25, "bits") == "4.25" and f.format_value(16, "bits") == "16"
     assert f.format_value(4.125, "bits", style="num") == "4.12"  # only when a page asks for 3 digits
     assert f.format_value(7.438937488786226, "bits") == "7.44"  # an entropy: a measurement, rounded
+    assert f.format_value(4.12345, "bits") == "4.12"  # five decimals: a measurement, not a format's size

@@ -5,6 +5,7 @@ import statistics
 import pytest
 
 from measure.sim.scheduler import (
+    ArrivalRun,
     Served,
     Span,
     continuous_schedule,
@@ -303,3 +304,43 @@ def test_every_request_is_served_once_and_no_slot_holds_two(lengths, slots, gaps
     assert all(0 < k <= slots and 0 <= u <= k for k, u in run.decode_steps)
     # The engine is never busy for longer than the run: prefills and steps do not overlap.
     assert run.prefill_s + run.decode_s <= run.total_s + 1e-9
+
+
+def test_refusals_under_arrivals_say_exactly_why():
+    with pytest.raises(ValueError, match=r"^arrival times must not decrease \(requests are queued in arrival order\)$"):
+        serve_static([1.0, 0.0, 2.0], [1, 1, 1], 1, **_COSTS)
+    with pytest.raises(ValueError, match=r"^the arrival rate must be positive$"):
+        poisson_arrivals(3, rate=-1.0, seed=0)
+    with pytest.raises(ValueError, match=r"^unknown policy 'fifo'; known: static, continuous$"):
+        serve("fifo", [0.0], [1], 1, prefill_s=[1.0], step_cost=lambda k: 1.0)
+
+
+def test_runs_under_arrivals_name_their_policy():
+    for policy in ("static", "continuous"):
+        assert serve(policy, _ARRIVALS, _LENGTHS3, 2, **_COSTS).policy == policy
+
+
+def test_static_groups_fill_the_slots_and_take_whoever_is_there():
+    # Three one-token requests at t = 0 on 2 slots: the first group is exactly two (both
+    # present at 0, so "arrived by now" includes "arrived just now"), prefilled one after
+    # the other and returned together at 2; the third waits for the group, in slot 0.
+    run = serve_static([0.0, 0.0, 0.0], [1, 1, 1], 2, prefill_s=[1.0] * 3, step_cost=lambda k: 1.0)
+    assert [(s.slot, s.admitted, s.release) for s in run.served] == [(0, 0.0, 2.0), (1, 1.0, 2.0), (0, 2.0, 3.0)]
+
+
+def test_summary_percentiles_and_means_by_hand():
+    # Latencies 1, 2, 3, 4, 5 (linear interpolation: p95 at rank 3.8 = 4.8) and time to
+    # first token 1, 1, 1, 1, 6 (mean 2, p95 at rank 3.8 = 1 + 0.8 x 5 = 5).
+    served = tuple(
+        Served(i, 0, 0.0, 0.0, ft, lat, lat)
+        for i, (ft, lat) in enumerate(zip([1, 1, 1, 1, 6], [1, 2, 3, 4, 5], strict=True))
+    )
+    s = ArrivalRun("static", 1, served, ((1, 1),), 1.0, 4.0).summary()
+    assert s["p95_latency_s"] == pytest.approx(4.8) and s["mean_ttft_s"] == pytest.approx(2.0)
+    assert s["p95_ttft_s"] == pytest.approx(5.0)
+
+
+def test_a_static_group_never_takes_a_request_that_has_not_arrived():
+    # Room for three, but r2 arrives at 9: the group is r0 and r1, and r2 starts on arrival.
+    run = serve_static([0.0, 0.0, 9.0], [1, 1, 1], 3, prefill_s=[1.0] * 3, step_cost=lambda k: 1.0)
+    assert [s.admitted for s in run.served] == [0.0, 1.0, 9.0]

@@ -175,6 +175,7 @@ def test_a_table_whose_length_timings_set_is_compared_on_the_rows_both_runs_have
     findings = compare_experiment(old, shorter)
     (whole,) = [f for f in findings if f.row is None]
     assert whole.verdict == "not comparable" and whole.committed == "3 rows" and whole.new == "2 rows"
+    assert (whole.experiment, whole.table) == ("exp", "t")
     assert whole.reason == "rows after the first 2 are set by timings on the measuring machine"
     assert {f.row for f in findings if f.row is not None} == {0, 1}
     assert {f.verdict for f in findings if f.compare == "exact"} == {"ok"}
