@@ -37,7 +37,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-INT8_QMAX = 127  # symmetric: codes −127..127, so a row's largest weight is exact
+from measure.lab.quantizers import quantize
+
 INT4_LEVELS = 15  # asymmetric: codes 0..15, the group's minimum on 0 and maximum on 15
 INT4_OFFSET = 8  # the CPU int4 kernel subtracts 8 from every code before scaling
 INT4_ROW_BLOCK = 16  # _convert_weight_to_int4pack_for_cpu refuses a row count not divisible by 16
@@ -57,11 +58,10 @@ def int4_storage_bytes(rows: int, cols: int, group: int, scale_bytes: int) -> in
 
 
 def int8_row_codes(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Symmetric absmax per output row: int8 codes and float32 scales."""
-    w = w.detach().float()
-    scale = w.abs().amax(dim=1).clamp(min=torch.finfo(torch.float32).tiny) / INT8_QMAX
-    codes = torch.round(w / scale[:, None]).clamp(-INT8_QMAX, INT8_QMAX).to(torch.int8)
-    return codes, scale
+    """Symmetric absmax per output row, the quality page's int8 per-row scheme
+    (measure.lab.quantizers): int8 codes shaped like ``w`` and one float32 scale a row."""
+    q = quantize(w, "int8_row")
+    return q.codes.view(w.shape), q.scales.view(-1)
 
 
 def int4_group_codes(
