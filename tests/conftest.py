@@ -13,6 +13,14 @@ import pytest
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+LANGUAGES = ("gl", "es", "it", "cs")  # the editions beside English, docs/<page>.<lang>.md
+
+
+def english_pages() -> list:
+    """docs/<page>.md, the English edition that every other edition follows."""
+    return sorted(p for p in DOCS.glob("*.md") if p.suffixes == [".md"])
+
 
 # Property tests: no per-example deadline (a shared CI machine stalls now and then); under
 # `make mutate` (tests/mutation/run.py sets HYPOTHESIS_PROFILE) fewer examples per test,

@@ -5,7 +5,7 @@ import re
 
 from measure.reference.chapter import DIMENSIONLESS, FIGURES, SOURCE
 from measure.registry import EXPERIMENTS
-from tests.conftest import REPO
+from tests.conftest import REPO, english_pages
 
 
 def test_every_figure_names_its_page_unit_and_source():
@@ -19,7 +19,7 @@ def test_every_figure_names_its_page_unit_and_source():
 
 
 def test_every_figure_of_a_page_is_shown_on_it():
-    pages = {p.stem.replace("-", "_"): p.read_text(encoding="utf-8") for p in (REPO / "docs").glob("*.md")}
+    pages = {p.stem.replace("-", "_"): p.read_text(encoding="utf-8") for p in english_pages()}
     for f in FIGURES:
         if f.section == "chapter":
             continue

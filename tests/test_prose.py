@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import REPO
+from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"
 LISTED = REPO / "tests" / "prose" / "numbers.txt"
@@ -59,7 +59,7 @@ def _listed() -> dict[tuple[str, str], str]:
 def test_every_typed_number_is_backed_or_explained():
     listed = _listed()
     seen, unexplained = set(), []
-    for page in sorted(DOCS.glob("*.md")):
+    for page in english_pages():
         for number, context in typed_numbers(prose(page.read_text(encoding="utf-8"))):
             seen.add((page.name, number))
             if (page.name, number) not in listed:

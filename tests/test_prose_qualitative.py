@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import REPO
+from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"
 LISTED = REPO / "tests" / "prose" / "qualitative.txt"
@@ -68,7 +68,7 @@ def _listed() -> list[tuple[str, str, str]]:
 def test_every_comparison_is_claimed_or_explained():
     listed = _listed()
     used, unexplained = set(), []
-    for page in sorted(DOCS.glob("*.md")):
+    for page in english_pages():
         for sentence in unchecked_comparisons(page.read_text(encoding="utf-8")):
             match = [i for i, (p, excerpt, _) in enumerate(listed) if p == page.name and excerpt in sentence]
             used.update(match)

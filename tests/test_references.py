@@ -13,7 +13,7 @@ from sitekit.markers import MarkerError, PageContext, render_markers
 from sitekit.pagedata import SiteData
 from sitekit.works import PAGES, WORKS, Work
 
-from tests.conftest import REPO
+from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"
 MARKER_KEYS = re.compile(r"\{\{\s*cite\((.*?)\)\s*\}\}")
@@ -21,7 +21,7 @@ BIBLIOGRAPHY_PAGE = "references.md"
 
 
 def _pages() -> list[str]:
-    return sorted(p.name for p in DOCS.glob("*.md") if p.name != BIBLIOGRAPHY_PAGE)
+    return sorted(p.name for p in english_pages() if p.name != BIBLIOGRAPHY_PAGE)
 
 
 def _cited_keys(markdown: str) -> list[str]:

@@ -1,0 +1,89 @@
+"""Numbers can't diverge between editions: every translated page carries exactly the
+markers of its English page (names and arguments, in order, with the same branch
+conditions) and types no number its English page does not type.
+
+Only the words a reader reads may differ: a claim's sentence, a figure's alt text and
+caption, a table's caption. Everything that selects or formats data is compared as
+written."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from tests.conftest import LANGUAGES, english_pages
+from tests.test_prose import prose, typed_numbers
+
+ENGLISH_PAGES = english_pages()
+
+# (marker name) -> positions and keywords that hold prose, translated with the page
+TEXT_ARGUMENTS = {"claim": ({1}, {"text"}), "figure": (set(), {"alt", "caption"}), "table": (set(), {"caption"})}
+SEQUENCE = re.compile(r"\{\{\s*(?P<marker>.+?)\s*\}\}|<!--\s*(?P<branch>if\s+.+?|else|end)\s*-->", re.S)
+
+
+def translated(page, lang: str):
+    return page.with_name(f"{page.stem}.{lang}.md")
+
+
+def marker_signature(expr: str) -> tuple:
+    """A marker as data: its name and its non-prose arguments; prose arguments only
+    have to be present and non-empty."""
+    node = ast.parse(expr, mode="eval").body
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name), f"not a marker call: {expr}"
+    name = node.func.id
+    positions, keywords = TEXT_ARGUMENTS.get(name, (set(), set()))
+    args, texts = [], []
+    for i, a in enumerate(node.args):
+        (texts if i in positions else args).append(a)
+    kwargs = []
+    for k in node.keywords:
+        (texts if k.arg in keywords else kwargs).append(k)
+    for t in texts:
+        value = t.value if isinstance(t, ast.keyword) else t
+        assert isinstance(value, ast.Constant) and str(value.value).strip(), f"empty text argument in {expr}"
+    return (name, tuple(ast.dump(a) for a in args), tuple(sorted((k.arg, ast.dump(k.value)) for k in kwargs)))
+
+
+def structure(markdown: str) -> list:
+    out = []
+    for m in SEQUENCE.finditer(markdown):
+        if m.group("marker"):
+            out.append(marker_signature(m.group("marker")))
+        else:
+            out.append(("branch", " ".join(m.group("branch").split())))
+    return out
+
+
+def numbers(markdown: str) -> set[str]:
+    """Typed numbers with their separators dropped: 1.41, 1,41 and 1 410 are one number
+    written in three locales' ways."""
+    return {re.sub(r"[.,\s\u00a0\u202f]", "", n) for n, _ in typed_numbers(prose(markdown))}
+
+
+CASES = [(page, lang) for page in ENGLISH_PAGES for lang in LANGUAGES]
+
+
+@pytest.mark.parametrize(("page", "lang"), CASES, ids=[f"{p.stem}.{lang}" for p, lang in CASES])
+def test_translated_page_carries_the_english_markers_and_numbers(page, lang):
+    other = translated(page, lang)
+    assert other.exists(), f"docs/{other.name} is missing: every page exists in every edition"
+    english, text = page.read_text(encoding="utf-8"), other.read_text(encoding="utf-8")
+    ours, theirs = structure(english), structure(text)
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+        assert a == b, f"{other.name}: marker {i + 1} differs from {page.name}:\n  en: {a}\n  {lang}: {b}"
+    assert len(ours) == len(theirs), f"{other.name} has {len(theirs)} markers, {page.name} has {len(ours)}"
+    extra = numbers(text) - numbers(english)
+    assert not extra, f"{other.name} types numbers its English page does not: {sorted(extra)}"
+
+
+def test_a_changed_argument_or_a_typed_number_is_caught():
+    english = 'Speed {{ value(\'kv_cache.speedup\') }}. {{ claim("kv_cache.speedup > 1", "Faster") }}'
+    good = 'Velocidade {{ value(\'kv_cache.speedup\') }}. {{ claim("kv_cache.speedup > 1", "Máis rápido") }}'
+    assert structure(english) == structure(good)
+    assert structure(english) != structure(good.replace("speedup')", "speedup', digits=1)"))
+    assert structure(english) != structure(good.replace("> 1", "> 2"))
+    assert numbers(good + " uns 3,07 ") - numbers(english) == {"307"}
+    with pytest.raises(AssertionError, match="empty text"):
+        structure("{{ claim('kv_cache.speedup > 1', ' ') }}")
