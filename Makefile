@@ -19,7 +19,7 @@ KINDS   ?= exact,numeric,timing
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
-.PHONY: help measure check merge test mutate site serve lint clean env
+.PHONY: help measure check merge test mutate site serve lint clean env messages
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -77,3 +77,6 @@ clean:
 
 mutate: $(STAMP) ## mutation testing of the number-producing modules; kill rate per module, survivors listed
 	$(BIN)/python tests/mutation/run.py
+
+messages: $(STAMP) ## bring hooks/locales/*.po up to date with the texts a build asks for
+	SITEKIT_MESSAGES=1 $(BIN)/mkdocs build -q -d "$$(mktemp -d)"

@@ -6,6 +6,9 @@ any ``{{`` left in a page after rendering, fails the build with the page's name.
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,11 +19,13 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import formatting  # noqa: E402
+from sitekit import formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
 _state: dict = {}
+log = logging.getLogger("mkdocs.hooks.sitekit")
+EDITION_SUFFIX = re.compile(r"\.[a-z]{2}\.md$")  # kv-cache.gl.md: the Galician edition of kv-cache.md
 
 
 def on_config(config, **kwargs):
@@ -28,16 +33,28 @@ def on_config(config, **kwargs):
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
-    _state["data"] = SiteData(data_dir)
-    try:  # every experiment verified up front: one line naming the file, before any page
-        for exp in _state["data"].experiments:
-            _state["data"].experiment(exp)
-    except SiteDataError as e:
-        raise PluginError(str(e)) from None
+    if _state.get("data_dir") != data_dir:  # once per process, not once per edition
+        _state["data"], _state["data_dir"] = SiteData(data_dir), None
+        try:  # every experiment verified up front: one line naming the file, before any page
+            for exp in _state["data"].experiments:
+                _state["data"].experiment(exp)
+        except SiteDataError as e:
+            raise PluginError(str(e)) from None
+        _state["data_dir"] = data_dir
     _state["figures"] = {}
-    formatting.set_locale(config.extra.get("locale", "en"))
-    _state["titles"] = dict(_nav_titles(config.nav or []))
     return config
+
+
+def on_pre_build(config, **kwargs):
+    """The edition being built: the i18n plugin has set the theme's language by now (its
+    on_config runs last), and every generated word and number follows it."""
+    language = config.theme["language"]
+    i18n.set_language(language)
+    formatting.set_locale(language)
+    plugin = config.plugins.get("i18n")
+    translated = (plugin.current_language_config.nav_translations or {}) if plugin else {}
+    _state["titles"] = {src: translated.get(title, title) for src, title in _nav_titles(config.nav or [])}
+    _state["languages"] = [lang.locale for lang in plugin.config.languages] if plugin else [i18n.DEFAULT]
 
 
 def _nav_titles(nav: list) -> list[tuple[str, str]]:
@@ -55,7 +72,8 @@ def _nav_titles(nav: list) -> list[tuple[str, str]]:
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
-    ctx = PageContext(data=_state["data"], page=page.file.src_path, url_prefix="../" * depth, titles=_state["titles"])
+    source = EDITION_SUFFIX.sub(".md", page.file.src_path)  # every edition cites and claims as its English page
+    ctx = PageContext(data=_state["data"], page=source, url_prefix="../" * depth, titles=_state["titles"])
     try:
         out = render_markers(markdown, ctx)
     except MarkerError as e:
@@ -70,14 +88,26 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 def on_post_build(config, **kwargs):
     site = Path(config.site_dir)
     data: SiteData = _state["data"]
-    # The CSVs and meta.json every table links to, as published data.
-    # Only files that verified against their meta.json, never a leftover or a stray file.
-    target = site / "data"
-    if target.exists():
-        shutil.rmtree(target)
-    for exp, name in data.files():
-        (target / exp).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(data.root / exp / name, target / exp / name)
+    language = i18n.language()
+    if language == i18n.DEFAULT:
+        # The CSVs and meta.json every table links to, as published data, once for all
+        # editions. Only files that verified against their meta.json, never a stray file.
+        target = site / "data"
+        if target.exists():
+            shutil.rmtree(target)
+        for exp, name in data.files():
+            (target / exp).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(data.root / exp / name, target / exp / name)
+        if os.environ.get("SITEKIT_MESSAGES"):  # make messages
+            others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
+            for lang, empty in i18n.update_catalogs(others).items():
+                log.info(f"hooks/locales/{lang}.po: {empty} messages to translate")
+    elif i18n.missing[language]:
+        shown = sorted(i18n.missing[language])
+        log.warning(
+            f"{len(shown)} generated texts have no {language} translation in {i18n.catalog_path(language).name} "
+            f"and show in English (make messages, then translate): " + "; ".join(repr(m) for m in shown[:5])
+        )
     for rel, svg in _state["figures"].items():
         path = site / rel
         path.parent.mkdir(parents=True, exist_ok=True)

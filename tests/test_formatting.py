@@ -6,7 +6,25 @@ changes the size of a GiB fails here, not only in a browser."""
 import math
 
 import pytest
-from sitekit import formatting as f
+from sitekit import formatting, i18n
+
+
+class _Spaced:
+    """The formatter with its no-break spaces shown as spaces, so that the expected texts
+    below read as a page does; test_units_and_groups_do_not_break pins the no-break space."""
+
+    def __getattr__(self, name):
+        fn = getattr(formatting, name)
+        if not callable(fn) or name in ("set_locale", "symbols"):
+            return fn
+        return lambda *a, **k: _spaced(fn(*a, **k))
+
+
+def _spaced(out):
+    return out.replace(formatting.NBSP, " ") if isinstance(out, str) else out
+
+
+f = _Spaced()
 
 
 @pytest.mark.parametrize(
@@ -157,7 +175,7 @@ def test_other_locales_group_and_separate_as_they_write():
         assert f.number(0.000123) == "0,000123"
         assert f.format_value(1536, "bytes") == "1,5 KiB"
         f.set_locale("cs")
-        assert f.integer(1_234_567) == "1\xa0234\xa0567"
+        assert formatting.integer(1_234_567) == "1\xa0234\xa0567"
     finally:
         f.set_locale("en")
     assert f.integer(1_234_567) == "1,234,567"
@@ -182,3 +200,44 @@ def test_bits_per_weight_are_written_exactly():
     assert f.format_value(4.125, "bits", style="num") == "4.12"  # only when a page asks for 3 digits
     assert f.format_value(7.438937488786226, "bits") == "7.44"  # an entropy: a measurement, rounded
     assert f.format_value(4.12345, "bits") == "4.12"  # five decimals: a measurement, not a format's size
+
+
+def test_units_and_groups_do_not_break():
+    assert formatting.iec(1536) == "1.5\xa0KiB" and formatting.format_value(7, "bytes") == "7\xa0B"
+    assert formatting.unit_suffix("ms") == "\xa0ms"
+
+
+@pytest.mark.parametrize(
+    ("locale", "grouped", "decimal", "percent"),
+    [
+        ("en", "1,234,567", "1,234.5", "12.5%"),
+        ("gl", "1\xa0234\xa0567", "1\xa0234,5", "12,5\xa0%"),
+        ("es", "1.234.567", "1.234,5", "12,5\xa0%"),
+        ("it", "1.234.567", "1.234,5", "12,5%"),
+        ("cs", "1\xa0234\xa0567", "1\xa0234,5", "12,5\xa0%"),
+    ],
+)
+def test_each_edition_writes_a_known_value_as_its_locale_does(locale, grouped, decimal, percent):
+    try:
+        formatting.set_locale(locale)
+        assert formatting.integer(1_234_567) == grouped
+        assert formatting.number(1234.5, digits=1, fixed=True) == decimal
+        assert formatting.format_value(0.125, "fraction") == percent
+        assert formatting.symbols()["decimal"] == decimal[-2]
+    finally:
+        formatting.set_locale("en")
+
+
+def test_yes_and_no_in_the_edition_language(tmp_path, monkeypatch):
+    (tmp_path / "gl.po").write_text('msgid "yes"\nmsgstr "si"\n\nmsgid "no"\nmsgstr "non"\n', encoding="utf-8")
+    monkeypatch.setattr(i18n, "LOCALES", tmp_path)
+    monkeypatch.setattr(i18n, "_catalogs", {})
+    try:
+        i18n.set_language("gl")
+        assert (formatting.format_value(True), formatting.format_value(False)) == ("si", "non")
+        assert not i18n.missing["gl"] - {"x"}
+        assert i18n._("a message nobody translated") == "a message nobody translated"
+        assert "a message nobody translated" in i18n.missing["gl"]
+    finally:
+        i18n.set_language("en")
+        i18n.missing.pop("gl", None)

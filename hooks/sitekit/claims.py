@@ -25,6 +25,7 @@ import html
 import operator
 from typing import Any
 
+from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
 
 # Bounds that keep a claim from running away (``9**9**9``, ``'x' * 10**9``): a claim
@@ -185,13 +186,18 @@ def _numbers(read: dict[str, Any]) -> str:
 def render(data: SiteData, page: str, expr: str, text: str, hardware: bool = False) -> str:
     holds, read = check(data, expr)
     if holds:
-        title = html.escape(f"Checked when this page was built: {expr}  [{_numbers(read)}]")
+        title = html.escape(
+            _("Checked when this page was built: {expression}").format(expression=expr) + f"  [{_numbers(read)}]"
+        )
         return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
     message = f"claim {text!r} does not hold: {expr} with {_numbers(read)}"
     if not hardware:
         raise ClaimError(f"{page}: {message}")
     return (
         f'{text}<sup class="claim claim-failed" title="{html.escape(expr)}">⚠</sup> '
-        f'<span class="claim-warning">(not borne out by this run\'s measurements on this hardware: '
-        f"{html.escape(_numbers(read))})</span>"
+        f'<span class="claim-warning">('
+        + html.escape(
+            _("not borne out by this run's measurements on this hardware: {values}").format(values=_numbers(read))
+        )
+        + ")</span>"
     )

@@ -9,9 +9,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from babel.numbers import format_decimal
+from babel import Locale
+from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
+
+from sitekit.i18n import _
 
 LOCALE = "en"
+NBSP = "\u00a0"  # between a number and its unit, and in groups, so that neither breaks a line
+# CLDR groups Galician thousands with a dot; the Galician Academy's norms write a space,
+# as Czech does: Galician pages group with a no-break space.
+_GROUP_OVERRIDE = {"gl": NBSP}
 _IEC = [("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)]
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -21,27 +28,46 @@ def set_locale(locale: str) -> None:
     LOCALE = locale
 
 
+def symbols(locale: str | None = None) -> dict[str, str]:
+    """The separators a page of ``locale`` writes numbers with (for the calculator,
+    which formats and reads numbers in the browser as its page does)."""
+    locale = locale or LOCALE
+    percent = Locale.parse(locale).percent_formats[None].pattern
+    return {
+        "decimal": get_decimal_symbol(locale),
+        "group": _GROUP_OVERRIDE.get(locale, get_group_symbol(locale)),
+        "percent": NBSP + "%" if NBSP + "%" in percent else "%",
+    }
+
+
+def _decimal(x: float, pattern: str) -> str:
+    text = format_decimal(x, format=pattern, locale=LOCALE)
+    if LOCALE in _GROUP_OVERRIDE:
+        text = text.replace(get_group_symbol(LOCALE), _GROUP_OVERRIDE[LOCALE])
+    return text
+
+
 def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
     """``digits`` significant digits (or ``digits`` decimals when ``fixed``), grouped."""
     if fixed:
-        return format_decimal(x, format="#,##0." + "0" * digits if digits else "#,##0", locale=LOCALE)
+        return _decimal(x, "#,##0." + "0" * digits if digits else "#,##0")
     if x == 0:
         return "0"
     magnitude = int(math.floor(math.log10(abs(x))))
     decimals = max(0, digits - 1 - magnitude)
     rounded = round(x, decimals)
-    return format_decimal(rounded, format="#,##0." + "#" * decimals if decimals else "#,##0", locale=LOCALE)
+    return _decimal(rounded, "#,##0." + "#" * decimals if decimals else "#,##0")
 
 
 def integer(x: int) -> str:
-    return format_decimal(int(x), format="#,##0", locale=LOCALE)
+    return _decimal(int(x), "#,##0")
 
 
 def iec(nbytes: float, digits: int = 3) -> str:
     for unit, size in _IEC:
         if abs(nbytes) >= size:
-            return f"{number(nbytes / size, digits=digits)} {unit}"
-    return f"{integer(nbytes)} B"
+            return f"{number(nbytes / size, digits=digits)}{NBSP}{unit}"
+    return f"{integer(nbytes)}{NBSP}B"
 
 
 def scientific(x: float, digits: int = 3) -> str:
@@ -67,7 +93,7 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if style == "raw":
         return str(value)
     if style == "auto" and unit == "bits" and round(value, 4) == value:
@@ -83,11 +109,11 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     if style == "bytes":
         return integer(value)
     if style == "iec":
-        return iec(value, digits or 3) if abs(value) >= 1024 else f"{integer(value)} B"
+        return iec(value, digits or 3) if abs(value) >= 1024 else f"{integer(value)}{NBSP}B"
     if style == "gib":
-        return f"{number(value / 2**30, digits=digits or 2, fixed=True)} GiB"
+        return f"{number(value / 2**30, digits=digits or 2, fixed=True)}{NBSP}GiB"
     if style == "mib":
-        return f"{number(value / 2**20, digits=digits or 1, fixed=True)} MiB"
+        return f"{number(value / 2**20, digits=digits or 1, fixed=True)}{NBSP}MiB"
     if style == "sci":
         return scientific(value, digits or 3)
     if style == "ratio":
@@ -96,8 +122,8 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
         if digits is None and 0 < abs(100 * value) < 1:
             # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant
             # digits, and a power of ten once the zeros would outnumber them
-            return f"{scientific(100 * value, 3)}%"
-        return f"{number(100 * value, digits=digits if digits is not None else 1, fixed=True)}%"
+            return scientific(100 * value, 3) + symbols()["percent"]
+        return number(100 * value, digits=digits if digits is not None else 1, fixed=True) + symbols()["percent"]
     if style == "fixed":
         return number(value, digits=digits if digits is not None else 2, fixed=True)
     if style == "num":
@@ -109,4 +135,6 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
 
 def unit_suffix(unit: str) -> str:
     """How a unit reads after a number in the prose (bytes are already humanised)."""
-    return {"": "", "bytes": "", "x": "", "MAC": " MACs", "fraction": ""}.get(unit, f" {unit}")
+    if unit in ("", "bytes", "x", "fraction"):
+        return ""
+    return NBSP + _({"MAC": "MACs"}.get(unit, unit), "unit")

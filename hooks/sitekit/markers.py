@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitekit import claims, formatting
+from sitekit import claims, formatting, i18n
 from sitekit.figures import render_figure
+from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
 from sitekit.provenance import experiments, provenance, provenance_html
 from sitekit.references import bibliography, cite, references
@@ -114,10 +115,12 @@ def _td(value: Any, col: dict, style: str | None) -> str:
 def _header(col: dict) -> str:
     unit = col["unit"]
     shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
-    label = html.escape(col.get("label") or col["name"])
-    title = html.escape(col.get("description") or col["name"])
-    if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", col.get("label") or ""):
+    english = col.get("label") or col["name"]
+    if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
         shown = ""  # "tokens each", not "tokens each (tokens)"
+    label = html.escape(_(english, "column label"))
+    title = html.escape(_(col.get("description") or col["name"], "column description"))
+    shown = _(shown, "unit") if shown else ""
     return f'<th title="{title}">{label}' + (f" ({html.escape(shown)})" if shown else "") + "</th>"
 
 
@@ -145,7 +148,7 @@ def table(
         "<tr>" + "".join(_td(row[c["name"]], c, styles.get(c["name"])) for c in cols) + "</tr>"
         for _, row in frame.iterrows()
     )
-    cap = html.escape(caption or t.title)
+    cap = html.escape(caption or _(t.title, "table title"))
     return (
         f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
         f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
@@ -197,7 +200,7 @@ def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> 
         raise MarkerError(f"figure {ref} needs alt text")
     svg = render_figure(ref, ctx.data)
     exp, name = ctx.data.split(ref)
-    path = f"figures/{exp}/{name}.svg"
+    path = f"{i18n.edition_prefix()}figures/{exp}/{name}.svg"
     ctx.figures[path] = svg
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     return (

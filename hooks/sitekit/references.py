@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from sitekit.i18n import _
 from sitekit.works import PAGES, WORKS, Work
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def short(work: Work) -> str:
     if len(names) == 1:
         who = family(names[0])
     elif len(names) == 2:
-        who = f"{family(names[0])} and {family(names[1])}"
+        who = _("{first} and {second}").format(first=family(names[0]), second=family(names[1]))
     else:
         who = f"{family(names[0])} et al."
     return f"{who}, {work.year}"
@@ -44,7 +45,9 @@ def short(work: Work) -> str:
 
 def author_list(work: Work) -> str:
     names = work.authors
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(names) == 1:
+        return names[0]
+    return _("{first} and {second}").format(first=", ".join(names[:-1]), second=names[-1])
 
 
 def anchor(key: str) -> str:
@@ -88,9 +91,12 @@ def references(ctx: PageContext) -> str:
     """The page's works as a numbered list, each with an anchor that its mentions link to."""
     works = page_works(ctx.page)
     if not works:
-        return "This page follows no published method: it describes this repository's own procedures."
+        return _("This page follows no published method: it describes this repository's own procedures.")
     lines = [f'{i}. <span id="{anchor(w.key)}"></span>{entry(w)}' for i, w in enumerate(works, 1)]
-    return "\n".join(lines) + "\n\nEvery work cited on this site: [References](references.md)."
+    everything = _("Every work cited on this site: [{title}](references.md).").format(
+        title=ctx.titles.get("references.md", "References")
+    )
+    return "\n".join(lines) + "\n\n" + everything
 
 
 def citing_pages(key: str) -> list[str]:
@@ -109,5 +115,6 @@ def bibliography(ctx: PageContext) -> str:
             if page not in ctx.titles:
                 raise CitationError(f"page {page} cites {w.key!r} but is not in the site's nav")
             links.append(f"[{html.escape(ctx.titles[page])}]({page}#references)")
-        lines.append(f'- <span id="{anchor(w.key)}"></span>{entry(w)}  \n  Cited on: {", ".join(links)}.')
+        cited = _("Cited on: {pages}.").format(pages=", ".join(links))
+        lines.append(f'- <span id="{anchor(w.key)}"></span>{entry(w)}  \n  {cited}')
     return "\n".join(lines)

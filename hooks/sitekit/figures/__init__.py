@@ -16,7 +16,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, ScalarFormatter  # noqa: E402
 
+from sitekit import formatting  # noqa: E402
 from sitekit.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
@@ -53,7 +55,19 @@ def render_figure(name: str, data) -> str:
     if name not in REGISTRY:
         raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
     fig = REGISTRY[name](data)
+    _localize_ticks(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+def _localize_ticks(fig) -> None:
+    """Plain numeric ticks written as the page's locale writes numbers (0,5 and 1 000 on
+    a Galician page): matplotlib's own formatter knows only the C locale. Ticks a
+    figure labels itself, and log axes' powers of ten, are left as they are."""
+    tick = FuncFormatter(lambda v, pos: formatting.number(v, digits=6) if v else "0")
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if type(axis.get_major_formatter()) is ScalarFormatter:
+                axis.set_major_formatter(tick)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
+from sitekit.formatting import number
+from sitekit.i18n import _
 
 COLOURS = ("#c0392b", "#2471a3", "#1e8449", "#b9770e", "#7d3c98", "#117a65", "#884ea0", "#5d6d7e", "#d35400")
 
@@ -16,16 +18,16 @@ def tracked(data):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
     for i, (dim, g) in enumerate(df.groupby("dim", sort=False)):
         c = COLOURS[i % len(COLOURS)]
-        ax.plot(g.layer, g.max_abs, "-", color=c, lw=2 if i == 0 else 1, label=f"dim {dim}")
+        ax.plot(g.layer, g.max_abs, "-", color=c, lw=2 if i == 0 else 1, label=_("dim {dim}").format(dim=dim))
         ax2.plot(g.layer, g.rest_max_abs, "-", color=c, lw=2 if i == 0 else 1)
-    ax.plot(layers.layer, layers.median_dim_max, "k--", lw=1, label="median dimension")
+    ax.plot(layers.layer, layers.median_dim_max, "k--", lw=1, label=_("median dimension"))
     ax2.plot(layers.layer, layers.rest_median_dim_max, "k--", lw=1)
     ax.set_yscale("log")
-    ax.set_title("all tokens", fontsize=10)
-    ax2.set_title("without the first token", fontsize=10)
-    ax.set_ylabel("max |h| over tokens (log scale)")
+    ax.set_title(_("all tokens"), fontsize=10)
+    ax2.set_title(_("without the first token"), fontsize=10)
+    ax.set_ylabel(_("max |h| over tokens (log scale)"))
     for a in (ax, ax2):
-        a.set_xlabel("layer")
+        a.set_xlabel(_("layer"))
     ax.legend(fontsize=8, ncol=2)
     return fig
 
@@ -36,8 +38,8 @@ def histogram(data):
     fig, ax = plt.subplots()
     x = range(len(df))
     for shift, col, colour, label in (
-        (-0.2, "dims", "#c0392b", "all tokens"),
-        (0.2, "dims_rest", "#2471a3", "without the first token"),
+        (-0.2, "dims", "#c0392b", _("all tokens")),
+        (0.2, "dims_rest", "#2471a3", _("without the first token")),
     ):
         xs = [i + shift for i in x]
         ax.bar(xs, df[col], width=0.4, color=colour, label=label)
@@ -46,9 +48,13 @@ def histogram(data):
                 ax.annotate(
                     str(n), (xi, n), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=8, color=colour
                 )
-    ax.set_xticks(list(x), [f"{lo:g}–{hi:g}" for lo, hi in zip(df.bin_low, df.bin_high, strict=True)], rotation=45)
-    ax.set_xlabel("max |h| of a dimension (power-of-two bins)")
-    ax.set_ylabel("dimensions")
+    ax.set_xticks(
+        list(x),
+        [f"{number(lo, digits=6)}–{number(hi, digits=6)}" for lo, hi in zip(df.bin_low, df.bin_high, strict=True)],
+        rotation=45,
+    )
+    ax.set_xlabel(_("max |h| of a dimension (power-of-two bins)"))
+    ax.set_ylabel(_("dimensions"))
     ax.legend()
     return fig
 
@@ -62,15 +68,15 @@ def prompt_layers(data):
         # book passages in one colour, the two prompts that are not prose stand out
         book = str(prompt).startswith("book")
         c = "#7f8c8d" if book else COLOURS[i % len(COLOURS)]
-        label = "book passages" if book and i == 0 else (None if book else str(prompt))
+        label = _("book passages") if book and i == 0 else (None if book else str(prompt))
         for a, col, med in ((ax, "dim_max", "median_dim_max"), (ax2, "rest_dim_max", "rest_median_dim_max")):
             a.plot(g.layer, g[col], "-", color=c, lw=1 if book else 1.6, label=label if a is ax else None)
             a.plot(g.layer, g[med], ":", color=c, lw=1)
     ax.set_yscale("log")
-    ax.set_title("all tokens", fontsize=10)
-    ax2.set_title("without the first token", fontsize=10)
-    ax.set_ylabel(f"max |h| over tokens (log scale)\nsolid: dim {dim}; dotted: median dimension")
+    ax.set_title(_("all tokens"), fontsize=10)
+    ax2.set_title(_("without the first token"), fontsize=10)
+    ax.set_ylabel(_("max |h| over tokens (log scale)\nsolid: dim {dim}; dotted: median dimension").format(dim=dim))
     for a in (ax, ax2):
-        a.set_xlabel("layer")
+        a.set_xlabel(_("layer"))
     ax.legend(fontsize=8)
     return fig

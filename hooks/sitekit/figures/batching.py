@@ -7,6 +7,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from sitekit.figures import figure
+from sitekit.formatting import format_value, number
+from sitekit.i18n import _
 
 POINT, KNEE, PADDING, COMPILED = "#2471a3", "#c0392b", "#d5d8dc", "#1e8449"
 WORK = ("#2471a3", "#5dade2", "#1e8449", "#58d68d", "#b9770e", "#f5b041", "#7d3c98", "#bb8fce")
@@ -26,7 +28,7 @@ def sweep(data):
     knee = data.value("batching.knee_batch")["value"]
     found = data.value("batching.knee_found")["value"]
     fig, ax = plt.subplots()
-    ax.plot(df.step_ms, df.throughput_tok_s, "o-", color=POINT, label="eager step")
+    ax.plot(df.step_ms, df.throughput_tok_s, "o-", color=POINT, label=_("eager step"))
     for b, x, y in zip(df.batch, df.step_ms, df.throughput_tok_s, strict=True):
         # Above-left of each eager point, on a white ground: the compiled line runs below and
         # right. The first point sits at the left edge, so its label goes above-right.
@@ -43,21 +45,34 @@ def sweep(data):
     compiled = df.dropna(subset=["compiled_step_ms"])
     if not compiled.empty:
         ax.plot(
-            compiled.compiled_step_ms, compiled.compiled_throughput_tok_s, "s--", color=COMPILED, label="compiled step"
+            compiled.compiled_step_ms,
+            compiled.compiled_throughput_tok_s,
+            "s--",
+            color=COMPILED,
+            label=_("compiled step"),
         )
     if found:
         k = df[df.batch == knee]
-        ax.plot(k.step_ms, k.throughput_tok_s, "o", ms=14, mfc="none", mec=KNEE, mew=2, label=f"knee: B = {knee}")
+        ax.plot(
+            k.step_ms,
+            k.throughput_tok_s,
+            "o",
+            ms=14,
+            mfc="none",
+            mec=KNEE,
+            mew=2,
+            label=_("knee: B = {batch}").format(batch=knee),
+        )
     ax.legend(loc="lower right")
-    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}")
+    plain = FuncFormatter(lambda v, pos: number(v, digits=0, fixed=True) if v >= 10 else number(v, digits=6))
     ax.set_xscale("log")
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         axis.set_major_formatter(plain)
-        axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-    ax.set_xlabel("latency: one decode step (ms, log scale)")
-    ax.set_ylabel("throughput (tokens/s, log scale)")
+        axis.set_minor_formatter(FuncFormatter(lambda v, pos: ""))
+    ax.set_xlabel(_("latency: one decode step (ms, log scale)"))
+    ax.set_ylabel(_("throughput (tokens/s, log scale)"))
     return fig
 
 
@@ -88,16 +103,20 @@ def timeline(data):
                 )
         done = mine.release_ms.max() / 1e3
         ax.axvline(done, color="#222222", lw=1)
-        ax.set_title(f"{policy} batching: all done at {done:.1f} s", loc="left", fontsize=10)
+        ax.set_title(
+            _(f"{policy} batching: all done at {{seconds}} s").format(seconds=number(done, digits=1, fixed=True)),
+            loc="left",
+            fontsize=10,
+        )
         ax.set_yticks(range(slots), [str(i) for i in range(slots)])
         ax.set_ylim(slots - 0.5, -0.5)
-        ax.set_ylabel("slot")
+        ax.set_ylabel(_("slot"))
         ax.grid(axis="y", visible=False)
-    axes[-1].set_xlabel("time (s), from the measured step costs")
+    axes[-1].set_xlabel(_("time (s), from the measured step costs"))
     fig.legend(
         handles=[
-            Patch(facecolor=WORK[0], label="generating (one colour per request)"),
-            Patch(facecolor=PADDING, hatch="///", edgecolor="#aab7b8", label="padding: finished, slot still held"),
+            Patch(facecolor=WORK[0], label=_("generating (one colour per request)")),
+            Patch(facecolor=PADDING, hatch="///", edgecolor="#aab7b8", label=_("padding: finished, slot still held")),
         ],
         loc="lower center",
         bbox_to_anchor=(0.5, 1.0),
@@ -114,10 +133,10 @@ def memory(data):
     df = data.table("batching.memory_steps").frame
     fig, ax = plt.subplots()
     for col, label, color, style in SCHEMES:
-        ax.plot(df.step, df[col] / 2**20, style, color=color, label=label, lw=1.6)
+        ax.plot(df.step, df[col] / 2**20, style, color=color, label=_(label), lw=1.6)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("step of the continuous schedule")
-    ax.set_ylabel("KV memory (MiB)")
+    ax.set_xlabel(_("step of the continuous schedule"))
+    ax.set_ylabel(_("KV memory (MiB)"))
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.93))
     return fig
 
@@ -135,12 +154,16 @@ def arrivals(data):
         for policy, (color, style) in POLICY_STYLE.items():
             lat = sorted(df[(df.load == load) & (df.policy == policy)].latency_ms / 1e3)
             share = [(i + 1) / len(lat) for i in range(len(lat))]
-            ax.step(lat, share, style, where="post", color=color, label=policy, lw=1.6)
+            ax.step(lat, share, style, where="post", color=color, label=_(policy), lw=1.6)
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_title(f"arrivals at {load:.0%} of capacity", loc="left", fontsize=10)
-        ax.set_xlabel("latency (s, log scale)")
-    axes[0][0].set_ylabel("share of requests served within")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, pos: number(v, digits=6)))
+        ax.set_title(
+            _("arrivals at {share} of capacity").format(share=format_value(load, "fraction", digits=0)),
+            loc="left",
+            fontsize=10,
+        )
+        ax.set_xlabel(_("latency (s, log scale)"))
+    axes[0][0].set_ylabel(_("share of requests served within"))
     axes[0][0].legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig

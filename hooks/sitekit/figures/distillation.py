@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sitekit.figures import figure
+from sitekit.formatting import number
+from sitekit.i18n import _
 
 COLORS = ("#7d3c98", "#2471a3", "#17a589", "#d68910", "#c0392b")
 
@@ -21,9 +23,15 @@ def distribution(data):
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     for i, t in enumerate(temps):
         sel = df[df.temperature == t].sort_values("rank")
-        ax.bar(x + (i - (len(temps) - 1) / 2) * width, sel.probability, width, color=COLORS[i % 5], label=f"T = {t:g}")
+        ax.bar(
+            x + (i - (len(temps) - 1) / 2) * width,
+            sel.probability,
+            width,
+            color=COLORS[i % 5],
+            label=f"T = {number(t, digits=6)}",
+        )
     ax.set_xticks(x, tokens, rotation=30, ha="right")
-    ax.set_ylabel("probability")
-    ax.set_xlabel("next token (ranked at T = 1)")
+    ax.set_ylabel(_("probability"))
+    ax.set_xlabel(_("next token (ranked at T = 1)"))
     ax.legend()
     return fig

@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
+from sitekit.i18n import _
 
 RECOMPUTE, CACHED = "#c0392b", "#2471a3"
 
@@ -13,10 +14,10 @@ RECOMPUTE, CACHED = "#c0392b", "#2471a3"
 def head_step(data):
     df = data.table("kv_cache.head_step").frame
     fig, ax = plt.subplots()
-    ax.loglog(df.context, df.recompute_ms, "o-", color=RECOMPUTE, label="recompute: n × n scores")
-    ax.loglog(df.context, df.cached_ms, "s-", color=CACHED, label="cached: 1 × n scores")
-    ax.set_xlabel("context n (tokens)")
-    ax.set_ylabel("one step (ms, median)")
+    ax.loglog(df.context, df.recompute_ms, "o-", color=RECOMPUTE, label=_("recompute: n × n scores"))
+    ax.loglog(df.context, df.cached_ms, "s-", color=CACHED, label=_("cached: 1 × n scores"))
+    ax.set_xlabel(_("context n (tokens)"))
+    ax.set_ylabel(_("one step (ms, median)"))
     ax.set_xticks(df.context, [str(n) for n in df.context])
     ax.minorticks_off()
     ax.legend()
@@ -27,9 +28,9 @@ def head_step(data):
 def macs_per_step(data):
     df = data.table("kv_cache.macs_per_step").frame
     fig, ax = plt.subplots()
-    ax.loglog(df.context, df.recompute_macs, "o-", color=RECOMPUTE, label="recompute step")
-    ax.loglog(df.context, df.cached_macs, "s-", color=CACHED, label="cached step")
-    ax.set_xlabel("context n (tokens)")
-    ax.set_ylabel("multiply-accumulates per step")
+    ax.loglog(df.context, df.recompute_macs, "o-", color=RECOMPUTE, label=_("recompute step"))
+    ax.loglog(df.context, df.cached_macs, "s-", color=CACHED, label=_("cached step"))
+    ax.set_xlabel(_("context n (tokens)"))
+    ax.set_ylabel(_("multiply-accumulates per step"))
     ax.legend()
     return fig

@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sitekit.figures import figure
+from sitekit.formatting import number
+from sitekit.i18n import _
 
 SERIES = (("7B", "#2471a3"), ("13B", "#c0392b"), ("70B", "#7d3c98"))
 HATCH = {"fp16": "", "int4 g128": "//"}
@@ -33,7 +35,7 @@ def tokens_by_card(data):
             label=f"{model} {precision}",
         )
     ax.set_yscale("log")
-    ax.set_xticks(x, [f"{c:g} GiB" for c in cards])
-    ax.set_ylabel("max resident tokens")
+    ax.set_xticks(x, [f"{number(c, digits=6)} GiB" for c in cards])
+    ax.set_ylabel(_("max resident tokens"))
     ax.legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
     return fig

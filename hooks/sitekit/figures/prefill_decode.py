@@ -5,13 +5,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
+from sitekit.formatting import integer
+from sitekit.i18n import _
 
 PREFILL, DECODE, COMPILED, FLOOR = "#2471a3", "#c0392b", "#1e8449", "#555555"
 
 
 def _log2_ticks(ax, values) -> None:
     ax.set_xscale("log", base=2)
-    ax.set_xticks(list(values), [f"{int(v):,}" for v in values])
+    ax.set_xticks(list(values), [integer(v) for v in values])
     ax.minorticks_off()
 
 
@@ -26,7 +28,7 @@ def decode(data):
         fmt="o-",
         color=DECODE,
         capsize=3,
-        label="eager decode step (median, bar: IQR)",
+        label=_("eager decode step (median, bar: IQR)"),
     )
     compiled = df.dropna(subset=["compiled_ms"])
     if not compiled.empty:
@@ -37,15 +39,15 @@ def decode(data):
             fmt="s--",
             color=COMPILED,
             capsize=3,
-            label="compiled step, static cache",
+            label=_("compiled step, static cache"),
         )
-    ax.plot(df.cache_tokens, df.floor_ms, "-", color=FLOOR, lw=2, label="floor: weight bytes / bandwidth")
-    ax.plot(df.cache_tokens, df.floor_with_cache_ms, ":", color=FLOOR, lw=1.5, label="floor with the cache's bytes")
+    ax.plot(df.cache_tokens, df.floor_ms, "-", color=FLOOR, lw=2, label=_("floor: weight bytes / bandwidth"))
+    ax.plot(df.cache_tokens, df.floor_with_cache_ms, ":", color=FLOOR, lw=1.5, label=_("floor with the cache's bytes"))
     ax.fill_between(df.cache_tokens, 0, df.floor_ms, color=FLOOR, alpha=0.12)
     _log2_ticks(ax, df.cache_tokens)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("cache length C (tokens, log scale)")
-    ax.set_ylabel("time per decode step (ms)")
+    ax.set_xlabel(_("cache length C (tokens, log scale)"))
+    ax.set_ylabel(_("time per decode step (ms)"))
     ax.legend(loc="upper left")
     return fig
 
@@ -55,12 +57,12 @@ def per_token(data):
     pre = data.table("prefill_decode.prefill").frame
     dec = data.table("prefill_decode.decode").frame
     fig, ax = plt.subplots()
-    ax.plot(pre.prompt_tokens, pre.ms_per_token, "o-", color=PREFILL, label="prefill: ms per prompt token, at P")
-    ax.plot(dec.cache_tokens, dec.step_ms, "s-", color=DECODE, label="decode: ms per generated token, at C")
+    ax.plot(pre.prompt_tokens, pre.ms_per_token, "o-", color=PREFILL, label=_("prefill: ms per prompt token, at P"))
+    ax.plot(dec.cache_tokens, dec.step_ms, "s-", color=DECODE, label=_("decode: ms per generated token, at C"))
     ax.set_yscale("log")
     ticks = sorted(set(pre.prompt_tokens) | set(dec.cache_tokens))
     _log2_ticks(ax, ticks)
-    ax.set_xlabel("prompt length P, or cache length C (tokens, log scale)")
-    ax.set_ylabel("ms per token (log scale)")
+    ax.set_xlabel(_("prompt length P, or cache length C (tokens, log scale)"))
+    ax.set_ylabel(_("ms per token (log scale)"))
     ax.legend()
     return fig

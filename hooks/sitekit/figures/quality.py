@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
+from sitekit.i18n import _
 
 
 @figure("quality.quality")
@@ -15,10 +16,10 @@ def quality(data):
     colours = ["#5d6d7e" if v == "reference" else "#2471a3" for v in df.variant]
     ax.barh(y, df.perplexity, color=colours)
     ax.set_xscale("log")
-    ax.set_xlabel("perplexity (log scale, lower is better)")
+    ax.set_xlabel(_("perplexity (log scale, lower is better)"))
     ax.set_yticks(y, df.label)
     ax.invert_yaxis()
     ax2.barh(y, df.agreement, color=colours)
     ax2.set_xlim(0, 1)
-    ax2.set_xlabel("agreement with the reference")
+    ax2.set_xlabel(_("agreement with the reference"))
     return fig

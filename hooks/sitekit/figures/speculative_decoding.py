@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sitekit.figures import figure
+from sitekit.formatting import number
+from sitekit.i18n import _
 
 FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 
@@ -17,14 +19,18 @@ def real_run(data):
     x = np.arange(len(df))
     w = 0.27
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
-    ax.bar(x - w, df.predicted_speedup, w, color=FORMULA, label="formula: α and c measured")
+    ax.bar(x - w, df.predicted_speedup, w, color=FORMULA, label=_("formula: α and c measured"))
     ax.bar(
-        x, df.predicted_with_verify_cost, w, color=ADJUSTED, label="formula with the run's tokens/round and verify cost"
+        x,
+        df.predicted_with_verify_cost,
+        w,
+        color=ADJUSTED,
+        label=_("formula with the run's tokens/round and verify cost"),
     )
-    ax.bar(x + w, df.measured_speedup, w, color=MEASURED, label="measured wall clock")
+    ax.bar(x + w, df.measured_speedup, w, color=MEASURED, label=_("measured wall clock"))
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("speedup over plain greedy (×)")
+    ax.set_ylabel(_("speedup over plain greedy (×)"))
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     return fig
 
@@ -36,14 +42,14 @@ def formula(data):
     gammas = [int(c.removeprefix("speedup_g")) for c in cols]
     fig, ax = plt.subplots()
     low = df.draft_cost.min()
-    for _, row in df[(df.alpha_source == "assumed") & (df.draft_cost == low)].iterrows():
-        ax.plot(gammas, [row[c] for c in cols], "o-", label=f"α = {row.alpha:g}")
+    for _index, row in df[(df.alpha_source == "assumed") & (df.draft_cost == low)].iterrows():
+        ax.plot(gammas, [row[c] for c in cols], "o-", label=f"α = {number(row.alpha, digits=6)}")
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xscale("log", base=2)
     ax.set_xticks(gammas, [str(g) for g in gammas])
     ax.minorticks_off()
-    ax.set_xlabel("draft length γ")
-    ax.set_ylabel(f"predicted speedup at c = {low:g} (×)")
+    ax.set_xlabel(_("draft length γ"))
+    ax.set_ylabel(_("predicted speedup at c = {cost} (×)").format(cost=number(low, digits=6)))
     ax.legend()
     return fig
 
@@ -52,12 +58,12 @@ def formula(data):
 def acceptance_by_temperature(data):
     df = data.table("speculative_decoding.acceptance_by_temperature").frame
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
-    for _, rows in df.groupby("draft", sort=False):
+    for _draft, rows in df.groupby("draft", sort=False):
         ax.plot(rows.temperature, rows.expected_acceptance, "o-", label=rows.label.iloc[0])
     temps = sorted(df.temperature.unique())
-    ax.set_xticks(temps, [f"{t:g}" + ("\n(greedy)" if t == 0 else "") for t in temps])
+    ax.set_xticks(temps, [number(t, digits=6) + ("\n" + _("(greedy)") if t == 0 else "") for t in temps])
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("temperature T")
-    ax.set_ylabel("chance a drafted token is kept, Σ min(p, q)")
+    ax.set_xlabel(_("temperature T"))
+    ax.set_ylabel(_("chance a drafted token is kept, Σ min(p, q)"))
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return fig

@@ -7,6 +7,7 @@ from matplotlib.patches import Patch
 
 from sitekit.figures import figure
 from sitekit.formatting import format_value
+from sitekit.i18n import _
 
 INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
 
@@ -21,15 +22,18 @@ def errors(data):
     fig, ax = plt.subplots()
     y = range(len(df))
     ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme])
-    (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label="worst matrix")
+    (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label=_("worst matrix"))
     # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
-    ticks = [f"{lab} ({format_value(b, 'bits')} bits)" for lab, b in zip(df.label, df.bits_per_weight, strict=True)]
+    ticks = [
+        _("{label} ({bits} bits)").format(label=lab, bits=format_value(b, "bits"))
+        for lab, b in zip(df.label, df.bits_per_weight, strict=True)
+    ]
     ax.set_yticks(list(y), ticks)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("relative error ||W − Ŵ|| / ||W|| (log scale)")
+    ax.set_xlabel(_("relative error ||W − Ŵ|| / ||W|| (log scale)"))
     families = [
-        Patch(color=c, label=f"{name}: mean over all matrices")
+        Patch(color=c, label=_("{name}: mean over all matrices").format(name=name))
         for name, c in (("int8", INT8), ("int4", INT4), ("NF4", NF4))
     ]
     ax.legend(handles=[*families, worst], loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
@@ -40,13 +44,15 @@ def errors(data):
 def outlier_codes(data):
     df = data.table("weight_quantization.outlier_codes").frame
     fig, ax = plt.subplots()
-    ax.bar(df.code - 0.2, df.all_weights.clip(lower=0.8), width=0.4, color=GREY, label="all weights")
-    ax.bar(df.code + 0.2, df.ordinary_weights.clip(lower=0.8), width=0.4, color=INT4, label="ordinary weights (≤ 3σ)")
+    ax.bar(df.code - 0.2, df.all_weights.clip(lower=0.8), width=0.4, color=GREY, label=_("all weights"))
+    ax.bar(
+        df.code + 0.2, df.ordinary_weights.clip(lower=0.8), width=0.4, color=INT4, label=_("ordinary weights (≤ 3σ)")
+    )
     ax.set_yscale("log")
     ax.set_ylim(bottom=0.8)
     ax.set_xticks(df.code)
-    ax.set_xlabel("int4 code under one scale for the whole matrix")
-    ax.set_ylabel("weights (log scale)")
+    ax.set_xlabel(_("int4 code under one scale for the whole matrix"))
+    ax.set_ylabel(_("weights (log scale)"))
     ax.legend()
     return fig
 
@@ -66,10 +72,10 @@ def decode_kernels(data):
         colour = INT8 if "int8" in key else INT4 if "int4" in key else "black"
         ax.plot(x, y, next(markers), color=colour, ms=7, ls="none", label=f"{label} ({act})", zorder=3)
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
-    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label="floor: weight bytes / copy bandwidth")
+    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label=_("floor: weight bytes / copy bandwidth"))
     ax.set_xlim(left=0)
     ax.set_yscale("log")
-    ax.set_xlabel("weight bytes read per decode step (MiB)")
-    ax.set_ylabel("decode step, median (ms, log scale)")
+    ax.set_xlabel(_("weight bytes read per decode step (MiB)"))
+    ax.set_ylabel(_("decode step, median (ms, log scale)"))
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return fig

@@ -1,0 +1,110 @@
+"""The words of the site's generated parts in the page's language: table headers and
+captions, units, provenance, claims' badges, figure labels, the calculator's messages.
+
+The catalogs are gettext files, ``hooks/locales/<language>.po``, read with Babel when the
+site is built; the English text is the message id. A message without a translation
+shows in English and is reported at the end of that edition's build, which fails
+``mkdocs build --strict``: an edition cannot silently mix languages. ``make messages``
+brings every catalog's list of messages up to date with what a build asks for (Babel's
+catalog update: new messages added empty, vanished ones dropped).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+
+LOCALES = Path(__file__).resolve().parent.parent / "locales"
+DEFAULT = "en"
+# A fixed date in the catalogs' headers: a catalog changes only when its messages do.
+_STAMP = datetime(2026, 1, 1, tzinfo=UTC)
+_HEADER = (
+    "# {language} texts of the site's generated parts: table headers and captions, units,\n"
+    "# provenance, claims, figure labels, the calculator's messages. The message id is the\n"
+    "# English text; `make messages` updates the list, see hooks/sitekit/i18n.py."
+)
+
+_language = DEFAULT
+_catalogs: dict[str, dict[str, str]] = {}
+asked: dict[str, set[str]] = defaultdict(set)  # message -> where it was asked for
+missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in English
+
+
+def set_language(language: str) -> None:
+    global _language
+    _language = language
+
+
+def language() -> str:
+    return _language
+
+
+def edition_prefix() -> str:
+    """Where this edition's own files (its figures) go in the site: "" for English,
+    "gl/" for Galician, beside the pages of that edition."""
+    return "" if _language == DEFAULT else f"{_language}/"
+
+
+def catalog_path(language: str) -> Path:
+    return LOCALES / f"{language}.po"
+
+
+def translations(language: str) -> dict[str, str]:
+    """message id -> translation, the entries of the language's catalog that are
+    translated and not marked fuzzy."""
+    if language not in _catalogs:
+        path = catalog_path(language)
+        found: dict[str, str] = {}
+        if path.exists():
+            with path.open("rb") as f:
+                for m in read_po(f, locale=language):
+                    if m.id and m.string and not m.fuzzy:
+                        found[m.id] = m.string
+        _catalogs[language] = found
+    return _catalogs[language]
+
+
+def _(message: str, where: str = "") -> str:
+    """``message`` in the current language. Placeholders in braces are filled by the
+    caller after translation (``_("{n} threads").format(n=2)``), so a translation can
+    move them where its grammar wants them."""
+    if not message or not message.strip():
+        return message
+    asked[message].add(where)
+    if _language == DEFAULT:
+        return message
+    found = translations(_language).get(message)
+    if found is None:
+        missing[_language].add(message)
+        return message
+    return found
+
+
+def update_catalogs(languages: list[str]) -> dict[str, int]:
+    """Rewrite every catalog's message list to what this build asked for, keeping the
+    translations it already has. Returns the count of untranslated messages per language."""
+    template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
+    for message, places in sorted(asked.items()):
+        template.add(message, locations=[(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)])
+    LOCALES.mkdir(exist_ok=True)
+    empty = {}
+    for lang in languages:
+        path = catalog_path(lang)
+        if path.exists():
+            with path.open("rb") as f:
+                catalog = read_po(f, locale=lang)
+        else:
+            catalog = Catalog(locale=lang, project="site", fuzzy=False)
+        catalog.update(template, no_fuzzy_matching=True)
+        catalog.revision_date = catalog.creation_date = _STAMP
+        catalog.header_comment = _HEADER.format(language=catalog.locale.english_name)
+        catalog.last_translator = catalog.language_team = ""
+        with path.open("wb") as f:
+            write_po(f, catalog, width=100, omit_header=False, ignore_obsolete=True, sort_output=True)
+        empty[lang] = sum(1 for m in catalog if m.id and not m.string)
+    _catalogs.clear()
+    return empty
