@@ -19,7 +19,7 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import formatting, i18n  # noqa: E402
+from sitekit import calculator_locale, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -83,6 +83,13 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
     _state["figures"].update(ctx.figures)
     return out
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    if "data-calculator" not in html:
+        return html
+    script = Path(config.docs_dir) / "javascripts" / "calculator.js"
+    return html + "\n" + calculator_locale.locale_script(script)
 
 
 def on_post_build(config, **kwargs):
