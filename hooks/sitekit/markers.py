@@ -192,6 +192,8 @@ def meta(ctx: PageContext, exp: str, *path: str) -> str:
         if not isinstance(node, dict) or key not in node:
             raise SiteDataError(f"meta.json of {exp!r} has no {'.'.join(path)}")
         node = node[key]
+    if isinstance(node, (int, float)) and not isinstance(node, bool):
+        return html.escape(formatting.format_value(node))  # a number reads as the page's locale writes it
     return html.escape(str(node))
 
 
