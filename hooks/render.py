@@ -6,6 +6,7 @@ any ``{{`` left in a page after rendering, fails the build with the page's name.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
@@ -22,6 +24,8 @@ sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 from sitekit import calculator_locale, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
+
+from sitedata import fingerprint  # noqa: E402
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")
@@ -42,7 +46,29 @@ def on_config(config, **kwargs):
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
     _state["figures"] = {}
+    _check_notebooks(Path(config.docs_dir), data_dir)
     return config
+
+
+def _check_notebooks(docs: Path, data_dir: Path) -> None:
+    """A notebook page shows what it printed when it was executed: it must have been
+    executed against the site_data this build renders, with the code it holds now, and
+    every edition must hold the English notebook's code."""
+    current = fingerprint.data_fingerprint(data_dir)
+    for path in sorted(docs.glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        stamp = nb.get("metadata", {}).get(fingerprint.METADATA_KEY, {})
+        if stamp.get("data") != current:
+            raise PluginError(
+                f"docs/{path.name} was executed against other data than site_data/ holds now: run `make notebooks`"
+            )
+        if stamp.get("code") != fingerprint.code_fingerprint(nb):
+            raise PluginError(f"docs/{path.name}: its code changed since it was executed: run `make notebooks`")
+        english = docs / (path.name.split(".")[0] + ".ipynb")
+        if english != path and stamp.get("code") != fingerprint.code_fingerprint(
+            json.loads(english.read_text(encoding="utf-8"))
+        ):
+            raise PluginError(f"docs/{path.name}: its code cells differ from {english.name}'s: run `make notebooks`")
 
 
 def on_pre_build(config, **kwargs):
@@ -70,7 +96,25 @@ def _nav_titles(nav: list) -> list[tuple[str, str]]:
     return out
 
 
+@event_priority(-200)  # after mkdocs-static-i18n (-100), which rebuilds every file as a plain File
+def on_files(files, config, **kwargs):
+    """Notebooks back into pages in every edition. mkdocs-static-i18n rebuilds each file
+    of an edition as a plain File, which turns mkdocs-jupyter's notebook pages into
+    static files (its issue 198: the notebook's JSON lands where its page should be).
+    Each is wrapped again as a notebook page, keeping the edition's destination and URL."""
+    from mkdocs_jupyter.plugin import NotebookFile
+
+    for plain in [f for f in files if f.src_uri.endswith(".ipynb") and not isinstance(f, NotebookFile)]:
+        page = NotebookFile(plain, use_directory_urls=config.use_directory_urls, site_dir=config.site_dir)
+        page.dest_path, page.abs_dest_path, page.url = plain.dest_path, plain.abs_dest_path, plain.url
+        files.remove(plain)
+        files.append(page)
+    return files
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
+    if page.file.src_path.endswith(".ipynb"):
+        return markdown  # a notebook page: mkdocs-jupyter renders its cells and committed outputs
     depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
     source = EDITION_SUFFIX.sub(".md", page.file.src_path)  # every edition cites and claims as its English page
     ctx = PageContext(data=_state["data"], page=source, url_prefix="../" * depth, titles=_state["titles"])
@@ -86,6 +130,12 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 
 def on_page_content(html, page, config, files, **kwargs):
+    if page.file.src_path.endswith(".ipynb"):
+        # mkdocs-jupyter copies the notebook beside its page (include_source)
+        name = Path(page.file.abs_src_path).name
+        link = i18n._("Download this notebook")
+        note = i18n._("and run it from a clone of the repository")
+        return f'<p class="notebook-download"><a href="{name}" download>{link}</a> ({name}) {note}.</p>\n' + html
     if "data-calculator" not in html:
         return html
     script = Path(config.docs_dir) / "javascripts" / "calculator.js"

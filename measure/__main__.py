@@ -7,6 +7,7 @@ Examples::
     python -m measure run --model arch:qwen2.5-0.5b --device cuda
     python -m measure check --kinds exact,numeric   # regenerate and compare with site_data
     python -m measure merge /tmp/gpu_data           # bring a GPU run's folder into site_data
+    python -m measure notebooks                    # execute the notebook pages against site_data
     python -m measure list
 """
 
@@ -72,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         "--into", type=Path, default=REPO / "site_data", help="the data to merge into (default: site_data)"
     )
     merge.add_argument("--only", default="", help="comma-separated subset of the experiments found there")
+    notebooks = sub.add_parser("notebooks", help="execute the notebook pages against site_data (when it changed)")
+    notebooks.add_argument("--data", type=Path, default=REPO / "site_data", help="the data the notebooks read")
+    notebooks.add_argument("--force", action="store_true", help="execute even the notebooks that are up to date")
     sub.add_parser("list", help="list the experiments")
     return p
 
@@ -82,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for name in registry.EXPERIMENTS:
                 print(f"{name:14} {registry.load(name).TITLE}")
+            return 0
+        if args.command == "notebooks":
+            from measure.notebooks import run as run_notebooks
+
+            run_notebooks(args.data, force=args.force)
             return 0
         if args.command == "merge":
             from measure.merge import merge

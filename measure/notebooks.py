@@ -1,0 +1,97 @@
+"""The notebook pages, executed against the current site_data/.
+
+The English notebook, ``docs/<name>.ipynb``, is executed once with nbclient from the
+repository's root. Every edition's notebook, ``docs/<name>.<lang>.ipynb``, holds the same
+code cells with its own words around them and receives the English run's outputs cell by
+cell: five editions cost one run. Each executed notebook records the fingerprints of the
+data and the code it ran (sitedata/fingerprint.py); the build refuses a notebook whose
+fingerprints are not the current ones, and this module re-executes only a notebook
+whose data or code changed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from measure.errors import UserError
+from sitedata.fingerprint import METADATA_KEY, code_cells, code_fingerprint, data_fingerprint
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+EDITION = re.compile(r"^(?P<name>[\w-]+)\.(?P<lang>[a-z]{2})\.ipynb$")
+TIMEOUT_S = 600  # per cell; the measuring notebook converts the embedded model on a first run
+
+
+def english_notebooks(docs: Path = DOCS) -> list[Path]:
+    return sorted(p for p in docs.glob("*.ipynb") if not EDITION.match(p.name))
+
+
+def editions(english: Path) -> list[Path]:
+    return sorted(english.parent.glob(f"{english.stem}.*.ipynb"))
+
+
+def is_current(path: Path, data: str) -> bool:
+    nb = nbformat.read(path, as_version=4)
+    stamp = nb.metadata.get(METADATA_KEY, {})
+    return stamp.get("data") == data and stamp.get("code") == code_fingerprint(nb)
+
+
+def execute(path: Path, data: str, cwd: Path = REPO) -> nbformat.NotebookNode:
+    """Run every cell of one notebook; a failing cell is one line naming the notebook."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        raise UserError(
+            f"{path.relative_to(cwd) if path.is_relative_to(cwd) else path}: a cell failed: {last}"
+        ) from None
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # timestamps: the file changes only when outputs do
+    nb.metadata[METADATA_KEY] = {"data": data, "code": code_fingerprint(nb)}
+    return nb
+
+
+def carry_outputs(english: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    """An edition's notebook with the English run's outputs in its code cells."""
+    nb = nbformat.read(path, as_version=4)
+    if code_cells(nb) != code_cells(english):
+        raise UserError(
+            f"{path.name}: its code cells differ from {path.name.split('.')[0]}.ipynb; an edition translates "
+            "only the text cells, the code is the English notebook's"
+        )
+    ran = iter(c for c in english.cells if c.cell_type == "code")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            source = next(ran)
+            cell.outputs, cell.execution_count = source.outputs, source.execution_count
+            cell.metadata.pop("execution", None)
+    nb.metadata[METADATA_KEY] = dict(english.metadata[METADATA_KEY])
+    return nb
+
+
+def run(data_root: Path, *, force: bool = False, docs: Path = DOCS, log=print) -> int:
+    """Execute every notebook whose data or code changed; returns how many ran."""
+    data = data_fingerprint(data_root)
+    ran = 0
+    for english in english_notebooks(docs):
+        group = [english, *editions(english)]
+        if not force and all(is_current(p, data) for p in group):
+            log(f"notebook {english.name}: up to date with site_data, skipped")
+            continue
+        start = time.perf_counter()
+        log(f"notebook {english.name}: executing against site_data ...")
+        done = execute(english, data)
+        outputs = {english: done} | {p: carry_outputs(done, p) for p in group[1:]}
+        for path, nb in outputs.items():
+            nbformat.write(nb, path)
+        log(f"notebook {english.name}: {len(group)} editions written in {time.perf_counter() - start:.1f} s")
+        ran += 1
+    return ran
