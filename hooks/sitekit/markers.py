@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitekit import claims, formatting, i18n
+from sitekit import claims, data_words, formatting, i18n
 from sitekit.figures import render_figure
 from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
@@ -145,7 +145,9 @@ def table(
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
-        "<tr>" + "".join(_td(row[c["name"]], c, styles.get(c["name"])) for c in cols) + "</tr>"
+        "<tr>"
+        + "".join(_td(data_words.shown(row[c["name"]], f"{ref}.{c['name']}"), c, styles.get(c["name"])) for c in cols)
+        + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption or _(t.title, "table title"))
@@ -168,7 +170,7 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
 
 def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
     v = ctx.data.value(ref)
-    return _inline(v["value"], v["unit"], style, digits, unit)
+    return _inline(data_words.shown(v["value"], ref), v["unit"], style, digits, unit)
 
 
 def cell(
@@ -181,6 +183,7 @@ def cell(
     unit: bool = True,
 ) -> str:
     v, col = ctx.data.cell(ref, column, where)
+    v = data_words.shown(v, f"{ref}.{column}")
     if style == "auto":
         style = _default_style(col, v)
     return _inline(v, col["unit"], style, digits, unit)
