@@ -142,6 +142,17 @@ def on_page_content(html, page, config, files, **kwargs):
     return html + "\n" + calculator_locale.locale_script(script)
 
 
+ABSOLUTE_ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")/([^"]*)("[^>]*hreflang=)')
+
+
+def on_post_page(output, page, config, **kwargs):
+    """The language selector's links relative to the page, as every other link of the
+    site is: the i18n plugin gives a home page's as absolute paths ("/", "/gl/"), which
+    lead nowhere when the site is opened from disk or served below a domain's root."""
+    up = "../" * page.url.count("/")
+    return ABSOLUTE_ALTERNATE.sub(lambda m: f"{m.group(1)}{up + m.group(2) or './'}{m.group(3)}", output)
+
+
 def on_post_build(config, **kwargs):
     site = Path(config.site_dir)
     data: SiteData = _state["data"]

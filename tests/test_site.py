@@ -48,6 +48,8 @@ def test_every_committed_table_is_on_a_page(built_site):
 def test_no_marker_survives(built_site):
     for path, html in _pages(built_site).items():
         article = html.split("<article", 1)[-1].split("</article>", 1)[0]  # the page, not theme scripts
+        # a notebook page's stylesheet, and JSON for the page's scripts
+        article = re.sub(r"<(style|script)\b.*?</\1>", "", article, flags=re.S)
         assert "{{" not in article and "}}" not in article, path
         assert not re.search(r"\{\{\s*\w+\(", html), path
 
@@ -141,12 +143,13 @@ def _table_rows(site, page, ref):
 
 def test_every_unit_as_a_reader_sees_it(built_site):
     """Values known by hand, found as the built pages write them: each IEC step, GiB to
-    two decimals, percent, ratio and powers of ten."""
+    two decimals, percent, ratio and powers of ten; a unit follows its number across a
+    no-break space."""
     rows = {r[0]: r for r in _table_rows(built_site, "cache-size", "cache_size.context_7b")}
     # 4,096 tokens x 131,072 bytes = 2^29 = 0.50 GiB; 14e9 bytes = 13.04 GiB; 2^29 / 14e9 = 0.0383
-    assert rows["4,096"][1:] == ["0.50 GiB", "13.04 GiB", "0.04×"]
+    assert rows["4,096"][1:] == ["0.50\u00a0GiB", "13.04\u00a0GiB", "0.04×"]
     # 128,000 x 131,072 = 16,777,216,000 bytes = 15.625 GiB (half to even: 15.62); / 14e9 = 1.198
-    assert rows["128,000"][1:] == ["15.62 GiB", "13.04 GiB", "1.20×"]
+    assert rows["128,000"][1:] == ["15.62\u00a0GiB", "13.04\u00a0GiB", "1.20×"]
     gqa = [
         r for r in _table_rows(built_site, "cache-size", "cache_size.attention_variants") if r[0].startswith("Hugging")
     ]
@@ -154,14 +157,14 @@ def test_every_unit_as_a_reader_sees_it(built_site):
     models = {r[0]: r for r in _table_rows(built_site, "memory-budget", "memory_budget.models")}
     assert (models["7B"][1], models["13B"][1], models["70B"][1]) == ("7 × 10⁹", "1.3 × 10¹⁰", "7 × 10¹⁰")
     assert models["SmolLM2-135M-Instruct"][1] == "1.35 × 10⁸"  # 134,515,008
-    assert models["13B"][7] == "819,200"  # under 1 MiB, a table writes the bytes
+    assert models["13B"][7] == "819,200"  # under 1\u00a0MiB, a table writes the bytes
     windowed = {(r[0], r[1]): r for r in _table_rows(built_site, "memory-budget", "memory_budget.windowed")}
-    assert windowed[("mistralai/Mistral-7B-v0.1", "32,768")][2:4] == ["4 GiB", "512 MiB"]
-    assert windowed[("google/gemma-3-270m", "4,096")][3] == "19.5 MiB"  # 20,447,232 bytes
+    assert windowed[("mistralai/Mistral-7B-v0.1", "32,768")][2:4] == ["4\u00a0GiB", "512\u00a0MiB"]
+    assert windowed[("google/gemma-3-270m", "4,096")][3] == "19.5\u00a0MiB"  # 20,447,232 bytes
     page = (built_site / "memory-budget" / "index.html").read_text(encoding="utf-8")
-    assert '<span title="20,447,232 bytes">19.5 MiB</span>' in page  # the exact count on hover
+    assert '<span title="20,447,232 bytes">19.5\u00a0MiB</span>' in page  # the exact count on hover
     text = re.sub(r"<[^>]+>", "", page)
-    assert "800 KiB" in text and "320 KiB" in text  # 819,200 and 327,680 bytes in the prose
+    assert "800\u00a0KiB" in text and "320\u00a0KiB" in text  # 819,200 and 327,680 bytes in the prose
     assert "(18.0%)" in text  # 0.1796875
 
 

@@ -7,10 +7,14 @@ unchanged table gives a byte-identical file.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
+import os
 import pkgutil
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import matplotlib
 
@@ -18,10 +22,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, ScalarFormatter  # noqa: E402
 
-from sitekit import formatting  # noqa: E402
+from sitedata import fingerprint  # noqa: E402
+from sitekit import formatting, i18n  # noqa: E402
 from sitekit.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
+# Drawn figures kept between builds, by edition and by what they were drawn from (_key):
+# five editions draw over a hundred figures, and an unchanged one is read, not redrawn.
+CACHE = Path(__file__).resolve().parents[3] / ".cache" / "figures"
 plt.rcParams.update(
     {
         "svg.hashsalt": "site",  # deterministic element ids
@@ -54,12 +62,31 @@ def render_figure(name: str, data) -> str:
         _load_all()
     if name not in REGISTRY:
         raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    cached = CACHE / i18n.language() / f"{name}.{_key(name, data)}.svg"
+    if cached.exists():
+        return cached.read_text(encoding="utf-8")
     fig = REGISTRY[name](data)
     _localize_ticks(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
-    return buf.getvalue()
+    svg = buf.getvalue()
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(svg, encoding="utf-8")
+    tmp.replace(cached)  # whole or absent, even if two builds race
+    return svg
+
+
+def _key(name: str, data) -> str:
+    """What a figure is drawn from: the data (every meta.json, which holds its tables'
+    checksums), the code that draws and formats it, the edition's catalog, matplotlib."""
+    h = hashlib.sha256(matplotlib.__version__.encode())
+    module = sys.modules[REGISTRY[name].__module__]
+    for path in (Path(module.__file__), Path(__file__), Path(formatting.__file__), i18n.catalog_path(i18n.language())):
+        h.update(path.read_bytes() if path.exists() else b"")
+    h.update(fingerprint.data_fingerprint(data.root).encode())
+    return h.hexdigest()[:16]
 
 
 def _localize_ticks(fig) -> None:
