@@ -2,15 +2,20 @@
 
 Debian's chromium (``apt-get install chromium``; .ci/run installs it) is driven by
 Playwright with ``executable_path``, so nothing is downloaded. The site is served on
-127.0.0.1 from a thread; every request elsewhere (web fonts) is refused.
+127.0.0.1 from a thread; every request elsewhere (web fonts) is refused. One browser;
+each edition's page (/calculator/, /gl/calculator/...) is opened once and reused.
 
 Checked: for every combination of presets, the calculator's numbers equal the budget
-table the site was built from, to the byte and the token; for a grid of typed inputs
-they equal measure/lab/budget.py; every pasted public config gives its published
-parameter count and the shape Python derives, messages included; a sliding window gives
-the hand-worked budget; the decode floor equals Python's to the last digit; the URL
-reproduces the state; each kind of bad input shows its own message next to its field
-and no NaN or Infinity ever appears.
+table the site was built from, to the byte and the token, in every edition; for a grid
+of typed inputs they equal measure/lab/budget.py; every pasted public config gives its
+published parameter count and the shape Python derives, messages included; a sliding
+window gives the hand-worked budget; the decode floor equals Python's to the last digit;
+the URL reproduces the state; each kind of bad input shows its own message next to its
+field and no NaN or Infinity ever appears. Each edition writes and reads numbers with
+its page's separators (the build's locale element): a decimal comma is a decimal comma,
+a group is accepted only where it groups in threes, and a separator that could mean two
+numbers is refused with a message saying how to write each; the messages are the
+element's translations.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import http.server
 import json
 import random
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -37,7 +43,7 @@ from measure.lab.budget import (
 )
 from measure.lab.model_config import shape_from_config
 from measure.reference.public_configs import PUBLIC_CONFIGS
-from tests.conftest import REPO
+from tests.conftest import LANGUAGES, REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -50,8 +56,20 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--no-first-run",
     "--disable-sync",
+    "--disable-ipc-flooding-protection",  # every input rewrites the address: no throttling of history.replaceState
 ]
+EDITIONS = ("en", *LANGUAGES)
+NBSP = "\u00a0"
+READY = "form[data-calculator][data-ready='1']"
 OUTPUTS = "els => Object.fromEntries(els.map(e => [e.dataset.out, [e.dataset.value, e.textContent]]))"
+# Sets fields as typing does: each field's value, then its input (a select's change) event.
+FILL = """(form, values) => {
+  for (const [name, text] of Object.entries(values)) {
+    const el = form.querySelector(`[name="${name}"]`);
+    el.value = text;
+    el.dispatchEvent(new Event(el.tagName === "SELECT" ? "change" : "input", { bubbles: true }));
+  }
+}"""
 FIELDS = (
     "params",
     "layers",
@@ -66,6 +84,11 @@ FIELDS = (
     "context",
     "users",
 )
+# The calculator's messages that tests look for, by their English text
+OK = "Users that fit at {context} each: {fit}. Users served: {users}; a decode step can take no less than {step}."
+NOFIT = "Does not fit: the weights ({weights}) and the reserve ({reserve}) need more than the card's {card}."
+AMBIGUOUS = "{text} is ambiguous here: write {decimal} for a decimal number, or {whole} for a whole number."
+WRITE_IT = "{text} is not written this way here: write {number}."
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -73,27 +96,121 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        pass  # a page closed while a file was on its way
+
+
+@dataclass
+class Locale:
+    """An edition's number format and messages, as its page's locale element gives them."""
+
+    lang: str
+    decimal: str
+    group: str
+    messages: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, page, lang: str) -> Locale:
+        data = json.loads(page.text_content("script[data-calculator-locale]"))
+        assert data["locale"] == lang, data["locale"]
+        return cls(lang, data["decimal"], data["group"], data["messages"])
+
+    @property
+    def space(self) -> str:
+        """Between a number and its unit."""
+        return " " if self.lang == "en" else NBSP
+
+    def t(self, message: str, **values) -> str:
+        assert message in self.messages, f"{message!r} is not among the page's messages"
+        text = self.messages[message] or message
+        for name, value in values.items():
+            text = text.replace("{" + name + "}", str(value))
+        return text
+
+    def typed(self, english: str) -> str:
+        """A number typed in English ("8,192.5") as this page's reader types it."""
+        return english.translate({ord(","): self.group, ord("."): self.decimal})
+
+    def integer(self, n) -> str:
+        return self.typed(f"{int(n):,}")
+
+    def fixed(self, x: float, digits: int) -> str:
+        return self.typed(f"{x:,.{digits}f}")
+
+    def valid(self) -> dict[str, str]:
+        """VALID as this page's reader types it."""
+        return {k: v if k == "cache" else self.typed(v) for k, v in VALID.items()}
+
+    def unit(self, number: str, unit: str) -> str:
+        return number + self.space + unit
+
+    def number(self, text: str) -> float:
+        for g in {self.group, " ", NBSP, "\u202f"} if self.group.isspace() else {self.group}:
+            text = text.replace(g, "")
+        return float(text.replace(self.decimal, "."))
+
+
+class Site:
+    """The built site served on 127.0.0.1 and one browser: a page per edition, opened once."""
+
+    def __init__(self, origin: str, browser) -> None:
+        self.origin, self.browser = origin, browser
+        self.errors: list[str] = []
+        self.pages: dict[str, object] = {}
+
+    def url(self, lang: str) -> str:
+        return f"{self.origin}/calculator/" if lang == "en" else f"{self.origin}/{lang}/calculator/"
+
+    def open(self, url: str, rewrite=None):
+        """A new page at ``url``; ``rewrite(html)`` changes the page's HTML as it arrives."""
+        page = self.browser.new_page()
+        origin = self.origin
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(origin) else route.abort())
+        if rewrite:
+
+            def fulfil(route):
+                response = route.fetch()
+                route.fulfill(response=response, body=rewrite(response.text()))
+
+            page.route(url, fulfil)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.goto(url)
+        page.wait_for_selector(READY, timeout=10_000)
+        return page
+
+    def page(self, lang: str):
+        if lang not in self.pages:
+            self.pages[lang] = self.open(self.url(lang))
+        return self.pages[lang]
+
+
 @pytest.fixture(scope="module")
-def calculator(built_site):
+def site(built_site):
     from playwright.sync_api import sync_playwright
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
+    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    origin = f"http://127.0.0.1:{server.server_port}"
-    errors: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(origin) else route.abort())
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{origin}/calculator/")
-        page.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
-        page.origin = origin
-        yield page, errors
+        yield Site(f"http://127.0.0.1:{server.server_port}", browser)
         browser.close()
     server.shutdown()
     thread.join(5)
+
+
+@pytest.fixture
+def calculator(site):
+    """The English page and the pages' errors."""
+    return site.page("en"), site.errors
+
+
+@pytest.fixture(params=EDITIONS)
+def edition(site, request):
+    """An edition's page, its locale and the pages' errors."""
+    page = site.page(request.param)
+    return page, Locale.of(page, request.param), site.errors
 
 
 def _csv(name: str) -> list[dict[str, str]]:
@@ -114,16 +231,21 @@ def _no_nan(page) -> None:
     assert "NaN" not in text and "Infinity" not in text and "undefined" not in text, text
 
 
+def _label(page, name: str) -> str:
+    """A field's name as its page writes it: the label's text, less its symbol in <i>."""
+    return page.eval_on_selector(
+        f"label[for=calc-{name}]",
+        "l => { const c = l.cloneNode(true); c.querySelectorAll('i').forEach(i => i.remove());"
+        " return c.textContent.replace(/\\s+/g, ' ').trim(); }",
+    )
+
+
 def _state(page) -> str:
     return page.get_attribute("[data-status]", "data-state")
 
 
 def _fill(page, case: dict[str, str]) -> None:
-    for name, text in case.items():
-        if name == "cache":
-            page.select_option("[name=cache]", text)
-        else:
-            page.fill(f"[name={name}]", text)
+    page.eval_on_selector("form[data-calculator]", FILL, case)
 
 
 def _paste(page, config) -> dict:
@@ -139,18 +261,36 @@ CACHE_BYTES = {r["precision"]: float(r["kv_bytes_per_element"]) for r in _csv("c
 FP16_CACHE = "fp16 / bf16"
 
 
-def test_initialises_on_load_with_the_defaults(calculator):
-    page, errors = calculator
+def test_initialises_on_load_with_the_defaults(edition):
+    page, loc, errors = edition
     assert not errors, errors
     assert page.get_attribute("form[data-calculator]", "data-ready") == "1"
     assumptions, defaults = _csv("assumptions")[0], _csv("calculator_defaults")[0]
+    # the fields hold the defaults as the page writes numbers: 1.5 is "1,5" on a decimal-comma page
     assert page.input_value("[name=context]") == assumptions["context_per_user"]
-    assert float(page.input_value("[name=reserve_gib]")) == float(assumptions["reserve_gib"])
+    assert page.input_value("[name=reserve_gib]") == loc.typed(str(float(assumptions["reserve_gib"])))
+    assert loc.number(page.input_value("[name=reserve_gib]")) == float(assumptions["reserve_gib"])
     assert page.input_value("[name=users]") == defaults["users_served"]
     assert page.input_value("[name=preset_card]") == defaults["card"]
     assert CACHE_BYTES[page.input_value("[name=cache]")] == float(assumptions["kv_bytes_per_element"])
     out = _outputs(page)
     assert out["max_tokens"][0].isdigit() and out["users_fit"][0].isdigit(), out
+    assert all(text.strip() and text != "—" for _, text in out.values()), out
+    _no_nan(page)
+    # every number in the page's format: 14e9 bytes of weights, 13.04 GiB
+    weights = int(out["weights"][0])
+    bytes_word = loc.t("bytes")
+    gib, exact = loc.unit(loc.fixed(weights / 2**30, 2), "GiB"), loc.unit(loc.integer(weights), bytes_word)
+    assert out["weights"][1] == f"{gib} ({exact})"
+    assert loc.decimal in out["weights"][1] and loc.group in out["weights"][1]
+    context = loc.unit(loc.integer(assumptions["context_per_user"]), loc.t("tokens"))
+    assert out["max_tokens"][1] == loc.unit(loc.integer(out["max_tokens"][0]), loc.t("tokens"))
+    assert out["step_ms"][1] == loc.unit(loc.fixed(float(out["step_ms"][0]), 2), "ms")
+    # the status is the element's translation of its message
+    assert page.get_attribute("[data-status]", "data-state") == "ok"
+    fit, users = loc.integer(out["users_fit"][0]), defaults["users_served"]
+    want = loc.t(OK, context=context, fit=fit, users=users, step=out["step_ms"][1])
+    assert page.inner_text("[data-status]") == want
 
 
 def test_presets_are_the_site_data_tables(calculator):
@@ -166,20 +306,23 @@ def test_presets_are_the_site_data_tables(calculator):
     assert options("preset_card") == [r["card"] for r in _csv("card_presets")] + ["custom"]
 
 
-def test_every_preset_equals_the_budget_table(calculator):
-    page, errors = calculator
+def test_every_preset_equals_the_budget_table(edition):
+    page, loc, errors = edition
     models, precisions, cards = _csv("models"), _csv("precisions"), _csv("cards")
     budget = {(r["card_gib"], r["model"], r["precision"]): r for r in _csv("budget")}
     assumptions = _csv("assumptions")[0]
-    _fill(page, {"reserve_gib": assumptions["reserve_gib"], "context": assumptions["context_per_user"]})
+    _fill(page, {"reserve_gib": loc.typed(assumptions["reserve_gib"]), "context": assumptions["context_per_user"]})
     page.select_option("[name=cache]", FP16_CACHE)
+    does_not_fit = loc.t("does not fit")
+    nofit_status = loc.t(NOFIT).split("{")[0]
     checked = 0
     for m in models:
         page.select_option("[name=preset_model]", m["model"])
         for p in precisions:
             page.select_option("[name=preset_precision]", p["precision"])
+            assert loc.number(page.input_value("[name=weight_bits]")) == float(p["weight_bits"])
             for c in cards:
-                page.fill("[name=vram_gib]", c["card_gib"])
+                page.fill("[name=vram_gib]", loc.typed(c["card_gib"]))
                 row = budget[(c["card_gib"], m["model"], p["precision"])]
                 out = _outputs(page)
                 where = (c["card_gib"], m["model"], p["precision"])
@@ -188,13 +331,14 @@ def test_every_preset_equals_the_budget_table(calculator):
                 assert out["free"][0] == row["free_bytes"], where
                 status = page.inner_text("[data-status]")
                 if row["verdict"] == "does not fit":
-                    assert out["max_tokens"] == ["", "does not fit"], where
-                    assert out["users_fit"] == ["", "does not fit"], where
-                    assert status.startswith("Does not fit"), (where, status)
+                    assert out["max_tokens"] == ["", does_not_fit], where
+                    assert out["users_fit"] == ["", does_not_fit], where
+                    assert status.startswith(nofit_status), (where, status)
                 else:
                     assert out["max_tokens"][0] == row["max_tokens"], where
                     assert out["users_fit"][0] == row["users"], where
-                    assert f"{int(row['max_tokens']):,}" in out["max_tokens"][1], where
+                    assert loc.integer(row["max_tokens"]) in out["max_tokens"][1], where
+                    assert out["free"][1] == loc.unit(loc.fixed(int(row["free_bytes"]) / 2**30, 2), "GiB"), where
                 _no_nan(page)
                 checked += 1
     assert checked == len(budget) and not errors, errors
@@ -300,6 +444,7 @@ VALID = {
     "context": "4096",
     "users": "8",
 }
+FITS_18 = "Users that fit at 4,096 tokens each: 18."  # VALID on the English page
 BAD = [
     ("params", "", "Parameters: enter a value."),
     ("vram_gib", "   ", "Card memory: enter a value."),
@@ -318,7 +463,7 @@ BAD = [
     ("layers", "32.5", "Layers must be a whole number."),
     ("context", "2.5", "Context per user must be a whole number."),
     ("window", "100.5", "Sliding window must be a whole number."),
-    ("windowed_layers", "33", "Layers with the window cannot be more than the 32 layers."),
+    ("windowed_layers", "33", "Layers with the window cannot be more than the number of layers (32)."),
     ("windowed_layers", "4", "Layers with the window needs a sliding window"),
     ("params", "1e15", "Parameters above 10,000,000,000,000 parameters is not a realistic value."),
     ("vram_gib", "1e9", "Card memory above 65,536 GiB is not a realistic value."),
@@ -331,7 +476,7 @@ BAD = [
 def test_bad_input_shows_its_message(calculator, field, text, message):
     page, errors = calculator
     _fill(page, VALID)
-    assert page.inner_text("[data-status]").startswith("18 users fit"), page.inner_text("[data-status]")
+    assert page.inner_text("[data-status]").startswith(FITS_18), page.inner_text("[data-status]")
     page.fill(f"[name={field}]", text)
     shown = page.inner_text(f"[data-error-for={field}]")
     assert shown.startswith(message), shown
@@ -371,7 +516,7 @@ def test_no_cache_room_no_full_user_and_too_many_users_are_explained(calculator)
     assert "Not one full context fits" in page.inner_text("[data-status]")
     _fill(page, {**VALID, "users": "19"})  # 18 fit
     assert _state(page) == "overserved"
-    assert page.inner_text("[data-status]").startswith("18 users fit at 4,096 tokens each, fewer than the 19 users")
+    assert page.inner_text("[data-status]").startswith(f"{FITS_18[:-1]}, fewer than the users served (19)")
     _no_nan(page)
 
 
@@ -554,35 +699,238 @@ def test_the_bar_adds_up_to_the_card_or_marks_the_excess(calculator):
     assert bytes_["free"] == 0 and int(page.get_attribute("[data-bar]", "data-over")) == need - vram
     assert widths["weights"] == pytest.approx(100 * 14_000_000_000 / need, abs=0.001)
     note = page.inner_text("[data-bar-note]")
-    assert note == f"40 users need {(need - vram) / 2**30:,.2f} GiB more than the card's 24.00 GiB.", note
+    over = f"{(need - vram) / 2**30:,.2f} GiB"
+    served = "The weights, the reserve and the cache of the users served (40)"
+    assert note == f"{served} need {over} more than the card's 24.00 GiB."
 
 
-def test_the_url_reproduces_the_state(calculator):
-    page, errors = calculator
+def test_the_url_reproduces_the_state(edition, site):
+    page, loc, errors = edition
     _paste(page, PUBLIC_CONFIGS[7].config)  # gemma-2-2b: a window on 13 of 26 layers
     page.select_option("[name=preset_precision]", "int8")
     page.select_option("[name=cache]", "fp8")
     page.select_option("[name=preset_card]", _csv("card_presets")[2]["card"])
-    _fill(page, {"reserve_gib": "2.25", "context": "8,192", "users": "3"})
-    page.fill("[name=bandwidth_gb_s]", "512.5")  # a card of one's own
+    _fill(page, {"reserve_gib": loc.typed("2.25"), "context": loc.typed("8,192"), "users": "3"})
+    page.fill("[name=bandwidth_gb_s]", loc.typed("512.5"))  # a card of one's own
     before_inputs = {n: page.input_value(f"[name={n}]") for n in FIELDS}
     before_selects = {
         n: page.input_value(f"[name={n}]") for n in ("preset_model", "preset_precision", "cache", "preset_card")
     }
     before_out = _outputs(page)
+    assert before_out["cache_per_user"][0] == str(2 * 4 * 256 * 1 * (13 * 8192 + 13 * 4096))  # fp8, window 4,096
     url = page.url
     assert page.get_attribute("[data-share]", "href") in url
-    other = page.context.browser.new_page()
-    other.goto(url)
-    other.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
-    assert {n: other.input_value(f"[name={n}]") for n in FIELDS} == before_inputs
+    other = site.open(url)
+    assert {n: other.input_value(f"[name={n}]") for n in FIELDS} == before_inputs  # as typed
     assert {n: other.input_value(f"[name={n}]") for n in before_selects} == before_selects
     assert before_selects["preset_model"] == before_selects["preset_card"] == "custom"
     assert _outputs(other) == before_out
     # a hand-edited link: an unknown preset is ignored, a bad value shows its message
     other.goto(url.replace("users=3", "users=-2").replace("cache=fp8", "cache=fp3"))
-    other.wait_for_selector("form[data-calculator][data-ready='1']", timeout=10_000)
-    assert other.inner_text("[data-error-for=users]") == "Users served cannot be negative."
+    other.wait_for_selector(READY, timeout=10_000)
+    want = loc.t("{field} cannot be negative.", field=_label(other, "users"))
+    assert other.inner_text("[data-error-for=users]") == want
     assert other.input_value("[name=cache]") == FP16_CACHE
     other.close()
     assert not errors
+
+
+# ---- numbers in the page's language ----
+
+MIXED = {"weight_bits": "4.125", "vram_gib": "24.5", "reserve_gib": "1.5", "bandwidth_gb_s": "1008.5"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_decimal_comma_is_a_decimal_separator(site, lang):
+    """1,5 on a decimal-comma page is what 1.5 is on the English page."""
+    english, page = site.page("en"), site.page(lang)
+    loc = Locale.of(page, lang)
+    assert loc.decimal == ","
+    _fill(english, {**VALID, **MIXED})
+    _fill(page, {**loc.valid(), **{k: v.replace(".", ",") for k, v in MIXED.items()}})
+    want, got = _outputs(english), _outputs(page)
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+    assert got["weights"][0] == str(weight_bytes(params=7e9, bits_per_weight=4.125)) and want["free"][0]
+    assert _state(page) == _state(english) == "ok"
+    assert page.input_value("[name=reserve_gib]") == "1,5"
+    _no_nan(page)
+
+
+# (edition, field, typed, message, its values): a separator that could mean two numbers,
+# or one the page does not write numbers with, is refused with how to write it instead
+SEPARATORS = [
+    ("en", "reserve_gib", "1,5", AMBIGUOUS, {"decimal": "1.5", "whole": "15"}),
+    ("en", "vram_gib", "0,5", WRITE_IT, {"number": "0.5"}),
+    ("en", "bandwidth_gb_s", "1,2345", AMBIGUOUS, {"decimal": "1.2345", "whole": "12,345"}),
+    ("en", "params", "7.000.000.000", WRITE_IT, {"number": "7,000,000,000"}),
+    ("en", "params", "7 000 000 000", WRITE_IT, {"number": "7,000,000,000"}),
+    ("en", "bandwidth_gb_s", "1.008,5", WRITE_IT, {"number": "1,008.5"}),
+    ("en", "params", "7,5e9", AMBIGUOUS, {"decimal": "7.5e9", "whole": "75e9"}),
+    ("es", "reserve_gib", "1.5", AMBIGUOUS, {"decimal": "1,5", "whole": "15"}),
+    ("es", "bandwidth_gb_s", "1,008.5", WRITE_IT, {"number": "1.008,5"}),
+    ("it", "vram_gib", "24.5", AMBIGUOUS, {"decimal": "24,5", "whole": "245"}),
+    ("it", "params", "70.00.000", WRITE_IT, {"number": "7.000.000"}),
+    ("gl", "reserve_gib", "1.5", AMBIGUOUS, {"decimal": "1,5", "whole": "15"}),
+    ("gl", "bandwidth_gb_s", "1.008", AMBIGUOUS, {"decimal": "1,008", "whole": f"1{NBSP}008"}),
+    ("gl", "params", "7.000.000.000", WRITE_IT, {"number": f"7{NBSP}000{NBSP}000{NBSP}000"}),
+    ("cs", "vram_gib", "0.5", WRITE_IT, {"number": "0,5"}),
+    ("cs", "params", "7,000,000,000", WRITE_IT, {"number": f"7{NBSP}000{NBSP}000{NBSP}000"}),
+    ("cs", "params", "7 00 000", WRITE_IT, {"number": f"700{NBSP}000"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("lang", "name", "text", "message", "values"), SEPARATORS, ids=[f"{s[0]}-{s[1]}={s[2]!r}" for s in SEPARATORS]
+)
+def test_a_separator_that_is_not_the_pages_says_how_to_write_the_number(site, lang, name, text, message, values):
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    _fill(page, loc.valid())
+    assert _state(page) == "ok"
+    page.fill(f"[name={name}]", text)
+    assert page.inner_text(f"[data-error-for={name}]") == loc.t(message, text=text, **values)
+    assert page.get_attribute(f"[name={name}]", "aria-invalid") == "true"
+    assert _state(page) == "error"  # never a number it may not be
+    assert all(v == ["", "—"] for v in _outputs(page).values())
+    _no_nan(page)
+    # what the message says to write is read, each as the number it names
+    for key, written in values.items():
+        page.fill(f"[name={name}]", written)
+        not_whole = loc.t("{field} must be a whole number.", field=_label(page, name))
+        assert page.inner_text(f"[data-error-for={name}]") in ("", not_whole), written
+        english = written.replace(NBSP, "").translate({ord(loc.group): None, ord(loc.decimal): "."})
+        fmt = {"locale": lang, "decimal": loc.decimal, "group": loc.group}
+        value = page.evaluate("([loc, t]) => LLMCalculator.numbers(loc).read(t).value", [fmt, written])
+        assert value == float(english), (key, written, value)
+    page.fill(f"[name={name}]", loc.valid()[name])
+    assert page.inner_text(f"[data-error-for={name}]") == "" and _state(page) == "ok"
+
+
+def test_a_number_that_is_not_one_in_any_locale_still_says_so(calculator):
+    page, _ = calculator
+    _fill(page, VALID)
+    for text in ("1,,5", "1.5.", ",", "1 ,5", "12abc", "0x10"):
+        page.fill("[name=vram_gib]", text)
+        assert page.inner_text("[data-error-for=vram_gib]").startswith("Card memory must be a number"), text
+    page.fill("[name=vram_gib]", VALID["vram_gib"])
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_well_grouped_input_is_read_in_every_edition(site, lang):
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    groups = [loc.group] + ([" ", "\u202f"] if loc.group.isspace() else [])
+    _fill(page, loc.valid())
+    for g in groups:
+        _fill(page, {"params": g.join(["7", "000", "000", "000"]), "bandwidth_gb_s": f"1{g}008{loc.decimal}5"})
+        _fill(page, {"context": f"4{g}096", "users": "8"})
+        out = _outputs(page)
+        assert _state(page) == "ok", (g, page.inner_text("[data-status]"))
+        assert out["weights"][0] == "14000000000" and out["users_fit"][0] == "18", (g, out)
+        assert float(out["tokens_per_s"][0]) == pytest.approx(8 * 1008.5e9 / (14e9 + 8 * 131072 * 4096), rel=1e-12)
+    # a group that does not group in threes is never read as one
+    for text in (f"70{loc.group}00{loc.group}000{loc.group}000", f"7{loc.group}0000", f"0{loc.group}700"):
+        page.fill("[name=params]", text)
+        assert _state(page) == "error" and page.inner_text("[data-error-for=params]"), text
+    page.fill("[name=params]", VALID["params"])
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_what_the_calculator_writes_into_a_field_reads_back_as_the_same_number(site, lang):
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    got = page.evaluate(
+        """loc => {
+          const n = LLMCalculator.numbers(loc), bad = [];
+          const xs = [0, 1, 1.5, 4.125, 0.25, 12.3, 1008, 141, 1e-7, 2.5e-12, 7e9, 134515008, 4.05e11, 1e13, 0.1 + 0.2];
+          for (let i = 0; i < 300; i++) xs.push(Math.random() * 10 ** (Math.floor(Math.random() * 16) - 4));
+          for (const x of xs) {
+            for (const text of [n.input(x), n.integer(Math.round(x)), n.plain(x)]) {
+              const plain = Number(text.split(loc.group).join("").replace(loc.decimal, "."));
+              const r = n.read(text), want = text === n.input(x) ? x : plain;
+              if (r.value !== want) bad.push([x, text, r]);
+            }
+          }
+          return bad;
+        }""",
+        {"locale": lang, "decimal": loc.decimal, "group": loc.group},
+    )
+    assert not got, got[:5]
+    # a preset writes its value in the page's format: int4 g128's 4.125 bits
+    page.select_option("[name=preset_precision]", "int4 g128")
+    assert page.input_value("[name=weight_bits]") == loc.typed("4.125")
+    assert page.inner_text("[data-error-for=weight_bits]") == ""
+
+
+def test_the_english_format_is_the_browsers_en_us_format(calculator):
+    page, _ = calculator
+    bad = page.evaluate(
+        """() => {
+          const n = LLMCalculator.numbers({locale: "en", decimal: ".", group: ","}), bad = [];
+          const xs = [0, -0, 1.005, 2.675, 1.45, 0.5, 1.5, 2.5, -2.5, 999.995, 9.995, 99999.95, 5e-7, 123456789.125];
+          for (let i = 0; i < 2000; i++) xs.push((Math.random() - 0.1) * 10 ** (Math.floor(Math.random() * 20) - 6));
+          for (const x of xs) {
+            for (const d of [0, 1, 2]) {
+              const want = x.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+              if (n.fixed(x, d) !== want) bad.push(["fixed", d, x, n.fixed(x, d), want]);
+            }
+            const plain = x.toLocaleString("en-US", { maximumFractionDigits: 6 });
+            if (n.plain(x) !== plain) bad.push(["plain", x, n.plain(x), plain]);
+            const int = x.toLocaleString("en-US", { maximumFractionDigits: 0 });
+            if (n.integer(x) !== int) bad.push(["integer", x, n.integer(x), int]);
+          }
+          return bad;
+        }"""
+    )
+    assert not bad, bad[:10]
+
+
+TAG = "\u27e6{}\u27e7"  # ⟦text⟧: a translation that cannot be mistaken for the English text
+
+
+def _tagged(html: str) -> str:
+    """The page with every message of its locale element marked as a translation."""
+    head, rest = html.split("data-calculator-locale", 1)
+    start, end = rest.index(">") + 1, rest.index("</script>")
+    data = json.loads(rest[start:end].replace("<\\/", "</"))
+    data["messages"] = {m: TAG.format(t or m) for m, t in data["messages"].items()}
+    body = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    return head + "data-calculator-locale" + rest[:start] + body + rest[end:]
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_every_message_comes_from_the_pages_locale_element(site, lang):
+    page = site.open(site.url(lang), rewrite=_tagged)
+    try:
+        loc = Locale.of(page, lang)
+        assert all(t.startswith("\u27e6") for t in loc.messages.values())
+        status = page.inner_text("[data-status]")
+        assert status.startswith("\u27e6") and status.endswith("\u27e7"), status
+        out = _outputs(page)
+        assert out["max_tokens"][1] == loc.unit(loc.integer(out["max_tokens"][0]), loc.t("tokens"))
+        assert loc.t("tokens").startswith("\u27e6")
+        # every preset's text but a public config's bare name
+        options = page.eval_on_selector_all(
+            "select option",
+            "o => o.filter(x => x.parentNode.name !== 'preset_model' || !x.value.includes('/'))"
+            ".map(x => x.textContent)",
+        )
+        assert len(options) > 20 and all(o.startswith("\u27e6") for o in options), options
+        # an error names its field as the page's label does
+        page.fill("[name=params]", "")
+        want = loc.t("{field}: enter a value.", field=_label(page, "params"))
+        assert want == TAG.format(_label(page, "params") + ": enter a value.")
+        assert page.inner_text("[data-error-for=params]") == want
+        page.fill("[name=params]", f"1{'.' if loc.decimal == ',' else ','}5")
+        assert page.inner_text("[data-error-for=params]").startswith("\u27e6")
+        # a config's problems, in the page's language too
+        got = _paste(page, {**PUBLIC_CONFIGS[1].config, "model_type": "falcon"})
+        assert got["state"] == "partial" and got["shape"]["problems"], got
+        assert "\u27e6parameters: model_type 'falcon' is not one whose layer layout is known here" in got["text"], got
+        got = _paste(page, "[1, 2]")
+        reason = loc.t("a config.json is a JSON object ({...})")
+        assert got["text"] == loc.t("No model shape in this config: {reason}.", reason=reason)
+        assert got["text"].count("\u27e6") == 2
+        assert not site.errors
+    finally:
+        page.close()

@@ -72,8 +72,30 @@
 
   /* ---- config.json -> shape (measure/lab/model_config.py) ---- */
 
-  function ConfigError(message) {
+  /* A list of problems: each one's English text, the same as Python's, in the list, and
+     its template with the values filled in, in list.notes, for the page's language. */
+  function problemList() {
+    var list = [];
+    list.notes = [];
+    return list;
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (whole, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+    });
+  }
+
+  function report(problems, template, values) {
+    values = values || {};
+    problems.push(fill(template, values));
+    problems.notes.push({ template: template, values: values });
+  }
+
+  /* notes: the problems' templates and values (see problemList). */
+  function ConfigError(message, notes) {
     this.message = message;
+    this.notes = notes || [{ template: message, values: {} }];
   }
 
   function whole(v) {
@@ -100,11 +122,11 @@
   function intField(cfg, name, problems, required) {
     var v = get(cfg, name);
     if (v === undefined || v === null) {
-      if (required) problems.push(name + " is missing");
+      if (required) report(problems, "{name} is missing", { name: name });
       return null;
     }
     if (!whole(v) || v <= 0) {
-      problems.push(name + " must be a positive whole number");
+      report(problems, "{name} must be a positive whole number", { name: name });
       return null;
     }
     return v;
@@ -127,18 +149,18 @@
     if (Array.isArray(types) && types.length) {
       var count = types.filter(function (t) { return t === "sliding_attention"; }).length;
       if (types.length !== layers) {
-        problems.push("layer_types lists " + types.length + " layers, num_hidden_layers says " + layers);
+        report(problems, "layer_types lists {count} layers, num_hidden_layers says {layers}", { count: types.length, layers: layers });
         return [0, 0];
       }
       if (count && !(whole(window) && window > 0)) {
-        problems.push("layer_types has sliding layers but sliding_window is not a positive whole number");
+        report(problems, "layer_types has sliding layers but sliding_window is not a positive whole number");
         return [0, 0];
       }
       return count ? [window, count] : [0, 0];
     }
     if (window === undefined || window === null || window === false) return [0, 0];
     if (!whole(window) || window <= 0) {
-      problems.push("sliding_window must be a positive whole number or null");
+      report(problems, "sliding_window must be a positive whole number or null");
       return [0, 0];
     }
     var how = rule ? rule.windowed_layers : null;
@@ -148,7 +170,7 @@
     if (how === "pattern") {
       var pattern = has(cfg, "sliding_window_pattern") ? cfg.sliding_window_pattern : 6;
       if (!whole(pattern) || pattern <= 0) {
-        problems.push("sliding_window_pattern must be a positive whole number");
+        report(problems, "sliding_window_pattern must be a positive whole number");
         return [0, 0];
       }
       var every = layers - Math.floor(layers / pattern);
@@ -159,15 +181,16 @@
       if (!use) return [0, 0];
       var first = has(cfg, "max_window_layers") ? cfg.max_window_layers : layers;
       if (!whole(first) || first < 0) {
-        problems.push("max_window_layers must be a whole number");
+        report(problems, "max_window_layers must be a whole number");
         return [0, 0];
       }
       var from = Math.max(0, layers - first);
       return from ? [window, from] : [0, 0];
     }
-    problems.push(
-      "sliding_window: which layers use it is not declared (no layer_types) for model_type '" + modelType(cfg) +
-        "'; every layer is counted with full attention"
+    report(
+      problems,
+      "sliding_window: which layers use it is not declared (no layer_types) for model_type '{model_type}'; every layer is counted with full attention",
+      { model_type: modelType(cfg) }
     );
     return [0, 0];
   }
@@ -189,22 +212,24 @@
 
   /* rules: rows of memory_budget.architectures. Throws ConfigError when no shape at all. */
   function shapeFromConfig(cfg, rules) {
-    if (!isObject(cfg)) throw new ConfigError("a config.json is a JSON object ({...})");
+    if (!isObject(cfg)) throw new ConfigError("a config.json is a JSON object ({...})", [{ template: "a config.json is a JSON object ({...})", values: {} }]);
     if (!has(cfg, "num_hidden_layers") && isObject(get(cfg, "text_config"))) cfg = cfg.text_config;
-    var problems = [];
+    var problems = problemList();
     var layers = intField(cfg, "num_hidden_layers", problems, true);
-    if (layers === null) throw new ConfigError(problems.join("; "));
+    if (layers === null) throw new ConfigError(problems.join("; "), problems.notes);
     var heads = intField(cfg, "num_attention_heads", problems, true);
     var kvHeads = intField(cfg, "num_key_value_heads", problems, false);
     if (absent(cfg, "num_key_value_heads")) kvHeads = heads; // multi-head attention, as transformers reads it
     var hidden = intField(cfg, "hidden_size", problems, true);
     var headDim = intField(cfg, "head_dim", problems, false);
     if (absent(cfg, "head_dim") && heads && hidden) {
-      if (hidden % heads) problems.push("head_dim is missing and hidden_size " + hidden + " is not a multiple of " + heads + " heads");
+      if (hidden % heads) {
+        report(problems, "head_dim is missing and hidden_size {hidden} is not a multiple of {heads} heads", { hidden: hidden, heads: heads });
+      }
       else headDim = hidden / heads;
     }
     if (heads && kvHeads && heads % kvHeads) {
-      problems.push("num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + kvHeads);
+      report(problems, "num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}", { heads: heads, kv_heads: kvHeads });
     }
     var shapeOk = problems.length === 0; // a count from a shape with a problem would be a guess
     var type = modelType(cfg);
@@ -218,12 +243,13 @@
     var vocab = intField(cfg, "vocab_size", problems, true);
     if (rule === null) {
       var known = (rules || []).map(function (r) { return r.model_type; }).sort().join(", ");
-      problems.push(
-        "parameters: model_type '" + type + "' is not one whose layer layout is known here (" + known +
-          "); type the count from the model card"
+      report(
+        problems,
+        "parameters: model_type '{model_type}' is not one whose layer layout is known here ({known}); type the count from the model card",
+        { model_type: type, known: known }
       );
     } else if (rule.experts_field && !(whole(get(cfg, rule.experts_field)) && cfg[rule.experts_field] > 0)) {
-      problems.push(rule.experts_field + " is missing");
+      report(problems, "{name} is missing", { name: rule.experts_field });
     } else if (shapeOk && problems.length === sizesBefore) {
       var t = get(cfg, "tie_word_embeddings");
       tied = t === undefined ? !!rule.tied_default : !!t;
@@ -233,12 +259,12 @@
           kv_heads: kvHeads, head_dim: headDim, tied: tied,
         });
       } catch (e) {
-        problems.push("parameters: too many to count exactly");
+        report(problems, "parameters: too many to count exactly");
       }
     }
     return {
       model_type: type, layers: layers, heads: heads || 0, kv_heads: kvHeads || 0, head_dim: headDim || 0,
-      window: win[0], windowed_layers: win[1], tied: tied, params: params, problems: problems,
+      window: win[0], windowed_layers: win[1], tied: tied, params: params, problems: problems, notes: problems.notes,
     };
   }
 

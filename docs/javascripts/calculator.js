@@ -7,75 +7,251 @@
 (function () {
   "use strict";
 
-  // Accepted ranges: anything outside is a typing error or not a real card or model.
-  // optional: an empty field means 0 (no sliding window).
-  var FIELDS = [
-    { id: "params", label: "Parameters", integer: true, min: 1, max: 1e13, unit: "parameters", group: "model" },
-    { id: "layers", label: "Layers", integer: true, min: 1, max: 1000, unit: "", group: "model" },
-    { id: "kv_heads", label: "Key-value heads", integer: true, min: 1, max: 1024, unit: "", group: "model" },
-    { id: "head_dim", label: "Head dimension", integer: true, min: 1, max: 4096, unit: "", group: "model" },
-    { id: "window", label: "Sliding window", integer: true, min: 0, max: 1e8, unit: "tokens", group: "model", optional: true },
-    { id: "windowed_layers", label: "Layers with the window", integer: true, min: 0, max: 1000, unit: "", group: "model", optional: true },
-    { id: "weight_bits", label: "Bits per weight", integer: false, min: 0, minExclusive: true, max: 64, unit: "bits", group: "precision" },
-    { id: "vram_gib", label: "Card memory", integer: false, min: 0, minExclusive: true, max: 65536, unit: "GiB", group: "card" },
-    { id: "bandwidth_gb_s", label: "Memory bandwidth", integer: false, min: 0, minExclusive: true, max: 1e5, unit: "GB/s", group: "card" },
-    { id: "reserve_gib", label: "Runtime reserve", integer: false, min: 0, max: 65536, unit: "GiB" },
-    { id: "context", label: "Context per user", integer: true, min: 1, max: 1e8, unit: "tokens" },
-    { id: "users", label: "Users served", integer: true, min: 1, max: 1e6, unit: "users" },
-  ];
   var OUTPUTS = ["weights", "kv_per_token", "cache_per_user", "free", "max_tokens", "users_fit", "step_ms", "tokens_per_s_per_user", "tokens_per_s"];
   var SELECTS = { model: "preset_model", precision: "preset_precision", cache: "cache", card: "preset_card" };
   var CUSTOM = "custom";
-  var NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+  var SPACES = /[ \u00a0\u202f]/g; // a group of a locale that groups with a space may be typed with any of them
   var B = window.LLMBudget;
 
+  /* ---- the page's language ----
+     The build puts a <script type="application/json" data-calculator-locale> on the page
+     (hooks/sitekit/calculator_locale.py): the separators the page's numbers are written
+     with and every message below, translated. A message is the English text written
+     inside t(...), placeholders in braces filled after the lookup, so that a translation
+     can put them where its grammar wants them. */
+  var ENGLISH = { locale: "en", decimal: ".", group: ",", messages: {} };
+  var L = ENGLISH;
+  var N;
+
+  function readLocale() {
+    var el = document.querySelector("script[data-calculator-locale]");
+    var found = {};
+    if (el) {
+      try {
+        found = JSON.parse(el.textContent) || {};
+      } catch (e) {
+        found = {};
+      }
+    }
+    return {
+      locale: found.locale || ENGLISH.locale,
+      decimal: found.decimal || ENGLISH.decimal,
+      group: found.group || ENGLISH.group,
+      messages: found.messages || {},
+    };
+  }
+
+  function fill(text, values) {
+    if (!values) return text;
+    return text.replace(/\{(\w+)\}/g, function (whole, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+    });
+  }
+
+  function t(message, values) {
+    var found = Object.prototype.hasOwnProperty.call(L.messages, message) ? L.messages[message] : "";
+    return fill(found || message, values);
+  }
+
+  /* ---- numbers in the page's format ----
+     Written and read by hand with the page's separators, not with toLocaleString, which
+     knows only the locales the browser has. Rounding is Intl.NumberFormat's: half away
+     from zero, on the shortest decimal text of the double. */
+  function numbers(loc) {
+    var decimal = loc.decimal, group = loc.group;
+    var spaceGroup = /^\s$/.test(group);
+    var unitSpace = loc.locale === "en" ? " " : "\u00a0"; // the English texts keep a plain space
+    var esc = function (c) { return c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); };
+    var groupChar = spaceGroup ? "[ \\u00a0\\u202f]" : esc(group);
+    var dec = esc(decimal);
+    var groupAll = new RegExp(groupChar, "g");
+    // digits, or digits grouped in threes with the page's group symbol; then decimals
+    var VALID = new RegExp("^(?:(?:\\d+|[1-9]\\d{0,2}(?:" + groupChar + "\\d{3})+)(?:" + dec + "\\d*)?|" + dec + "\\d+)$");
+
+    function zeros(n) {
+      return n > 0 ? new Array(n + 1).join("0") : "";
+    }
+
+    /* |x| rounded to `digits` decimals: [integer digits, decimal digits]. */
+    function rounded(x, digits) {
+      var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)));
+      var ds = m[1] + (m[2] || "");
+      var point = m[1].length + (m[3] ? Number(m[3]) : 0);
+      if (point < 1) {
+        ds = zeros(1 - point) + ds;
+        point = 1;
+      }
+      var keep = point + digits;
+      if (ds.length < keep) ds += zeros(keep - ds.length);
+      var up = ds.length > keep && ds.charAt(keep) >= "5";
+      var kept = ds.slice(0, keep).split("");
+      if (up) {
+        var i = kept.length - 1;
+        while (i >= 0 && kept[i] === "9") kept[i--] = "0";
+        if (i < 0) {
+          kept.unshift("1");
+          point += 1;
+        } else {
+          kept[i] = String(Number(kept[i]) + 1);
+        }
+      }
+      ds = kept.join("");
+      return [ds.slice(0, point).replace(/^0+(?=\d)/, ""), ds.slice(point)];
+    }
+
+    function grouped(digits) {
+      var out = "";
+      for (var i = 0; i < digits.length; i++) {
+        if (i > 0 && (digits.length - i) % 3 === 0) out += group;
+        out += digits.charAt(i);
+      }
+      return out;
+    }
+
+    function format(x, digits, trim) {
+      if (!isFinite(x)) return String(x);
+      var r = rounded(x, digits);
+      var frac = trim ? r[1].replace(/0+$/, "") : r[1];
+      var sign = x < 0 || (x === 0 && 1 / x < 0) ? "-" : "";
+      return sign + grouped(r[0]) + (frac ? decimal + frac : "");
+    }
+
+    /* A typed text: {empty}, {value}, {invalid}, or, when its separators could mean
+       more than one number or are not the page's, {readings: {decimal, whole}}, the
+       number it may be, written as the page writes it (a reading that is not possible
+       is absent). */
+    function read(raw) {
+      var text = String(raw).trim();
+      if (text === "") return { empty: true };
+      var m = /^([+-]?)(.*?)(?:[eE]([+-]?\d+))?$/.exec(text);
+      var sign = m[1], mantissa = m[2], exponent = m[3] === undefined ? "" : "e" + m[3];
+      if (VALID.test(mantissa)) {
+        var plain = mantissa.replace(groupAll, "").replace(decimal, ".");
+        return { value: Number(sign + plain + exponent) };
+      }
+      var n = mantissa.replace(SPACES, " ");
+      if (!/^\d*(?:[., ]\d+)+$/.test(n)) return { invalid: true };
+      var parts = n.split(/[., ]/);
+      var seps = n.replace(/\d/g, "").split("");
+      var last = seps[seps.length - 1], before = seps.slice(0, -1);
+      var readings = {};
+      // the last separator as a decimal one, every other one (the same, and another) grouping
+      if ((last === "." || last === ",") && before.every(function (s) { return s === before[0] && s !== last; })) {
+        if (parts[0] !== "" || before.length === 0) {
+          var whole = parts.slice(0, -1).join("").replace(/^0+(?=\d)/, "") || "0";
+          readings.decimal = sign + grouped(whole) + decimal + parts[parts.length - 1] + exponent;
+        }
+      }
+      // every separator grouping
+      if (parts[0] !== "" && parts[0].charAt(0) !== "0" && seps.every(function (s) { return s === seps[0]; })) {
+        readings.whole = sign + grouped(parts.join("")) + exponent;
+      }
+      return readings.decimal || readings.whole ? { readings: readings } : { invalid: true };
+    }
+
+    return {
+      integer: function (x) { return format(x, 0, true); },
+      fixed: function (x, digits) { return format(x, digits, false); },
+      plain: function (x) { return format(x, 6, true); },
+      /* a value as a field holds it: no groups, the page's decimal symbol */
+      input: function (x) { return String(x).replace(".", decimal); },
+      unit: function (number, unit) { return unit ? number + unitSpace + unit : number; },
+      read: read,
+    };
+  }
+
   function fmtInt(n) {
-    return n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+    return N.integer(n);
   }
 
   function fmtFixed(x, digits) {
-    return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  }
-
-  function fmtGiB(bytes) {
-    return fmtFixed(bytes / B.GIB, 2) + " GiB";
-  }
-
-  function fmtBytes(bytes) {
-    if (bytes < 1048576) return fmtInt(bytes) + " bytes";
-    if (bytes < B.GIB) return fmtFixed(bytes / 1048576, 2) + " MiB";
-    return fmtGiB(bytes);
+    return N.fixed(x, digits);
   }
 
   function fmtPlain(x) {
-    return x.toLocaleString("en-US", { maximumFractionDigits: 6 });
+    return N.plain(x);
+  }
+
+  function fmtGiB(bytes) {
+    return N.unit(fmtFixed(bytes / B.GIB, 2), "GiB");
+  }
+
+  function fmtBytes(bytes) {
+    if (bytes < 1048576) return N.unit(fmtInt(bytes), t("bytes"));
+    if (bytes < B.GIB) return N.unit(fmtFixed(bytes / 1048576, 2), "MiB");
+    return fmtGiB(bytes);
+  }
+
+  function tokens(n) {
+    return N.unit(fmtInt(n), t("tokens"));
+  }
+
+  /* The fields and their accepted ranges: anything outside is a typing error or not a
+     real card or model. optional: an empty field means 0 (no sliding window). Their
+     names are the page's labels (see fieldLabel). */
+  function fieldSpecs() {
+    return [
+      { id: "params", integer: true, min: 1, max: 1e13, unit: t("parameters"), group: "model" },
+      { id: "layers", integer: true, min: 1, max: 1000, unit: "", group: "model" },
+      { id: "kv_heads", integer: true, min: 1, max: 1024, unit: "", group: "model" },
+      { id: "head_dim", integer: true, min: 1, max: 4096, unit: "", group: "model" },
+      { id: "window", integer: true, min: 0, max: 1e8, unit: t("tokens"), group: "model", optional: true },
+      { id: "windowed_layers", integer: true, min: 0, max: 1000, unit: "", group: "model", optional: true },
+      { id: "weight_bits", integer: false, min: 0, minExclusive: true, max: 64, unit: t("bits"), group: "precision" },
+      { id: "vram_gib", integer: false, min: 0, minExclusive: true, max: 65536, unit: "GiB", group: "card" },
+      { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, max: 1e5, unit: "GB/s", group: "card" },
+      { id: "reserve_gib", integer: false, min: 0, max: 65536, unit: "GiB" },
+      { id: "context", integer: true, min: 1, max: 1e8, unit: t("tokens") },
+      { id: "users", integer: true, min: 1, max: 1e6, unit: t("users") },
+    ];
+  }
+
+  /* A field's name as its page writes it: its label's text, less a symbol in <i>. */
+  function fieldLabel(root, id) {
+    var label = root.querySelector('label[for="calc-' + id + '"]');
+    if (!label) return id;
+    var copy = label.cloneNode(true);
+    Array.prototype.forEach.call(copy.querySelectorAll("i"), function (i) { i.parentNode.removeChild(i); });
+    return copy.textContent.replace(/\s+/g, " ").trim() || id;
   }
 
   /* One field's text -> {value} or {error}. */
   function parseField(field, raw) {
-    var text = String(raw).trim().replace(/,/g, "");
-    if (text === "" && field.optional) return { value: 0 };
-    if (text === "") return { error: field.label + ": enter a value." };
-    if (!NUMBER.test(text)) return { error: field.label + " must be a number (digits, optionally a decimal point or an exponent such as 7e9)." };
-    var x = Number(text);
-    if (!isFinite(x)) return { error: field.label + " is too large to be a number." };
-    if (x < 0) return { error: field.label + " cannot be negative." };
-    if (field.minExclusive && x <= field.min) return { error: field.label + " must be greater than " + fmtPlain(field.min) + "." };
-    if (!field.minExclusive && x < field.min) return { error: field.label + " must be at least " + fmtPlain(field.min) + "." };
-    if (field.integer && Math.floor(x) !== x) return { error: field.label + " must be a whole number." };
+    var r = N.read(raw);
+    var name = field.label;
+    if (r.empty && field.optional) return { value: 0 };
+    if (r.empty) return { error: t("{field}: enter a value.", { field: name }) };
+    var text = String(raw).trim();
+    if (r.readings && r.readings.decimal && r.readings.whole) {
+      return {
+        error: t("{text} is ambiguous here: write {decimal} for a decimal number, or {whole} for a whole number.", {
+          text: text, decimal: r.readings.decimal, whole: r.readings.whole,
+        }),
+      };
+    }
+    if (r.readings) {
+      return { error: t("{text} is not written this way here: write {number}.", { text: text, number: r.readings.decimal || r.readings.whole }) };
+    }
+    if (r.invalid) return { error: t("{field} must be a number (digits, optionally a decimal point or an exponent such as 7e9).", { field: name }) };
+    var x = r.value;
+    if (!isFinite(x)) return { error: t("{field} is too large to be a number.", { field: name }) };
+    if (x < 0) return { error: t("{field} cannot be negative.", { field: name }) };
+    if (field.minExclusive && x <= field.min) return { error: t("{field} must be greater than {min}.", { field: name, min: fmtPlain(field.min) }) };
+    if (!field.minExclusive && x < field.min) return { error: t("{field} must be at least {min}.", { field: name, min: fmtPlain(field.min) }) };
+    if (field.integer && Math.floor(x) !== x) return { error: t("{field} must be a whole number.", { field: name }) };
     if (x > field.max) {
-      return { error: field.label + " above " + fmtPlain(field.max) + (field.unit ? " " + field.unit : "") + " is not a realistic value." };
+      return { error: t("{field} above {max} is not a realistic value.", { field: name, max: N.unit(fmtPlain(field.max), field.unit) }) };
     }
     return { value: x };
   }
 
-  /* Errors that need two fields at once, by field. */
-  function crossCheck(v) {
+  /* Errors that need two fields at once, by field; name: the field's name. */
+  function crossCheck(v, name) {
     var errors = {};
     if (v.windowed_layers !== undefined && v.layers !== undefined && v.windowed_layers > v.layers) {
-      errors.windowed_layers = "Layers with the window cannot be more than the " + fmtInt(v.layers) + " layers.";
+      errors.windowed_layers = t("{field} cannot be more than the number of layers ({layers}).", { field: name, layers: fmtInt(v.layers) });
     } else if (v.windowed_layers > 0 && v.window === 0) {
-      errors.windowed_layers = "Layers with the window needs a sliding window (empty or 0 means no window).";
+      errors.windowed_layers = t("{field} needs a sliding window (empty or 0 means no window).", { field: name });
     }
     return errors;
   }
@@ -164,7 +340,9 @@
     var note = root.querySelector("[data-bar-note]");
     note.textContent =
       over > 0
-        ? fmtInt(users) + (users === 1 ? " user needs " : " users need ") + fmtGiB(over) + " more than the card's " + fmtGiB(c.vram) + "."
+        ? t("The weights, the reserve and the cache of the users served ({users}) need {over} more than the card's {card}.", {
+            users: fmtInt(users), over: fmtGiB(over), card: fmtGiB(c.vram),
+          })
         : "";
   }
 
@@ -179,8 +357,55 @@
     root.querySelector("[data-bar-note]").textContent = "";
   }
 
+  /* budget.js's messages about a config.json, in the page's language. */
+  function configMessage(note) {
+    var v = note.values;
+    switch (note.template) {
+      case "{name} is missing":
+        return t("{name} is missing", v);
+      case "{name} must be a positive whole number":
+        return t("{name} must be a positive whole number", v);
+      case "layer_types lists {count} layers, num_hidden_layers says {layers}":
+        return t("layer_types lists {count} layers, num_hidden_layers says {layers}", v);
+      case "layer_types has sliding layers but sliding_window is not a positive whole number":
+        return t("layer_types has sliding layers but sliding_window is not a positive whole number", v);
+      case "sliding_window must be a positive whole number or null":
+        return t("sliding_window must be a positive whole number or null", v);
+      case "sliding_window_pattern must be a positive whole number":
+        return t("sliding_window_pattern must be a positive whole number", v);
+      case "max_window_layers must be a whole number":
+        return t("max_window_layers must be a whole number", v);
+      case "sliding_window: which layers use it is not declared (no layer_types) for model_type '{model_type}'; every layer is counted with full attention":
+        return t("sliding_window: which layers use it is not declared (no layer_types) for model_type '{model_type}'; every layer is counted with full attention", v);
+      case "head_dim is missing and hidden_size {hidden} is not a multiple of {heads} heads":
+        return t("head_dim is missing and hidden_size {hidden} is not a multiple of {heads} heads", v);
+      case "num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}":
+        return t("num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}", v);
+      case "parameters: model_type '{model_type}' is not one whose layer layout is known here ({known}); type the count from the model card":
+        return t("parameters: model_type '{model_type}' is not one whose layer layout is known here ({known}); type the count from the model card", v);
+      case "parameters: too many to count exactly":
+        return t("parameters: too many to count exactly", v);
+      case "a config.json is a JSON object ({...})":
+        return t("a config.json is a JSON object ({...})", v);
+    }
+    return fill(note.template, v);
+  }
+
+  /* budget.js's reasons for refusing to compute, in the page's language. */
+  function rangeMessage(message) {
+    if (message === "too large to compute exactly") return t("too large to compute exactly");
+    if (message === "not a whole number of bytes") return t("not a whole number of bytes");
+    return message;
+  }
+
   function init(root) {
     if (root.getAttribute("data-ready") === "1") return;
+    L = readLocale();
+    N = numbers(L);
+    var FIELDS = fieldSpecs();
+    FIELDS.forEach(function (f) { f.label = fieldLabel(root, f.id); });
+    var labels = {};
+    FIELDS.forEach(function (f) { labels[f.id] = f.label; });
     var models = tableRows("memory_budget.models");
     var configs = tableRows("memory_budget.configs").filter(function (c) { return c.params !== null && c.reference === "published"; });
     var precisions = tableRows("memory_budget.precisions");
@@ -204,45 +429,60 @@
     // Model presets: the budget page's shapes, then the public configs.
     var modelPresets = models.map(function (m) {
       return { name: m.model, params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim, window: m.window || 0, windowed_layers: m.windowed_layers || 0,
-        label: m.model + ": " + m.layers + " layers, " + m.kv_heads + " KV heads × " + m.head_dim };
+        label: t("{model}: {layers} layers, {kv_heads} KV heads × {head_dim}", {
+          model: m.model, layers: fmtInt(m.layers), kv_heads: fmtInt(m.kv_heads), head_dim: fmtInt(m.head_dim),
+        }) };
     }).concat(configs.map(function (c) {
       return { name: c.model, params: c.params, layers: c.layers, kv_heads: c.kv_heads, head_dim: c.head_dim, window: c.window, windowed_layers: c.windowed_layers,
-        label: c.model + (c.windowed_layers ? " (window " + fmtInt(c.window) + " on " + c.windowed_layers + " of " + c.layers + " layers)" : "") };
+        label: c.windowed_layers
+          ? t("{model} (window {window} on {windowed_layers} of {layers} layers)", {
+              model: c.model, window: fmtInt(c.window), windowed_layers: fmtInt(c.windowed_layers), layers: fmtInt(c.layers),
+            })
+          : c.model };
     }));
     fillSelect(sel.model, modelPresets, function (m) { return m.name; }, function (m) { return m.label; });
-    addCustom(sel.model, "Your own values (typed, or from a config.json)");
+    addCustom(sel.model, t("Your own values (typed, or from a config.json)"));
     fillSelect(sel.precision, precisions, function (p) { return p.precision; }, function (p) {
-      return p.precision + " (" + fmtPlain(p.weight_bits) + " bits per weight)";
+      return t("{precision} ({bits} bits per weight)", { precision: p.precision, bits: fmtPlain(p.weight_bits) });
     });
-    addCustom(sel.precision, "Your own bits per weight");
+    addCustom(sel.precision, t("Your own bits per weight"));
     fillSelect(sel.cache, caches, function (p) { return p.precision; }, function (p) {
-      return p.precision + " (" + fmtPlain(p.kv_bytes_per_element) + (p.kv_bytes_per_element === 1 ? " byte" : " bytes") + " per element)";
+      return t("{precision} ({bytes} per element)", { precision: p.precision, bytes: N.unit(fmtPlain(p.kv_bytes_per_element), "B") });
     });
     fillSelect(sel.card, cards, function (c) { return c.card; }, function (c) {
-      return c.card + " (" + fmtPlain(c.memory_gib) + " GiB, " + fmtInt(c.bandwidth_gb_s) + " GB/s)";
+      return t("{card} ({memory}, {bandwidth})", { card: c.card, memory: N.unit(fmtPlain(c.memory_gib), "GiB"), bandwidth: N.unit(fmtInt(c.bandwidth_gb_s), "GB/s") });
     });
-    addCustom(sel.card, "Your own card");
+    addCustom(sel.card, t("Your own card"));
 
     function find(rows, key, value) {
       for (var i = 0; i < rows.length; i++) if (rows[i][key] === value) return rows[i];
       return null;
     }
+    // What a preset or a config writes into a field is in the page's own format.
+    function put(id, x) {
+      inputs[id].value = x === null || x === undefined || x === "" ? "" : N.input(x);
+    }
     function applyModel() {
       var m = find(modelPresets, "name", sel.model.value);
       if (!m) return;
-      ["params", "layers", "kv_heads", "head_dim"].forEach(function (k) { inputs[k].value = String(m[k]); });
-      inputs.window.value = m.window ? String(m.window) : "";
-      inputs.windowed_layers.value = m.window ? String(m.windowed_layers) : "";
+      ["params", "layers", "kv_heads", "head_dim"].forEach(function (k) { put(k, m[k]); });
+      put("window", m.window ? m.window : "");
+      put("windowed_layers", m.window ? m.windowed_layers : "");
     }
     function applyPrecision() {
       var p = find(precisions, "precision", sel.precision.value);
-      if (p) inputs.weight_bits.value = String(p.weight_bits);
+      if (p) put("weight_bits", p.weight_bits);
     }
     function applyCard() {
       var c = find(cards, "card", sel.card.value);
       if (!c) return;
-      inputs.vram_gib.value = String(c.memory_gib);
-      inputs.bandwidth_gb_s.value = String(c.bandwidth_gb_s);
+      put("vram_gib", c.memory_gib);
+      put("bandwidth_gb_s", c.bandwidth_gb_s);
+    }
+
+    function configError(text) {
+      configStatus.textContent = text;
+      configStatus.setAttribute("data-state", "error");
     }
 
     function applyConfig() {
@@ -257,32 +497,35 @@
       try {
         cfg = JSON.parse(text);
       } catch (e) {
-        configStatus.textContent = "Not valid JSON: " + e.message;
-        configStatus.setAttribute("data-state", "error");
-        return;
+        return configError(t("Not valid JSON: {error}", { error: e.message }));
       }
       var s;
       try {
         s = B.shapeFromConfig(cfg, rules);
       } catch (e) {
         if (!(e instanceof B.ConfigError)) throw e;
-        configStatus.textContent = "No model shape in this config: " + e.message + ".";
-        configStatus.setAttribute("data-state", "error");
-        return;
+        return configError(t("No model shape in this config: {reason}.", { reason: e.notes.map(configMessage).join("; ") }));
       }
-      inputs.layers.value = String(s.layers);
-      inputs.kv_heads.value = s.kv_heads ? String(s.kv_heads) : "";
-      inputs.head_dim.value = s.head_dim ? String(s.head_dim) : "";
-      inputs.params.value = s.params === null ? "" : String(s.params);
-      inputs.window.value = s.window ? String(s.window) : "";
-      inputs.windowed_layers.value = s.window ? String(s.windowed_layers) : "";
+      put("layers", s.layers);
+      put("kv_heads", s.kv_heads ? s.kv_heads : "");
+      put("head_dim", s.head_dim ? s.head_dim : "");
+      put("params", s.params === null ? "" : s.params);
+      put("window", s.window ? s.window : "");
+      put("windowed_layers", s.window ? s.windowed_layers : "");
       sel.model.value = CUSTOM;
-      var summary =
-        (s.model_type || "unknown model_type") + ": " + fmtInt(s.layers) + " layers, " + s.kv_heads + " key-value heads × " + s.head_dim +
-        (s.window ? ", a " + fmtInt(s.window) + "-token window on " + s.windowed_layers + " of them" : "") +
-        (s.tied === null ? "" : s.tied ? ", tied embeddings" : ", separate output embeddings") +
-        (s.params === null ? "" : ", " + fmtInt(s.params) + " parameters") + ".";
-      configStatus.textContent = summary + (s.problems.length ? " Not derived: " + s.problems.join("; ") + "." : "");
+      var parts = [
+        t("{model_type}: {layers} layers, {kv_heads} key-value heads × {head_dim}", {
+          model_type: s.model_type || t("unknown model_type"), layers: fmtInt(s.layers), kv_heads: fmtInt(s.kv_heads), head_dim: fmtInt(s.head_dim),
+        }),
+      ];
+      if (s.window) {
+        parts.push(t("a {window}-token window on {windowed_layers} of them", { window: fmtInt(s.window), windowed_layers: fmtInt(s.windowed_layers) }));
+      }
+      if (s.tied !== null) parts.push(s.tied ? t("tied embeddings") : t("separate output embeddings"));
+      if (s.params !== null) parts.push(N.unit(fmtInt(s.params), t("parameters")));
+      var summary = parts.join(", ") + ".";
+      if (s.problems.length) summary += " " + t("Not derived: {problems}.", { problems: s.notes.map(configMessage).join("; ") });
+      configStatus.textContent = summary;
       configStatus.setAttribute("data-state", s.problems.length ? "partial" : "ok");
       configStatus.setAttribute("data-params", s.params === null ? "" : String(s.params));
       configStatus.setAttribute("data-shape", JSON.stringify(s));
@@ -295,7 +538,7 @@
         if (r.error) errors[f.id] = r.error;
         else v[f.id] = r.value;
       });
-      var cross = crossCheck(v);
+      var cross = crossCheck(v, labels.windowed_layers);
       Object.keys(cross).forEach(function (k) { if (!errors[k]) errors[k] = cross[k]; });
       var cache = find(caches, "precision", sel.cache.value);
       v.kv_bytes = cache ? cache.kv_bytes_per_element : 2;
@@ -333,13 +576,24 @@
       return any;
     }
 
-    function showError(errors) {
-      var ids = Object.keys(errors);
+    function noResult() {
       OUTPUTS.forEach(function (k) { setOut(root, k, null, "—"); });
       clearBar(root);
+    }
+
+    function showError(errors) {
+      var ids = Object.keys(errors);
+      noResult();
       var first = FIELDS.filter(function (f) { return errors[f.id]; })[0];
-      status.textContent = ids.length === 1 ? "Fix the highlighted field: " + errors[first.id] : "Fix the " + ids.length + " highlighted fields.";
+      status.textContent = ids.length === 1
+        ? t("Fix the highlighted field: {error}", { error: errors[first.id] })
+        : t("Fix the highlighted fields ({count}).", { count: fmtInt(ids.length) });
       status.setAttribute("data-state", "error");
+    }
+
+    function say(state, text) {
+      status.textContent = text;
+      status.setAttribute("data-state", state);
     }
 
     function update() {
@@ -362,62 +616,58 @@
         c = compute(v);
       } catch (e) {
         if (!(e instanceof RangeError)) throw e;
-        OUTPUTS.forEach(function (k) { setOut(root, k, null, "—"); });
-        clearBar(root);
-        status.textContent = "These values are too large to compute to the byte: " + e.message + ".";
-        status.setAttribute("data-state", "error");
-        return;
+        noResult();
+        return say("error", t("These values are too large to compute to the byte: {reason}.", { reason: rangeMessage(e.message) }));
       }
-      setOut(root, "weights", c.weights, fmtGiB(c.weights) + " (" + fmtInt(c.weights) + " bytes)");
-      setOut(root, "kv_per_token", c.kv, fmtInt(c.kv) + " bytes" + (c.windowed ? " (while the context is shorter than the window)" : ""));
-      setOut(root, "cache_per_user", c.perUser, fmtBytes(c.perUser) + " at " + fmtInt(v.context) + " tokens");
-      setOut(root, "step_ms", c.floor.step_s * 1e3, fmtFixed(c.floor.step_s * 1e3, 2) + " ms");
-      setOut(root, "tokens_per_s_per_user", c.floor.tokens_per_s_per_user, fmtFixed(c.floor.tokens_per_s_per_user, 1) + " tokens/s");
-      setOut(root, "tokens_per_s", c.floor.tokens_per_s, fmtFixed(c.floor.tokens_per_s, 1) + " tokens/s");
+      var bytes = N.unit(fmtInt(c.weights), t("bytes"));
+      setOut(root, "weights", c.weights, fmtGiB(c.weights) + " (" + bytes + ")");
+      setOut(root, "kv_per_token", c.kv, N.unit(fmtInt(c.kv), t("bytes")) + (c.windowed ? " " + t("(while the context is shorter than the window)") : ""));
+      setOut(root, "cache_per_user", c.perUser, t("{size} at {context}", { size: fmtBytes(c.perUser), context: tokens(v.context) }));
+      setOut(root, "step_ms", c.floor.step_s * 1e3, N.unit(fmtFixed(c.floor.step_s * 1e3, 2), "ms"));
+      setOut(root, "tokens_per_s_per_user", c.floor.tokens_per_s_per_user, N.unit(fmtFixed(c.floor.tokens_per_s_per_user, 1), t("tokens/s")));
+      setOut(root, "tokens_per_s", c.floor.tokens_per_s, N.unit(fmtFixed(c.floor.tokens_per_s, 1), t("tokens/s")));
       drawBar(root, c, v.users);
       if (!c.fits) {
-        setOut(root, "free", c.free, "none: short by " + fmtGiB(-c.free));
-        setOut(root, "max_tokens", null, "does not fit");
-        setOut(root, "users_fit", null, "does not fit");
-        status.textContent =
-          "Does not fit: the weights (" + fmtGiB(c.weights) + ") and the reserve (" + fmtGiB(c.reserve) + ") need more than the card's " + fmtGiB(c.vram) + ".";
-        status.setAttribute("data-state", "nofit");
-        return;
+        setOut(root, "free", c.free, t("none: short by {size}", { size: fmtGiB(-c.free) }));
+        setOut(root, "max_tokens", null, t("does not fit"));
+        setOut(root, "users_fit", null, t("does not fit"));
+        return say("nofit", t("Does not fit: the weights ({weights}) and the reserve ({reserve}) need more than the card's {card}.", {
+          weights: fmtGiB(c.weights), reserve: fmtGiB(c.reserve), card: fmtGiB(c.vram),
+        }));
       }
       setOut(root, "free", c.free, fmtGiB(c.free));
       if (c.longest === null) {
-        setOut(root, "max_tokens", null, "no limit: every layer keeps at most " + fmtInt(v.window) + " tokens");
+        setOut(root, "max_tokens", null, t("no limit: every layer keeps at most {window}", { window: tokens(v.window) }));
       } else {
-        setOut(root, "max_tokens", c.longest, fmtInt(c.longest) + " tokens");
+        setOut(root, "max_tokens", c.longest, tokens(c.longest));
       }
       setOut(root, "users_fit", c.usersFit, fmtInt(c.usersFit));
-      var served = fmtInt(v.users) + (v.users === 1 ? " user" : " users");
       if (c.longest === 0) {
-        status.textContent = "The weights fit, but no room is left for even one token of cache.";
-        status.setAttribute("data-state", "nocache");
+        say("nocache", t("The weights fit, but no room is left for even one token of cache."));
       } else if (c.usersFit === 0) {
-        status.textContent = "Not one full context fits: one user needs " + fmtBytes(c.perUser) + " of cache at " + fmtInt(v.context) + " tokens and " + fmtGiB(c.free) + " is left.";
-        status.setAttribute("data-state", "nouser");
+        say("nouser", t("Not one full context fits: one user needs {size} of cache at {context} and {free} is left.", {
+          size: fmtBytes(c.perUser), context: tokens(v.context), free: fmtGiB(c.free),
+        }));
       } else if (c.usersFit < v.users) {
-        status.textContent = fmtInt(c.usersFit) + " users fit at " + fmtInt(v.context) + " tokens each, fewer than the " + served + " served: the speed shown assumes memory the card does not have.";
-        status.setAttribute("data-state", "overserved");
+        say("overserved", t("Users that fit at {context} each: {fit}, fewer than the users served ({users}): the speed shown assumes memory the card does not have.", {
+          context: tokens(v.context), fit: fmtInt(c.usersFit), users: fmtInt(v.users),
+        }));
       } else {
-        status.textContent =
-          fmtInt(c.usersFit) + " users fit at " + fmtInt(v.context) + " tokens each; serving " + served + ", a decode step can take no less than " +
-          fmtFixed(c.floor.step_s * 1e3, 2) + " ms.";
-        status.setAttribute("data-state", "ok");
+        say("ok", t("Users that fit at {context} each: {fit}. Users served: {users}; a decode step can take no less than {step}.", {
+          context: tokens(v.context), fit: fmtInt(c.usersFit), users: fmtInt(v.users), step: N.unit(fmtFixed(c.floor.step_s * 1e3, 2), "ms"),
+        }));
       }
     }
 
     // A typed value no longer matches its preset: the preset says so.
     var groupSelect = { model: sel.model, precision: sel.precision, card: sel.card };
     root.addEventListener("input", function (e) {
-      var t = e.target;
-      if (!t) return;
-      if (t === configBox) { applyConfig(); update(); return; }
-      if (t.tagName !== "INPUT") return;
+      var target = e.target;
+      if (!target) return;
+      if (target === configBox) { applyConfig(); update(); return; }
+      if (target.tagName !== "INPUT") return;
       FIELDS.forEach(function (f) {
-        if (f.id === t.name && f.group && groupSelect[f.group]) groupSelect[f.group].value = CUSTOM;
+        if (f.id === target.name && f.group && groupSelect[f.group]) groupSelect[f.group].value = CUSTOM;
       });
       update();
     });
@@ -438,9 +688,9 @@
     applyModel();
     applyPrecision();
     applyCard();
-    if (assumptions.reserve_gib !== undefined) inputs.reserve_gib.value = String(assumptions.reserve_gib);
-    if (assumptions.context_per_user !== undefined) inputs.context.value = String(assumptions.context_per_user);
-    inputs.users.value = String(defaults.users_served || 1);
+    if (assumptions.reserve_gib !== undefined) put("reserve_gib", assumptions.reserve_gib);
+    if (assumptions.context_per_user !== undefined) put("context", assumptions.context_per_user);
+    put("users", defaults.users_served || 1);
     readUrl();
     update();
     root.setAttribute("data-ready", "1");
@@ -455,4 +705,6 @@
   else start();
   // Material's instant navigation swaps pages without a load event; it announces each page on document$.
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) window.document$.subscribe(start);
+  // The number format, for a page's own checks: numbers({decimal: ",", group: "."}).read("1.234")
+  window.LLMCalculator = { numbers: numbers };
 })();
