@@ -137,4 +137,5 @@ def unit_suffix(unit: str) -> str:
     """How a unit reads after a number in the prose (bytes are already humanised)."""
     if unit in ("", "bytes", "x", "fraction"):
         return ""
-    return NBSP + _({"MAC": "MACs"}.get(unit, unit), "unit")
+    word = "MACs" if unit == "MAC" else unit
+    return NBSP + _(word, "unit")

@@ -84,11 +84,33 @@ def _(message: str, where: str = "") -> str:
     return found
 
 
+def written_in_code() -> dict[str, set[str]]:
+    """Every ``_("...")`` whose message is a literal in the hooks' code, asked for by this
+    build or not: a claim's failure note or a figure's label for data this run did not
+    produce must stay in the catalogs for the run that does."""
+    import ast
+
+    found: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "_"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and node.args[0].value.strip()
+            ):
+                found[node.args[0].value].add(path.stem)
+    return found
+
+
 def update_catalogs(languages: list[str]) -> dict[str, int]:
     """Rewrite every catalog's message list to what this build asked for, keeping the
     translations it already has. Returns the count of untranslated messages per language."""
     template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
-    for message, places in sorted(asked.items()):
+    for message, places in sorted((asked | written_in_code()).items()):
         template.add(message, locations=[(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)])
     LOCALES.mkdir(exist_ok=True)
     empty = {}
