@@ -46,7 +46,6 @@ def on_config(config, **kwargs):
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
     _state["figures"] = {}
-    _check_notebooks(Path(config.docs_dir), data_dir)
     return config
 
 
@@ -145,11 +144,24 @@ def on_page_content(html, page, config, files, **kwargs):
 ABSOLUTE_ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")/([^"]*)("[^>]*hreflang=)')
 
 
+ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")[^"]*("[^>]*hreflang="([a-z]+)")')
+
+
 def on_post_page(output, page, config, **kwargs):
     """The language selector's links relative to the page, as every other link of the
     site is: the i18n plugin gives a home page's as absolute paths ("/", "/gl/"), which
-    lead nowhere when the site is opened from disk or served below a domain's root."""
+    lead nowhere when the site is opened from disk or served below a domain's root. And
+    a notebook page's lead to the same notebook in each edition: in an edition's build
+    the plugin knows no alternates for notebook pages and points at the home pages."""
     up = "../" * page.url.count("/")
+    if page.file.src_uri.endswith(".ipynb"):
+        name = page.file.src_uri.split(".")[0]
+
+        def same_notebook(m: re.Match) -> str:
+            edition = "" if m.group(3) == i18n.DEFAULT else f"{m.group(3)}/"
+            return f"{m.group(1)}{up}{edition}{name}/{m.group(2)}"
+
+        return ALTERNATE.sub(same_notebook, output)
     return ABSOLUTE_ALTERNATE.sub(lambda m: f"{m.group(1)}{up + m.group(2) or './'}{m.group(3)}", output)
 
 
@@ -158,6 +170,8 @@ def on_post_build(config, **kwargs):
     data: SiteData = _state["data"]
     language = i18n.language()
     if language == i18n.DEFAULT:
+        # after the pages: a claim the data no longer bears is reported before a stale notebook
+        _check_notebooks(Path(config.docs_dir), _state["data_dir"])
         # The CSVs and meta.json every table links to, as published data, once for all
         # editions. Only files that verified against their meta.json, never a stray file.
         target = site / "data"

@@ -1,0 +1,82 @@
+"""The notebook pages: executed once, their outputs carried into every edition, tied by
+fingerprints to the data and code they ran, and refused by the build when stale."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import nbformat
+import pytest
+
+from measure import notebooks
+from measure.errors import UserError
+from sitedata.fingerprint import METADATA_KEY, code_fingerprint, data_fingerprint
+from tests.conftest import REPO, build_site, write_data
+
+
+def _notebook(path, code: str, words: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {words}"), nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    docs.mkdir()
+    write_data(data, "exp", {"t": [{"x": 1}]})
+    _notebook(docs / "n.ipynb", "print(6 * 7)", "Numbers")
+    _notebook(docs / "n.gl.ipynb", "print(6 * 7)", "Números")
+    return docs, data
+
+
+def test_one_run_fills_every_edition_and_records_what_it_ran(tiny):
+    docs, data = tiny
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 1
+    for name in ("n.ipynb", "n.gl.ipynb"):
+        nb = nbformat.read(docs / name, as_version=4)
+        assert nb.cells[1].outputs[0]["text"] == "42\n"
+        assert nb.metadata[METADATA_KEY] == {"data": data_fingerprint(data), "code": code_fingerprint(nb)}
+        assert "execution" not in nb.cells[1].metadata  # no timestamps in a committed file
+    assert nbformat.read(docs / "n.gl.ipynb", as_version=4).cells[0].source == "# Números"
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 0  # nothing changed: nothing runs
+
+
+def test_changed_data_or_code_runs_again(tiny):
+    docs, data = tiny
+    notebooks.run(data, docs=docs, log=lambda m: None)
+    write_data(data, "other", {"t": [{"y": 2}]})
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 1
+    for name in ("n.ipynb", "n.gl.ipynb"):
+        _notebook(docs / name, "print(6 * 8)", "Numbers")
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 1
+    assert nbformat.read(docs / "n.gl.ipynb", as_version=4).cells[1].outputs[0]["text"] == "48\n"
+
+
+def test_an_edition_with_code_of_its_own_is_refused(tiny):
+    docs, data = tiny
+    _notebook(docs / "n.gl.ipynb", "print(6 * 7)  # outra cousa", "Números")
+    with pytest.raises(UserError, match="n.gl.ipynb: its code cells differ"):
+        notebooks.run(data, docs=docs, log=lambda m: None)
+
+
+def test_a_failing_cell_is_one_line(tiny):
+    docs, data = tiny
+    for name in ("n.ipynb", "n.gl.ipynb"):
+        _notebook(docs / name, "1 / 0", "Numbers")
+    with pytest.raises(UserError, match="a cell failed: .*ZeroDivisionError"):
+        notebooks.run(data, docs=docs, log=lambda m: None)
+
+
+def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs", docs)
+    stale = docs / "measure-it-yourself.cs.ipynb"
+    nb = json.loads(stale.read_text(encoding="utf-8"))
+    nb["metadata"][METADATA_KEY]["data"] = "0" * 16
+    stale.write_text(json.dumps(nb), encoding="utf-8")
+    proc = build_site(tmp_path / "out", docs=docs)
+    assert proc.returncode != 0
+    assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in proc.stderr
