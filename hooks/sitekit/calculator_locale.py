@@ -17,6 +17,9 @@ from pathlib import Path
 from sitekit import formatting, i18n
 
 MESSAGE = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"')
+# A unit the script writes after a number: `N.unit(number, t("tokens"))` or a field's
+# `unit: t("tokens")`; translated in the catalogs' after-a-number context.
+COUNTED = re.compile(r'(?:\bunit\([^;]*?,\s*|\bunit:\s*)t\(\s*"([^"]+)"\s*\)')
 
 
 def messages(script: str) -> list[str]:
@@ -27,11 +30,14 @@ def messages(script: str) -> list[str]:
 
 def locale_script(calculator_js: Path) -> str:
     """The ``<script type="application/json" data-calculator-locale>`` element its page carries."""
-    texts = messages(calculator_js.read_text(encoding="utf-8"))
+    script = calculator_js.read_text(encoding="utf-8")
+    counted = set(COUNTED.findall(script))
     payload = {
         "locale": i18n.language(),
         **formatting.symbols(),
-        "messages": {m: i18n._(m, "calculator") for m in texts},
+        "messages": {
+            m: i18n._(m, "calculator", context=i18n.COUNT if m in counted else None) for m in messages(script)
+        },
     }
     body = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
     lang = html.escape(i18n.language())

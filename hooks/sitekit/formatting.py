@@ -12,7 +12,7 @@ from typing import Any
 from babel import Locale
 from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
 
-from sitekit.i18n import _
+from sitekit.i18n import COUNT, _
 
 LOCALE = "en"
 NBSP = "\u00a0"  # between a number and its unit, and in groups, so that neither breaks a line
@@ -138,4 +138,4 @@ def unit_suffix(unit: str) -> str:
     if unit in ("", "bytes", "x", "fraction"):
         return ""
     word = "MACs" if unit == "MAC" else unit
-    return NBSP + _(word, "unit")
+    return NBSP + _(word, "unit", context=COUNT)

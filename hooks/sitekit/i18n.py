@@ -29,9 +29,13 @@ _HEADER = (
 )
 
 _language = DEFAULT
-_catalogs: dict[str, dict[str, str]] = {}
-asked: dict[str, set[str]] = defaultdict(set)  # message -> where it was asked for
+_catalogs: dict[str, dict[tuple[str | None, str], str]] = {}
+asked: dict[tuple[str | None, str], set[str]] = defaultdict(set)  # (context, message) -> where asked
 missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in English
+# The gettext context of a unit written after a number ("46 080 tokens"): the form a
+# language puts after a count can differ from a column header's (Czech: "tokeny" heads a
+# column, "46 080 tokenů" counts).
+COUNT = "after a number"
 
 
 def set_language(language: str) -> None:
@@ -53,9 +57,9 @@ def catalog_path(language: str) -> Path:
     return LOCALES / f"{language}.po"
 
 
-def translations(language: str) -> dict[str, str]:
-    """message id -> translation, the entries of the language's catalog that are
-    translated and not marked fuzzy."""
+def translations(language: str) -> dict[tuple[str | None, str], str]:
+    """(context, message id) -> translation, the entries of the language's catalog that
+    are translated and not marked fuzzy."""
     if language not in _catalogs:
         path = catalog_path(language)
         found: dict[str, str] = {}
@@ -63,21 +67,21 @@ def translations(language: str) -> dict[str, str]:
             with path.open("rb") as f:
                 for m in read_po(f, locale=language):
                     if m.id and m.string and not m.fuzzy:
-                        found[m.id] = m.string
+                        found[(m.context, m.id)] = m.string
         _catalogs[language] = found
     return _catalogs[language]
 
 
-def _(message: str, where: str = "") -> str:
+def _(message: str, where: str = "", context: str | None = None) -> str:
     """``message`` in the current language. Placeholders in braces are filled by the
     caller after translation (``_("{n} threads").format(n=2)``), so a translation can
     move them where its grammar wants them."""
     if not message or not message.strip():
         return message
-    asked[message].add(where)
+    asked[(context, message)].add(where)
     if _language == DEFAULT:
         return message
-    found = translations(_language).get(message)
+    found = translations(_language).get((context, message))
     if found is None:
         missing[_language].add(message)
         return message
@@ -110,8 +114,12 @@ def update_catalogs(languages: list[str]) -> dict[str, int]:
     """Rewrite every catalog's message list to what this build asked for, keeping the
     translations it already has. Returns the count of untranslated messages per language."""
     template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
-    for message, places in sorted((asked | written_in_code()).items()):
-        template.add(message, locations=[(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)])
+    everything = dict(asked)
+    for message, places in written_in_code().items():
+        everything.setdefault((None, message), set()).update(places)
+    for (context, message), places in sorted(everything.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")):
+        where = [(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)]
+        template.add(message, locations=where, context=context)
     LOCALES.mkdir(exist_ok=True)
     empty = {}
     for lang in languages:
