@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from sitekit.data_words import shown
 from sitekit.figures import figure
 from sitekit.formatting import number
 from sitekit.i18n import _
@@ -15,7 +16,10 @@ FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 @figure("speculative_decoding.real_run")
 def real_run(data):
     df = data.table("speculative_decoding.real_run").frame
-    labels = [lab.replace(", ", ",\n") + f"\nγ = {g}" for lab, g in zip(df.label, df.gamma, strict=True)]
+    labels = [
+        shown(lab, "speculative_decoding.real_run.label").replace(", ", ",\n") + f"\nγ = {g}"
+        for lab, g in zip(df.label, df.gamma, strict=True)
+    ]
     x = np.arange(len(df))
     w = 0.27
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -59,7 +63,12 @@ def acceptance_by_temperature(data):
     df = data.table("speculative_decoding.acceptance_by_temperature").frame
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
     for _draft, rows in df.groupby("draft", sort=False):
-        ax.plot(rows.temperature, rows.expected_acceptance, "o-", label=rows.label.iloc[0])
+        ax.plot(
+            rows.temperature,
+            rows.expected_acceptance,
+            "o-",
+            label=shown(rows.label.iloc[0], "speculative_decoding.acceptance_by_temperature.label"),
+        )
     temps = sorted(df.temperature.unique())
     ax.set_xticks(temps, [number(t, digits=6) + ("\n" + _("(greedy)") if t == 0 else "") for t in temps])
     ax.set_ylim(0, 1.02)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
+from sitekit.data_words import shown
 from sitekit.figures import figure
 from sitekit.formatting import format_value
 from sitekit.i18n import _
@@ -25,7 +26,9 @@ def errors(data):
     (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label=_("worst matrix"))
     # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
     ticks = [
-        _("{label} ({bits} bits)").format(label=lab, bits=format_value(b, "bits"))
+        _("{label} ({bits} bits)").format(
+            label=shown(lab, "weight_quantization.errors.label"), bits=format_value(b, "bits")
+        )
         for lab, b in zip(df.label, df.bits_per_weight, strict=True)
     ]
     ax.set_yticks(list(y), ticks)
@@ -70,7 +73,16 @@ def decode_kernels(data):
     markers = iter("os^Dv<>ph")
     for x, y, key, label, act in zip(mib, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True):
         colour = INT8 if "int8" in key else INT4 if "int4" in key else "black"
-        ax.plot(x, y, next(markers), color=colour, ms=7, ls="none", label=f"{label} ({act})", zorder=3)
+        ax.plot(
+            x,
+            y,
+            next(markers),
+            color=colour,
+            ms=7,
+            ls="none",
+            label=f"{shown(label, 'weight_quantization.decode_kernels.label')} ({act})",
+            zorder=3,
+        )
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
     ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label=_("floor: weight bytes / copy bandwidth"))
     ax.set_xlim(left=0)
