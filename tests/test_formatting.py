@@ -148,6 +148,7 @@ def test_not_numbers():
     assert f.format_value(True) == "yes" and f.format_value(False) == "no"
     assert f.format_value("fits") == "fits"
     assert f.format_value(12.5, style="raw") == "12.5"
+    assert f.format_value(16.0, style="raw") == "16" and f.format_value(4.125, style="raw") == "4.125"
     with pytest.raises(ValueError, match="unknown number style"):
         f.format_value(1.0, style="nonsense")
 
@@ -224,6 +225,7 @@ def test_each_edition_writes_a_known_value_as_its_locale_does(locale, grouped, d
         assert formatting.number(1234.5, digits=1, fixed=True) == decimal
         assert formatting.format_value(0.125, "fraction") == percent
         assert formatting.symbols()["decimal"] == decimal[-2]
+        assert formatting.format_value(4.125, style="raw") == f"4{decimal[-2]}125"  # unrounded, the page's mark
     finally:
         formatting.set_locale("en")
 

@@ -95,7 +95,9 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     if isinstance(value, bool):
         return _("yes") if value else _("no")
     if style == "raw":
-        return str(value)
+        # every stored digit, none rounded (4.125 bits, 0.5 bytes), in the locale's decimal mark
+        text = str(value).removesuffix(".0")
+        return text.replace(".", symbols()["decimal"]) if isinstance(value, float) else text
     if style == "auto" and unit == "bits" and round(value, 4) == value:
         # bits per weight are short exact fractions (4 + 16/128 = 4.125): written whole,
         # never rounded to 4.12; an entropy in bits is rounded like any measurement

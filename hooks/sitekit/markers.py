@@ -83,7 +83,8 @@ def _cell_html(value: Any, col: dict, style: str | None) -> str:
         and abs(value) >= 2**10
         and (style or "auto") in ("auto", "iec")
     ):
-        return f'<span title="{formatting.integer(value)} bytes">{html.escape(text)}</span>'
+        exact = html.escape(_("{count} bytes").format(count=formatting.integer(value)))
+        return f'<span title="{exact}">{html.escape(text)}</span>'
     return html.escape(text)
 
 
