@@ -109,12 +109,18 @@ class Locale:
     decimal: str
     group: str
     messages: dict[str, str] = field(default_factory=dict)
+    min_grouping: int = 1  # CLDR: Spanish groups only from five digits on
 
     @classmethod
     def of(cls, page, lang: str) -> Locale:
         data = json.loads(page.text_content("script[data-calculator-locale]"))
         assert data["locale"] == lang, data["locale"]
-        return cls(lang, data["decimal"], data["group"], data["messages"])
+        return cls(lang, data["decimal"], data["group"], data["messages"], data.get("min_grouping", 1))
+
+    def _short(self, english: str) -> str:
+        """An English-grouped number without its groups where this locale writes it whole."""
+        whole = english.split(".")[0].lstrip("-").replace(",", "")
+        return english.replace(",", "") if len(whole) < 3 + self.min_grouping else english
 
     @property
     def space(self) -> str:
@@ -133,10 +139,10 @@ class Locale:
         return english.translate({ord(","): self.group, ord("."): self.decimal})
 
     def integer(self, n) -> str:
-        return self.typed(f"{int(n):,}")
+        return self.typed(self._short(f"{int(n):,}"))
 
     def fixed(self, x: float, digits: int) -> str:
-        return self.typed(f"{x:,.{digits}f}")
+        return self.typed(self._short(f"{x:,.{digits}f}"))
 
     def valid(self) -> dict[str, str]:
         """VALID as this page's reader types it."""
@@ -767,7 +773,7 @@ SEPARATORS = [
     ("en", "bandwidth_gb_s", "1.008,5", WRITE_IT, {"number": "1,008.5"}),
     ("en", "params", "7,5e9", AMBIGUOUS, {"decimal": "7.5e9", "whole": "75e9"}),
     ("es", "reserve_gib", "1.5", AMBIGUOUS, {"decimal": "1,5", "whole": "15"}),
-    ("es", "bandwidth_gb_s", "1,008.5", WRITE_IT, {"number": "1.008,5"}),
+    ("es", "bandwidth_gb_s", "1,008.5", WRITE_IT, {"number": "1008,5"}),  # four digits stay whole in Spanish
     ("it", "vram_gib", "24.5", AMBIGUOUS, {"decimal": "24,5", "whole": "245"}),
     ("it", "params", "70.00.000", WRITE_IT, {"number": "7.000.000"}),
     ("gl", "reserve_gib", "1.5", AMBIGUOUS, {"decimal": "1,5", "whole": "15"}),
@@ -799,7 +805,7 @@ def test_a_separator_that_is_not_the_pages_says_how_to_write_the_number(site, la
         not_whole = loc.t("{field} must be a whole number.", field=_label(page, name))
         assert page.inner_text(f"[data-error-for={name}]") in ("", not_whole), written
         english = written.replace(NBSP, "").translate({ord(loc.group): None, ord(loc.decimal): "."})
-        fmt = {"locale": lang, "decimal": loc.decimal, "group": loc.group}
+        fmt = {"locale": lang, "decimal": loc.decimal, "group": loc.group, "min_grouping": loc.min_grouping}
         value = page.evaluate("([loc, t]) => LLMCalculator.numbers(loc).read(t).value", [fmt, written])
         assert value == float(english), (key, written, value)
     page.fill(f"[name={name}]", loc.valid()[name])
@@ -853,7 +859,7 @@ def test_what_the_calculator_writes_into_a_field_reads_back_as_the_same_number(s
           }
           return bad;
         }""",
-        {"locale": lang, "decimal": loc.decimal, "group": loc.group},
+        {"locale": lang, "decimal": loc.decimal, "group": loc.group, "min_grouping": loc.min_grouping},
     )
     assert not got, got[:5]
     # a preset writes its value in the page's format: int4 g128's 4.125 bits

@@ -37,6 +37,7 @@
       locale: found.locale || ENGLISH.locale,
       decimal: found.decimal || ENGLISH.decimal,
       group: found.group || ENGLISH.group,
+      minGrouping: found.min_grouping || 1,
       messages: found.messages || {},
     };
   }
@@ -59,6 +60,8 @@
      from zero, on the shortest decimal text of the double. */
   function numbers(loc) {
     var decimal = loc.decimal, group = loc.group;
+    // CLDR's minimum grouping digits: a Spanish page leaves four digits whole (8295)
+    var minGrouping = loc.minGrouping || loc.min_grouping || 1;
     var spaceGroup = /^\s$/.test(group);
     var unitSpace = loc.locale === "en" ? " " : "\u00a0"; // the English texts keep a plain space
     var esc = function (c) { return c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); };
@@ -100,6 +103,7 @@
     }
 
     function grouped(digits) {
+      if (digits.length < 3 + minGrouping) return digits;
       var out = "";
       for (var i = 0; i < digits.length; i++) {
         if (i > 0 && (digits.length - i) % 3 === 0) out += group;

@@ -19,6 +19,9 @@ NBSP = "\u00a0"  # between a number and its unit, and in groups, so that neither
 # CLDR groups Galician thousands with a dot; the Galician Academy's norms write a space,
 # as Czech does: Galician pages group with a no-break space.
 _GROUP_OVERRIDE = {"gl": NBSP}
+# CLDR's minimum grouping digits, which Babel's formatter does not apply: Spanish leaves a
+# four-digit number whole (8295, 12.345), as the RAE's norms write it.
+_MIN_GROUPING = {"es": 2}
 _IEC = [("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)]
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -37,10 +40,13 @@ def symbols(locale: str | None = None) -> dict[str, str]:
         "decimal": get_decimal_symbol(locale),
         "group": _GROUP_OVERRIDE.get(locale, get_group_symbol(locale)),
         "percent": NBSP + "%" if NBSP + "%" in percent else "%",
+        "min_grouping": _MIN_GROUPING.get(locale, 1),
     }
 
 
 def _decimal(x: float, pattern: str) -> str:
+    if abs(x) < 10 ** (2 + _MIN_GROUPING.get(LOCALE, 1)):
+        pattern = pattern.replace("#,##", "")  # too short to group in this locale
     text = format_decimal(x, format=pattern, locale=LOCALE)
     if LOCALE in _GROUP_OVERRIDE:
         text = text.replace(get_group_symbol(LOCALE), _GROUP_OVERRIDE[LOCALE])
