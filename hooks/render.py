@@ -154,6 +154,8 @@ def on_post_page(output, page, config, **kwargs):
     a notebook page's lead to the same notebook in each edition: in an edition's build
     the plugin knows no alternates for notebook pages and points at the home pages."""
     up = "../" * page.url.count("/")
+    if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
+        output = output.replace('title="Permanent link"', f'title="{i18n._("Permanent link", "theme")}"')
     if page.file.src_uri.endswith(".ipynb"):
         name = page.file.src_uri.split(".")[0]
 

@@ -59,6 +59,8 @@ WORDS = frozenset(
         "weight_quantization.decode_kernels.label",
         "weight_quantization.errors.label",
         "weight_quantization.outlier_levels.scheme",
+        "weight_quantization.sizes.storage",
+        "quality.protocol.item",
     }
 )
 

@@ -95,12 +95,16 @@ def written_in_code() -> dict[str, set[str]]:
     import ast
 
     found: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):  # hooks/, sitekit with it
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "_"
+                and (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id == "_"
+                    or isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "_"
+                )
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)
