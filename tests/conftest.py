@@ -80,7 +80,8 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
         cwd=work,
         capture_output=True,
         text=True,
-        env={**_env(), "NO_MKDOCS_2_WARNING": "1"},
+        # drawn figures are kept by what they are drawn from, so every build of a copy shares them
+        env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
     )
 
 
