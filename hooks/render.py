@@ -21,7 +21,7 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import calculator_locale, formatting, i18n  # noqa: E402
+from sitekit import calculator_locale, figures, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -80,6 +80,8 @@ def on_pre_build(config, **kwargs):
     translated = (plugin.current_language_config.nav_translations or {}) if plugin else {}
     _state["titles"] = {src: translated.get(title, title) for src, title in _nav_titles(config.nav or [])}
     _state["languages"] = [lang.locale for lang in plugin.config.languages] if plugin else [i18n.DEFAULT]
+    if language == i18n.DEFAULT and not os.environ.get("SITEKIT_MESSAGES"):
+        figures.prepare(_state["data"], _state["languages"], workers=min(2, os.cpu_count() or 1))
 
 
 def _nav_titles(nav: list) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import io
+import multiprocessing
 import os
 import pkgutil
 import sys
@@ -63,7 +64,7 @@ def render_figure(name: str, data) -> str:
         _load_all()
     if name not in REGISTRY:
         raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    cached = CACHE / i18n.language() / f"{name}.{_key(name, data)}.svg"
+    cached = _cached(name, data, i18n.language())
     if cached.exists() and not os.environ.get("SITEKIT_MESSAGES"):  # make messages: every label asked
         return cached.read_text(encoding="utf-8")
     fig = REGISTRY[name](data)
@@ -79,12 +80,16 @@ def render_figure(name: str, data) -> str:
     return svg
 
 
-def _key(name: str, data) -> str:
+def _cached(name: str, data, language: str) -> Path:
+    return CACHE / language / f"{name}.{_key(name, data, language)}.svg"
+
+
+def _key(name: str, data, language: str) -> str:
     """What a figure is drawn from: the data (every meta.json, which holds its tables'
     checksums), the code that draws and formats it, the edition's catalog, matplotlib."""
     h = hashlib.sha256(matplotlib.__version__.encode())
     module = sys.modules[REGISTRY[name].__module__]
-    for path in (Path(module.__file__), Path(__file__), Path(formatting.__file__), i18n.catalog_path(i18n.language())):
+    for path in (Path(module.__file__), Path(__file__), Path(formatting.__file__), i18n.catalog_path(language)):
         h.update(path.read_bytes() if path.exists() else b"")
     h.update(fingerprint.data_fingerprint(data.root).encode())
     return h.hexdigest()[:16]
@@ -99,3 +104,32 @@ def _localize_ticks(fig) -> None:
         for axis in (ax.xaxis, ax.yaxis):
             if type(axis.get_major_formatter()) is ScalarFormatter:
                 axis.set_major_formatter(tick)
+
+
+_PREPARING: dict = {}
+
+
+def prepare(data, languages: list[str], workers: int) -> int:
+    """Draw every figure of every edition that the cache does not hold yet, ``workers`` at
+    a time, before the first page asks for one: the editions are built one after another,
+    but their figures need not be. A figure that fails here is left to its page, which
+    reports it. Returns how many were drawn."""
+    if not REGISTRY:
+        _load_all()
+    todo = [(n, lang) for lang in languages for n in sorted(REGISTRY) if not _cached(n, data, lang).exists()]
+    if workers < 2 or len(todo) < 2:
+        return 0
+    _PREPARING["data"] = data  # inherited by the forked workers
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        drawn = pool.starmap(_draw, todo)
+    return sum(drawn)
+
+
+def _draw(name: str, language: str) -> bool:
+    try:
+        i18n.set_language(language)
+        formatting.set_locale(language)
+        render_figure(name, _PREPARING["data"])
+        return True
+    except Exception:  # noqa: BLE001 - the page that shows the figure reports the error
+        return False
