@@ -49,25 +49,19 @@ def on_config(config, **kwargs):
     return config
 
 
-def _check_notebooks(docs: Path, data_dir: Path) -> None:
+def _check_notebooks(docs: Path, data: SiteData) -> None:
     """A notebook page shows what it printed when it was executed: it must have been
     executed against the site_data this build renders, with the code it holds now, and
     every edition must hold the English notebook's code."""
-    current = fingerprint.data_fingerprint(data_dir)
+
+    def read(path: Path) -> dict:
+        return json.loads(path.read_text(encoding="utf-8"))
+
     for path in sorted(docs.glob("*.ipynb")):
-        nb = json.loads(path.read_text(encoding="utf-8"))
-        stamp = nb.get("metadata", {}).get(fingerprint.METADATA_KEY, {})
-        if stamp.get("data") != current:
-            raise PluginError(
-                f"docs/{path.name} was executed against other data than site_data/ holds now: run `make notebooks`"
-            )
-        if stamp.get("code") != fingerprint.code_fingerprint(nb):
-            raise PluginError(f"docs/{path.name}: its code changed since it was executed: run `make notebooks`")
         english = docs / (path.name.split(".")[0] + ".ipynb")
-        if english != path and stamp.get("code") != fingerprint.code_fingerprint(
-            json.loads(english.read_text(encoding="utf-8"))
-        ):
-            raise PluginError(f"docs/{path.name}: its code cells differ from {english.name}'s: run `make notebooks`")
+        why = fingerprint.staleness(read(path), data.fingerprint, None if english == path else read(english))
+        if why:
+            raise PluginError(f"docs/{path.name}{why}: run `make notebooks`")
 
 
 def on_pre_build(config, **kwargs):
@@ -143,10 +137,7 @@ def on_page_content(html, page, config, files, **kwargs):
     return html + "\n" + calculator_locale.locale_script(script)
 
 
-ABSOLUTE_ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")/([^"]*)("[^>]*hreflang=)')
-
-
-ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")[^"]*("[^>]*hreflang="([a-z]+)")')
+ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
 
 
 def on_post_page(output, page, config, **kwargs):
@@ -156,17 +147,19 @@ def on_post_page(output, page, config, **kwargs):
     a notebook page's lead to the same notebook in each edition: in an edition's build
     the plugin knows no alternates for notebook pages and points at the home pages."""
     up = "../" * page.url.count("/")
+    notebook = page.file.src_uri.split(".")[0] if page.file.src_uri.endswith(".ipynb") else None
     if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
         output = output.replace('title="Permanent link"', f'title="{i18n._("Permanent link", "theme")}"')
-    if page.file.src_uri.endswith(".ipynb"):
-        name = page.file.src_uri.split(".")[0]
 
-        def same_notebook(m: re.Match) -> str:
-            edition = "" if m.group(3) == i18n.DEFAULT else f"{m.group(3)}/"
-            return f"{m.group(1)}{up}{edition}{name}/{m.group(2)}"
+    def link(m: re.Match) -> str:
+        href, lang = m.group(2), m.group(4)
+        if notebook:
+            href = f"{up}{'' if lang == i18n.DEFAULT else lang + '/'}{notebook}/"
+        elif href.startswith("/"):
+            href = up + href[1:] or "./"
+        return f"{m.group(1)}{href}{m.group(3)}"
 
-        return ALTERNATE.sub(same_notebook, output)
-    return ABSOLUTE_ALTERNATE.sub(lambda m: f"{m.group(1)}{up + m.group(2) or './'}{m.group(3)}", output)
+    return ALTERNATE.sub(link, output)
 
 
 def on_post_build(config, **kwargs):
@@ -175,7 +168,7 @@ def on_post_build(config, **kwargs):
     language = i18n.language()
     if language == i18n.DEFAULT:
         # after the pages: a claim the data no longer bears is reported before a stale notebook
-        _check_notebooks(Path(config.docs_dir), _state["data_dir"])
+        _check_notebooks(Path(config.docs_dir), data)
         # The CSVs and meta.json every table links to, as published data, once for all
         # editions. Only files that verified against their meta.json, never a stray file.
         target = site / "data"

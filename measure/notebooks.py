@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from measure.errors import UserError
-from sitedata.fingerprint import METADATA_KEY, code_cells, code_fingerprint, data_fingerprint
+from sitedata.fingerprint import METADATA_KEY, code_cells, code_fingerprint, data_fingerprint, staleness
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -37,9 +37,7 @@ def editions(english: Path) -> list[Path]:
 
 
 def is_current(path: Path, data: str) -> bool:
-    nb = nbformat.read(path, as_version=4)
-    stamp = nb.metadata.get(METADATA_KEY, {})
-    return stamp.get("data") == data and stamp.get("code") == code_fingerprint(nb)
+    return staleness(nbformat.read(path, as_version=4), data) is None
 
 
 def execute(path: Path, data: str, cwd: Path = REPO) -> nbformat.NotebookNode:

@@ -31,6 +31,20 @@ def code_cells(notebook: dict) -> list[str]:
     return ["".join(s) if isinstance(s, list) else s for s in sources]
 
 
+def staleness(notebook: dict, data: str, english: dict | None = None) -> str | None:
+    """Why a notebook's outputs cannot stand beside ``data`` (the current data
+    fingerprint), or None: executed against other data, its code changed since, or, for
+    an edition, code cells other than its ``english`` notebook's."""
+    stamp = notebook.get("metadata", {}).get(METADATA_KEY, {})
+    if stamp.get("data") != data:
+        return " was executed against other data than site_data/ holds now"
+    if stamp.get("code") != code_fingerprint(notebook):
+        return ": its code changed since it was executed"
+    if english is not None and stamp.get("code") != code_fingerprint(english):
+        return ": its code cells differ from its English notebook's"
+    return None
+
+
 def code_fingerprint(notebook: dict) -> str:
     """sha256 over the notebook's code cells, in order: what ran, not the words around it."""
     h = hashlib.sha256()

@@ -6,6 +6,7 @@ GB/MB powers of ten, and the site uses the binary ones.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -34,7 +35,11 @@ def set_locale(locale: str) -> None:
 def symbols(locale: str | None = None) -> dict[str, str]:
     """The separators a page of ``locale`` writes numbers with (for the calculator,
     which formats and reads numbers in the browser as its page does)."""
-    locale = locale or LOCALE
+    return dict(_symbols(locale or LOCALE))
+
+
+@functools.cache
+def _symbols(locale: str) -> dict[str, str]:
     percent = Locale.parse(locale).percent_formats[None].pattern
     return {
         "decimal": get_decimal_symbol(locale),

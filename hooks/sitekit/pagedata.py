@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from sitedata import DataError, Experiment, experiment_names, read_experiment
+from sitedata.fingerprint import data_fingerprint
 from sitedata.names import NAME
 
 
@@ -61,6 +62,11 @@ class SiteData:
     @cached_property
     def experiments(self) -> list[str]:
         return experiment_names(self.root)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The data's fingerprint (sitedata/fingerprint.py), read once per build."""
+        return data_fingerprint(self.root)
 
     def experiment(self, name: str) -> Experiment:
         """One experiment, read and verified once (the reader refuses a name that is not one)."""

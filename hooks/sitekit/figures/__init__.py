@@ -23,7 +23,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, ScalarFormatter  # noqa: E402
 
-from sitedata import fingerprint  # noqa: E402
 from sitekit import formatting, i18n  # noqa: E402
 from sitekit.pagedata import SiteDataError  # noqa: E402
 
@@ -91,7 +90,7 @@ def _key(name: str, data, language: str) -> str:
     module = sys.modules[REGISTRY[name].__module__]
     for path in (Path(module.__file__), Path(__file__), Path(formatting.__file__), i18n.catalog_path(language)):
         h.update(path.read_bytes() if path.exists() else b"")
-    h.update(fingerprint.data_fingerprint(data.root).encode())
+    h.update(data.fingerprint.encode())
     return h.hexdigest()[:16]
 
 
