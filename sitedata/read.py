@@ -97,8 +97,9 @@ def _has_meta(folder: Path) -> bool:
 
 
 def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Experiment:
-    """``root/experiment`` read and verified. ``strict`` (a merge) also refuses hidden
-    files, which a reader otherwise passes over (a desktop's .DS_Store)."""
+    """``root/experiment`` read and verified. A link is refused wherever it is; hidden
+    entries are otherwise passed over (a desktop's .DS_Store), unless ``strict`` (a
+    merge), which refuses anything meta.json does not list."""
     try:
         check_name("experiment", experiment)
     except BadName as e:
@@ -112,7 +113,8 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
         with open_folder(Path(root), experiment) as fd:
             found = entries(fd)
             for name, kind in sorted(found.items()):
-                if kind != "file":
+                passed_over = name.startswith(".") and not strict and kind != "a symbolic link"
+                if kind != "file" and not passed_over:
                     raise bad(f"/{plain(name)}", f"is {kind}; an experiment's folder holds regular files only")
             if META not in found:
                 raise bad(f"/{META}", f"is missing: no data for experiment {experiment!r}")

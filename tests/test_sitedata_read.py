@@ -291,9 +291,13 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(root):
     assert time.perf_counter() - started < 5
 
 
-def test_hidden_regular_files_are_passed_over_unless_strict(root):
+def test_hidden_entries_are_passed_over_unless_strict(root):
     (root / "exp" / ".DS_Store").write_bytes(b"\xff\x00")
+    (root / "exp" / ".ipynb_checkpoints").mkdir()
     read_experiment(root, "exp")
+    with pytest.raises(DataError, match=r"exp/.ipynb_checkpoints is a folder"):
+        read_experiment(root, "exp", strict=True)
+    (root / "exp" / ".ipynb_checkpoints").rmdir()
     with pytest.raises(DataError, match=r"exp/ holds .DS_Store, not listed in meta.json"):
         read_experiment(root, "exp", strict=True)
 
