@@ -54,6 +54,8 @@ def _one_error(proc) -> str:
         (["run", "--model", "arch:tiny", "--out", "/proc/site_data"], "cannot write there"),
         (["run", "--model", "arch:tiny", "--out", "/etc/hostname"], "is a file, not a folder"),
         (["run", "--model", "not a model name"], "neither a local folder nor a Hugging Face id"),
+        (["run", "--model", "a/b/c/../..", "--out", "/tmp/x"], "model 'a/b/c/../..' is neither a local folder"),
+        (["run", "--model", "a" * 2000, "--out", "/tmp/x"], "model name of 2000 characters, more than 1024"),
     ],
 )
 def test_bad_input_is_one_line(args, message):
@@ -99,8 +101,10 @@ def _variant(src, dest, **config):
 )
 def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tiny_model_folder, tmp_path, config, message):
     folder = _variant(tiny_model_folder, tmp_path / "m", **config)
-    line = _one_error(run_cli("run", "--model", str(folder), "--only", "kv_cache", "--out", str(tmp_path / "out")))
+    proc = run_cli("run", "--model", str(folder), "--only", "kv_cache", "--out", str(tmp_path / "out"))
+    line = _one_error(proc)
     assert message in line and str(folder) in line
+    assert "LOAD REPORT" not in proc.stderr and "Traceback" not in proc.stderr  # transformers' table is not shown
     assert not (tmp_path / "out" / "kv_cache").exists()
 
 
