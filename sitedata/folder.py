@@ -98,7 +98,7 @@ def folder_problem(root: Path) -> str:
     try:
         st = os.stat(root)  # the root itself may be a link to a folder: the user named it
     except FileNotFoundError:
-        return ""
+        return f"{root} is a link to nothing" if _lstat(root) else ""
     except OSError as e:
         return f"{root}: {e.strerror or e}"
     if not stat.S_ISDIR(st.st_mode):

@@ -323,6 +323,12 @@ def test_a_new_or_empty_folder_is_marked_and_an_old_data_folder_adopted(tmp_path
     (tmp_path / "file").write_text("x")
     with pytest.raises(FolderError, match="is a file, not a folder"):
         _write(tmp_path / "file")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FolderError, match="dangling is a link to nothing"):
+        _write(tmp_path / "dangling")
+    (tmp_path / "linked").symlink_to(tmp_path / "empty")  # a root that is a link to a data folder: the user's
+    _write(tmp_path / "linked", name="other")
+    assert _entries(tmp_path / "empty") == ["exp", "other"]
 
 
 def test_an_experiment_folder_that_is_a_link_is_refused_before_anything(tmp_path):
