@@ -18,14 +18,18 @@ import sys
 import time
 from pathlib import Path
 
-from measure import registry
 from measure.errors import UserError
-from measure.lab.models import ARCHITECTURES, DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _parser() -> argparse.ArgumentParser:
+    # Imported here, inside main's handling of Ctrl-C, and torch-free: the command line is
+    # read and checked before PyTorch is imported.
+    from measure import registry
+    from measure.lab.architectures import ARCHITECTURES
+    from measure.lab.spec import DEFAULT_MODEL
+
     p = argparse.ArgumentParser(
         prog="python -m measure", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -81,8 +85,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    writes = None  # what a run or a merge began to write, read back after a stop
     try:
+        args = _parser().parse_args(argv)
+        from measure import registry
+        from measure.ondisk import Writes
+        from sitedata.store import fault
+
         if args.command == "list":
             for name in registry.EXPERIMENTS:
                 print(f"{name:14} {registry.load(name).TITLE}")
@@ -95,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "merge":
             from measure.merge import merge
 
-            for line in merge(source=args.folder, into=args.into, only=args.only or None):
+            writes = Writes(args.into, merge=True)
+            for line in merge(source=args.folder, into=args.into, only=args.only or None, writes=writes):
                 print(line)
             return 0
         if args.command == "check":
@@ -115,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 regenerated=args.regenerated,
                 quiet=args.quiet,
             )
+        writes = Writes(args.out)
         from measure.runner import Interrupted, run_experiments
 
         t0 = time.perf_counter()
@@ -129,19 +140,20 @@ def main(argv: list[str] | None = None) -> int:
                 quiet=args.quiet,
                 explicit=bool(args.only),
                 force=args.force,
+                writes=writes,
             )
         except Interrupted as stop:
             _summary(stop.outcomes, t0)
-            kept = f"; {stop.current} was not written, its previous data is unchanged" if stop.current else ""
-            print(f"\ninterrupted{kept}", file=sys.stderr)
+            print(f"\n{writes.stopped()}", file=sys.stderr)
             return 130
+        fault("finished")
         _summary(outcomes, t0)
         return 0
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted before any experiment was measured; site_data is unchanged", file=sys.stderr)
+    except KeyboardInterrupt:  # anywhere, imports included: said by what is on disk
+        print(f"\n{writes.stopped() if writes else 'interrupted; site_data is unchanged'}", file=sys.stderr)
         return 130
 
 

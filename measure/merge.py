@@ -2,9 +2,12 @@
 command writes them into a folder of their own) into site_data, verified and whole.
 
 Every experiment folder in FOLDER is checked before any is installed: it must verify
-against its meta.json and come from the code this checkout holds (the same code hash),
-or the pages would show numbers from other code. Each is then swapped into site_data
-whole, its provenance (device, dtype, libraries, date) kept as measured.
+against its meta.json (strictly: regular UTF-8 files it lists, nothing hidden, no link),
+come from the code this checkout holds (the same code hash), or the pages would show
+numbers from other code, and have a place in the target that is not a link. Each is
+then swapped into site_data whole, from the very text verified, its provenance (device,
+dtype, libraries, date) kept as measured. A stop or an error says, per experiment, what
+the target holds then.
 """
 
 from __future__ import annotations
@@ -13,15 +16,20 @@ from pathlib import Path
 
 from measure import registry
 from measure.errors import UserError
-from sitedata import DataError, experiment_names, read_experiment
-from sitedata.store import install_experiment
+from measure.ondisk import Writes
+from sitedata import DataError, FolderError, experiment_names, read_experiment
+from sitedata.folder import folder_problem, target_problem
+from sitedata.store import META, write_files
 
 
-def merge(*, source: Path, into: Path, only: str | None = None) -> list[str]:
+def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes | None = None) -> list[str]:
     from measure.lab.provenance import code_hash
 
     if not Path(source).is_dir():
         raise UserError(f"{source} is not a folder")
+    problem = folder_problem(into)
+    if problem:
+        raise UserError(f"nothing merged: {problem}")
     found = experiment_names(source)
     names = [n for n in registry.select(only) if n in found] if only else found
     if not names:
@@ -30,7 +38,7 @@ def merge(*, source: Path, into: Path, only: str | None = None) -> list[str]:
     for name in names:
         registry.load(name)
         try:
-            exp = read_experiment(source, name)
+            exp = read_experiment(source, name, strict=True)
         except DataError as e:
             raise UserError(f"nothing merged: {e}") from None
         if exp.meta["code_hash"] != code_hash(name):
@@ -38,10 +46,20 @@ def merge(*, source: Path, into: Path, only: str | None = None) -> list[str]:
                 f"nothing merged: {name} in {source} was measured by other code (hash {exp.meta['code_hash']}, "
                 f"this checkout {code_hash(name)}); measure it again with this checkout"
             )
+        problem = target_problem(into, name)
+        if problem:
+            raise UserError(f"nothing merged: {problem}")
         checked.append(exp)
+    writes = writes if writes is not None else Writes(into, merge=True)
     lines = []
     for exp in checked:
-        install_experiment(exp.folder, into, exp.name)
+        files = exp.files()
+        writes.begin(exp.name)
+        writes.writing(exp.name, files[META])
+        try:
+            write_files(Path(into), exp.name, files)
+        except (OSError, FolderError) as e:
+            raise UserError(f"merging {exp.name} into {into} failed ({e}); {writes.describe()}") from None
         m = exp.meta
         lines.append(f"merged {exp.name}: {m['device']['id']}, {m['dtype']}, {m['profile']} profile, {m['date']}")
     return lines

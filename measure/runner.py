@@ -2,13 +2,16 @@
 as soon as it is measured, so an interruption loses at most the experiment in progress
 and never mixes two runs in one folder.
 
-Before anything is measured the request is checked (an experiment list, an output folder
-that can be written, a device, a profile), and an experiment whose committed data came
-from the same code, model, machine and profile is skipped unless ``force`` is given.
+Before any file is touched the whole request is checked (an experiment list, a profile,
+a device, the model's name, an output folder that is a data folder of this project and
+can be written); then what a stopped write left is cleaned up, and an experiment whose
+committed data came from the same code, model, machine and profile is skipped unless
+``force`` is given. A stop or an error is reported by what is on disk (``Writes``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -16,8 +19,10 @@ from pathlib import Path
 
 from measure import registry
 from measure.errors import UserError
-from sitedata import DataError, read_experiment, recover, write_experiment
-from sitedata.store import WriteStopped
+from measure.ondisk import Writes
+from sitedata import DataError, FolderError, read_experiment, recover
+from sitedata.folder import STAGING, folder_problem, target_problem
+from sitedata.store import META, fault, render_files, write_files
 
 
 @dataclass(frozen=True)
@@ -36,18 +41,20 @@ class Interrupted(Exception):
     current: str = ""
 
 
-def check_output_folder(out: Path) -> None:
-    """The folder exists or can be created, and a file can be written in it."""
+def check_output_folder(out: Path, names: list[str] = ()) -> None:
+    """The folder is new, empty or a data folder of this project, it can be written, and
+    no experiment's folder in it is a link. Touches nothing of the user's."""
     out = Path(out)
+    problem = folder_problem(out) or next((p for n in names if (p := target_problem(out, n))), "")
+    if problem:
+        raise UserError(f"--out {problem}")
     parent = out if out.exists() else out.parent
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a folder")
     if not parent.is_dir():
         raise UserError(f"--out {out}: its parent folder {parent} does not exist")
-    probe = parent / f".write-probe-{time.monotonic_ns()}"
+    probe = parent / f".sitedata-probe-{os.getpid()}-{time.monotonic_ns()}"
     try:
-        probe.write_text("")
-        probe.unlink()
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
     except OSError as e:
         raise UserError(f"--out {out}: cannot write there ({e.strerror or e})") from None
 
@@ -94,6 +101,7 @@ def run_experiments(
     quiet: bool = False,
     explicit: bool = False,
     force: bool = True,
+    writes: Writes | None = None,
 ) -> list[Outcome]:
     import torch
 
@@ -105,21 +113,27 @@ def run_experiments(
 
     if not names:
         raise UserError("no experiment selected; known: " + ", ".join(registry.EXPERIMENTS))
-    check_output_folder(out)
-    dev = choose_device(device)
+    modules = {n: registry.load(n) for n in names}
     if profile is not None and profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    dev = choose_device(device)
+    preflight(model, network=False)
+    check_output_folder(out, names)
+    # Every input checked: from here on files are touched, and only the data layer's own.
+    writes = writes if writes is not None else Writes(out)
     prof = profile or default_profile(dev)
     dtype = default_dtype(dev)
-    modules = {n: registry.load(n) for n in names}
     started = time.perf_counter()
 
     def log(msg: str) -> None:
         if not quiet:
             print(f"[{time.perf_counter() - started:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
-    for line in recover(out):
-        log(line)
+    try:
+        for line in recover(out):
+            log(line)
+    except OSError as e:
+        raise UserError(f"--out {out}: a stopped write's leftover could not be removed ({e})") from None
     machine = fingerprint(dev)
     outcomes: list[Outcome] = []
     todo = []
@@ -132,7 +146,7 @@ def run_experiments(
             todo.append(name)
     if not todo:
         return outcomes
-    preflight(model)
+    preflight(model)  # the hub's cache or the network, now that the model is needed
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
@@ -149,6 +163,7 @@ def run_experiments(
                 log(f"({i}/{len(todo)}) skipped {name}: {why}")
                 outcomes.append(Outcome(name, "skipped", why, 0.0))
                 continue
+            writes.begin(name)
             config = mod.Config.for_profile(prof)
             ctx = Context(
                 model=loaded,
@@ -166,26 +181,42 @@ def run_experiments(
             torch.manual_seed(0)
             result = mod.run(config, ctx)
             seconds = time.perf_counter() - t0
+            files = render_files(
+                name,
+                result,
+                tables=mod.TABLES,
+                values=mod.VALUES,
+                provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
+            )
+            writes.writing(name, files[META])
             try:
-                folder = write_experiment(
-                    out,
-                    name,
-                    result,
-                    tables=mod.TABLES,
-                    values=mod.VALUES,
-                    provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
-                )
+                folder = write_files(out, name, files)
+            except FolderError as e:  # the folder changed under the run
+                raise UserError(f"{name} was measured but not written: {e}; {writes.describe()}") from None
             except OSError as e:  # a disk that filled up or a folder removed during the run
-                raise UserError(f"{name} was measured but could not be written to {out}: {e}") from None
+                raise UserError(_write_failed(name, out, e, writes)) from None
+            fault("returned")
             rows = sum(len(r) for r in result.tables.values())
             detail = f"{len(result.tables)} tables, {rows} rows, {len(result.values)} values -> {folder}"
             guess = f" (estimated {estimates[name]:.0f}s)" if name in estimates else ""
             log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s{guess}: {detail}")
             outcomes.append(Outcome(name, "written", detail, seconds))
             current = ""
-    except KeyboardInterrupt as stop:
-        if isinstance(stop, WriteStopped) and stop.written:  # stopped after its folder was in place
-            outcomes.append(Outcome(current, "written", "stopped while cleaning up; its data is whole", 0.0))
+    except KeyboardInterrupt:
+        if current and writes.state(current) == "new":  # stopped after its folder was in place
+            outcomes.append(Outcome(current, "written", "stopped while finishing; its data is whole", 0.0))
             current = ""
         raise Interrupted(outcomes, current) from None
     return outcomes
+
+
+def _write_failed(name: str, out: Path, e: OSError, writes: Writes) -> str:
+    """An I/O error during a write, told by what is on disk after it."""
+    try:
+        left = sorted(n for n in os.listdir(out) if (m := STAGING.fullmatch(n)) and m["experiment"] == name)
+    except OSError:
+        left = []
+    tail = f"; {', '.join(left)} is left, the next run removes it" if left else ""
+    if writes.state(name) == "new":
+        return f"the write of {name} into {out} failed after its new data was in place ({e}); {writes.describe()}{tail}"
+    return f"{name} was measured but could not be written to {out} ({e}); {writes.describe()}{tail}"

@@ -1,22 +1,26 @@
 """Reading an experiment's folder, verified against its own meta.json.
 
-Every reader (the pages, the drift gate, the tests) comes through ``read_experiment``:
-the format version is checked, meta.json's shape is checked, and every table file is
-held against its recorded checksum, row count and columns. Anything wrong is one
-``DataError`` line naming the file and the fix.
+Every reader (the pages, the drift gate, a merge, the tests) comes through
+``read_experiment``: the folder and every file in it are read without following a link
+(a link, a subfolder or anything but a regular file is refused), within the bounds of
+``sitedata.bounds``; the format version is checked, meta.json's shape is checked, and
+every table file is held against its recorded columns, row count and checksum, all
+three, even when the checksum matches. Anything wrong is one ``DataError`` line naming
+the file and the fix; it never quotes a file's content beyond the names meta.json
+declares.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sitedata.names import NAME, BadName, check_name, inside
+from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES, Refused, entries, open_folder, parse_json, read_text
+from sitedata.names import NAME, BadName, check_name, plain, shown
 from sitedata.schema import COMPARE, LENGTHS, SCOPES
 from sitedata.store import META, SCHEMA_VERSION, sha256
 
@@ -58,6 +62,11 @@ class Experiment:
     folder: Path
     meta: dict[str, Any]
     texts: dict[str, str]  # table name -> CSV text, verified
+    meta_text: str = field(default="", repr=False)  # meta.json as read, byte for byte
+
+    def files(self) -> dict[str, str]:
+        """Every file of the folder as verified (name -> text), meta.json last."""
+        return {**{f"{t}.csv": text for t, text in self.texts.items()}, META: self.meta_text}
 
     def columns(self, table: str) -> list[dict[str, str]]:
         return self.meta["tables"][table]["columns"]
@@ -72,49 +81,71 @@ class Experiment:
 
 
 def experiment_names(root: Path) -> list[str]:
-    """Experiment folders under ``root`` (hidden and non-name entries are not experiments)."""
+    """Experiment folders under ``root`` (hidden and non-name entries are not experiments).
+    A link named like one is listed, so that reading it refuses it aloud."""
     root = Path(root)
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and NAME.fullmatch(p.name) and (p / META).is_file())
+    return sorted(p.name for p in root.iterdir() if NAME.fullmatch(p.name) and _has_meta(p))
 
 
-def read_experiment(root: Path, experiment: str) -> Experiment:
+def _has_meta(folder: Path) -> bool:
+    try:
+        return folder.is_dir() and (folder / META).is_file()
+    except OSError:  # unreadable: listed, and reading it says why
+        return True
+
+
+def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Experiment:
+    """``root/experiment`` read and verified. A link is refused wherever it is; hidden
+    entries are otherwise passed over (a desktop's .DS_Store), unless ``strict`` (a
+    merge), which refuses anything meta.json does not list."""
     try:
         check_name("experiment", experiment)
-        folder = inside(root, experiment)
     except BadName as e:
         raise DataError(str(e)) from None
-    meta_path = folder / META
-    where = f"{Path(root).name}/{experiment}/{META}"
-    if not meta_path.is_file():
-        raise DataError(f"{where} is missing: no data for experiment {experiment!r}; {_fix(experiment)}")
+    where = f"{Path(root).name}/{experiment}"
+
+    def bad(path: str, what: str) -> DataError:
+        return DataError(f"{where}{path} {what}; {_fix(experiment)}")
+
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"{where} is not valid JSON ({e}); {_fix(experiment)}") from None
-    _check_meta(meta, where, experiment)
-    texts = {}
-    listed = {META}
-    for table, tmeta in meta["tables"].items():
-        file = f"{table}.csv"
-        listed.add(file)
-        path = folder / file
-        fwhere = f"{Path(root).name}/{experiment}/{file}"
-        if not path.is_file():
-            raise DataError(f"{fwhere} is missing but listed in meta.json; {_fix(experiment)}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise DataError(f"{fwhere} is not UTF-8 text; {_fix(experiment)}") from None
-        _check_table(text, tmeta, fwhere, experiment)
-        texts[table] = text
-    # Hidden files are a stopped write's leftovers (cleaned by the next run, never read).
-    unlisted = sorted(p.name for p in folder.iterdir() if p.name not in listed and not p.name.startswith("."))
+        with open_folder(Path(root), experiment) as fd:
+            found = entries(fd)
+            for name, kind in sorted(found.items()):
+                passed_over = name.startswith(".") and not strict and kind != "a symbolic link"
+                if kind != "file" and not passed_over:
+                    raise bad(f"/{plain(name)}", f"is {kind}; an experiment's folder holds regular files only")
+            if META not in found:
+                raise bad(f"/{META}", f"is missing: no data for experiment {experiment!r}")
+            try:
+                meta_text = read_text(fd, META, MAX_META_BYTES)
+                meta = parse_json(meta_text)
+            except Refused as e:
+                raise bad(f"/{META}", str(e)) from None
+            _check_meta(meta, f"{where}/{META}", experiment)
+            texts = {}
+            for table, tmeta in meta["tables"].items():
+                file = f"{table}.csv"
+                if file not in found:
+                    raise bad(f"/{file}", "is missing but listed in meta.json")
+                try:
+                    text = read_text(fd, file, MAX_CSV_BYTES)
+                except Refused as e:
+                    raise bad(f"/{file}", str(e)) from None
+                _check_table(text, tmeta, f"{where}/{file}", experiment)
+                texts[table] = text
+    except FileNotFoundError:
+        raise bad(f"/{META}", f"is missing: no data for experiment {experiment!r}") from None
+    except Refused as e:
+        raise bad("", str(e)) from None
+    except OSError as e:
+        raise bad("", f"could not be read ({e.strerror or e})") from None
+    listed = {META, *(f"{t}.csv" for t in texts)}
+    unlisted = sorted(plain(n) for n in found if n not in listed and (strict or not n.startswith(".")))
     if unlisted:
-        files = ", ".join(unlisted)
-        raise DataError(f"{Path(root).name}/{experiment}/ holds {files}, not listed in meta.json; {_fix(experiment)}")
-    return Experiment(experiment, folder, meta, texts)
+        raise bad("/", f"holds {', '.join(unlisted[:5])}, not listed in meta.json")
+    return Experiment(experiment, Path(root) / experiment, meta, texts, meta_text)
 
 
 def _check_meta(meta: Any, where: str, experiment: str) -> None:
@@ -125,7 +156,7 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
         raise bad("not a JSON object")
     version = meta.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise bad(f"format version {version!r}, this code reads version {SCHEMA_VERSION}")
+        raise bad(f"format version {shown(version)}, this code reads version {SCHEMA_VERSION}")
     for key, typ in _REQUIRED.items():
         if not isinstance(meta.get(key), typ) or isinstance(meta.get(key), bool):
             raise bad(f"{key!r} is missing or not a {getattr(typ, '__name__', 'number')}")
@@ -134,7 +165,7 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             if k not in meta[key]:
                 raise bad(f"{key}.{k} is missing")
     if meta["experiment"] != experiment:
-        raise bad(f"describes experiment {meta['experiment']!r}, not {experiment!r}")
+        raise bad(f"describes experiment {shown(meta['experiment'])}, not {experiment!r}")
     for table, t in meta["tables"].items():
         try:
             check_name("table", table)
@@ -157,27 +188,38 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             if not isinstance(c, dict) or any(not isinstance(c.get(k), str) for k in _COLUMN_KEYS):
                 raise bad(f"table {table}: a column lacks one of {', '.join(_COLUMN_KEYS)}")
             if not NAME.fullmatch(c["name"]) or c["compare"] not in COMPARE or c["scope"] not in SCOPES:
-                raise bad(f"table {table}: column {c['name']!r} has a bad name, compare or scope")
+                raise bad(f"table {table}: column {shown(c['name'])} has a bad name, compare or scope")
     for name, v in meta["values"].items():
         if not NAME.fullmatch(name) or not isinstance(v, dict) or "value" not in v:
-            raise bad(f"value {name!r} is malformed")
+            raise bad(f"value {shown(name)} is malformed")
         if v.get("compare") not in COMPARE or v.get("scope") not in SCOPES or not isinstance(v.get("unit"), str):
-            raise bad(f"value {name!r} has a bad unit, compare or scope")
+            raise bad(f"value {shown(name)} has a bad unit, compare or scope")
 
 
 def _check_table(text: str, tmeta: dict, where: str, experiment: str) -> None:
+    """Columns, row count and every row's width, then the checksum: a file whose checksum
+    was edited to match still has to have the columns and rows meta.json declares."""
+
     def bad(what: str) -> DataError:
         return DataError(f"{where}: {what}; {_fix(experiment)}")
 
-    if sha256(text) != tmeta["sha256"]:
-        # Say what differs where it can be seen, then fall back to the checksum.
+    try:
         rows = list(csv.reader(io.StringIO(text)))
-        declared = [c["name"] for c in tmeta["columns"]]
-        if not rows or rows[0] != declared:
-            raise bad(f"columns {rows[0] if rows else []} differ from meta.json's {declared}")
-        if len(rows) - 1 != tmeta["rows"]:
-            raise bad(f"{len(rows) - 1} rows, meta.json says {tmeta['rows']}")
-        short = [i for i, r in enumerate(rows[1:]) if len(r) != len(declared)]
-        if short:
-            raise bad(f"row {short[0]} has {len(rows[short[0] + 1])} fields, not {len(declared)}")
+    except csv.Error as e:  # a cell beyond the csv module's limit, a NUL: the reason, not the text
+        raise bad(f"not a readable CSV ({str(e)[:120]})") from None
+    declared = [c["name"] for c in tmeta["columns"]]
+    if not rows:
+        raise bad(f"empty, where meta.json declares the columns {', '.join(declared)}")
+    header, names = rows[0], ", ".join(declared)
+    if header != declared:
+        if len(header) != len(declared):
+            raise bad(f"its header has {len(header)} columns, meta.json declares {len(declared)}: {names}")
+        i = next(i for i, (a, b) in enumerate(zip(header, declared, strict=True)) if a != b)
+        raise bad(f"its column {i + 1} is not {declared[i]}, as meta.json declares: {names}")
+    if len(rows) - 1 != tmeta["rows"]:
+        raise bad(f"{len(rows) - 1} rows, meta.json says {tmeta['rows']}")
+    short = [i for i, r in enumerate(rows[1:]) if len(r) != len(declared)]
+    if short:
+        raise bad(f"row {short[0]} has {len(rows[short[0] + 1])} fields, not {len(declared)}")
+    if sha256(text) != tmeta["sha256"]:
         raise bad("content differs from the checksum in meta.json (edited or cut short)")

@@ -25,6 +25,7 @@ returns a ``Result`` of plain rows and values that ``check`` holds against them.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,13 +147,38 @@ def check(result: Result, tables: Sequence[Table], values: Sequence[Value]) -> d
                     f"table {name} row {i}: columns {sorted(row)} != declared {sorted(spec.column_names)}"
                 )
             for c in spec.columns:
-                v = row[c.name]
-                if isinstance(v, float) and not math.isfinite(v) and c.compare != "timing":
-                    raise SchemaError(f"table {name} row {i}: {c.name} is {v}")
+                if _not_finite(row[c.name]):
+                    raise SchemaError(f"table {name} row {i}: {c.name} is {row[c.name]}; {_NO_VALUE}")
             out.append({c: row[c] for c in spec.column_names})
         ordered[name] = out
     names = {v.name for v in values}
     if set(result.values) != names:
         missing, extra = sorted(names - set(result.values)), sorted(set(result.values) - names)
         raise SchemaError(f"values produced differ from declared: missing {missing}, undeclared {extra}")
+    for what, mapping in (("value", result.values), ("note", result.notes)):
+        for key, v in mapping.items():
+            bad = _first_not_finite(v)
+            if bad is not None:
+                raise SchemaError(f"{what} {key} holds {bad}; {_NO_VALUE}")
     return ordered
+
+
+_NO_VALUE = "a number that is not finite is never written (None, an empty cell, says there is no value)"
+
+
+def _not_finite(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and not math.isfinite(v)
+
+
+def _first_not_finite(v: Any) -> Any:
+    """The first number that is not finite in ``v`` (lists and mappings walked), or None."""
+    todo = [v]
+    while todo:
+        item = todo.pop()
+        if _not_finite(item):
+            return item
+        if isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, list | tuple):
+            todo.extend(item)
+    return None

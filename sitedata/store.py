@@ -1,16 +1,18 @@
-"""Writing an experiment's folder: whole, or not at all.
+"""Writing an experiment's folder: whole, or not at all, and only into a folder of its own.
 
-All files of a run are written into a hidden sibling folder ``.<experiment>.new-*``,
-each fsynced, and only then swapped with the committed folder in one step (Linux
-``renameat2(RENAME_EXCHANGE)``; elsewhere two renames, the old folder first moved to
-``.<experiment>.old-*``). A stop at any point leaves either the previous folder or the
-new one, never a mix; ``recover`` (run before every write and every run) removes what a
-killed run left and puts back a folder a kill caught between the two renames. Hidden
-entries are ignored by readers and by git (``site_data/.gitignore``).
+The root must be a data folder of this project (``sitedata.folder``: new, empty or
+marked). All files of a run are written into a hidden staging folder beside the
+experiment's, ``.<experiment>.new-<8 hex>/data/``, each fsynced, and only then swapped
+with the committed folder in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere
+two renames, the old folder first moved into the staging folder). A stop at any point
+leaves either the previous folder or the new one, never a mix; ``recover`` (run before
+every write and every run) removes what a killed write left and puts back a folder a
+kill caught between the two renames. Hidden entries are ignored by readers and by git
+(``site_data/.gitignore``).
 
 CSV conventions: snake_case columns in declared order, rows in produced order, floats
 as their shortest exact repr, no timestamps (dates live in meta.json), so a re-run
-produces a clean diff.
+produces a clean diff. No number that is not finite is ever written (``schema.check``).
 """
 
 from __future__ import annotations
@@ -19,33 +21,61 @@ import contextlib
 import csv
 import ctypes
 import ctypes.util
+import errno
 import hashlib
 import io
 import json
 import os
 import shutil
 import signal
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sitedata.folder import (
+    DATA,
+    OLD,
+    FolderError,
+    claim,
+    fsync_dir,
+    recover,  # noqa: F401  (sitedata.store.recover, as before)
+    recover_staging,
+    staging_text,
+    target_problem,
+    write_marker,
+)
 from sitedata.names import check_name
-from sitedata.schema import Result, Table, Value, check
+from sitedata.schema import Result, SchemaError, Table, Value, check
 
 SCHEMA_VERSION = 2
 META = "meta.json"
 # Where a stop can fall, in order; tests stop a write at each one (SITEDATA_FAULT).
 WRITE_POINTS = ("first_file", "all_files", "moved_aside", "swapped")
-_FAULT_ENV = "SITEDATA_FAULT"  # "<point>:interrupt" or "<point>:kill", for tests only
+_FAULT_ENV = "SITEDATA_FAULT"  # "<point>[@<n>]:<action>", for tests only
+_passed: dict[str, int] = {}
 
 
-def _fault(point: str) -> None:
-    spec = os.environ.get(_FAULT_ENV, "")
-    if spec.partition(":")[0] != point:
+def fault(point: str) -> None:
+    """For tests: a stop or an error where ``SITEDATA_FAULT`` names ``point`` (every time,
+    or at its n-th passage in this process with ``@n``). ``interrupt`` raises
+    KeyboardInterrupt, ``sigint`` sends this process a real SIGINT, ``kill`` a SIGKILL,
+    ``oserror`` raises an I/O error."""
+    where, _, action = os.environ.get(_FAULT_ENV, "").partition(":")
+    name, _, nth = where.partition("@")
+    if name != point:
         return
-    if spec.endswith(":kill"):
+    _passed[point] = _passed.get(point, 0) + 1
+    if nth and _passed[point] != int(nth):
+        return
+    if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if action == "sigint":
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises KeyboardInterrupt here, as it would anywhere
+    if action == "oserror":
+        raise OSError(errno.EIO, f"Input/output error (injected at {point})")
     raise KeyboardInterrupt(f"fault injected at {point}")
 
 
@@ -111,16 +141,11 @@ def render_files(
         },
         "notes": dict(result.notes),
     }
-    files[META] = json.dumps(meta, indent=2, default=str, ensure_ascii=False) + "\n"
-    return files
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        files[META] = json.dumps(meta, indent=2, default=str, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as e:  # a number that is not finite in the provenance or the notes
+        raise SchemaError(f"meta.json of {experiment}: {e}") from None
+    return files
 
 
 def _write_file(path: Path, text: str) -> None:
@@ -146,23 +171,21 @@ def _exchange(a: Path, b: Path) -> bool:
     return rc == 0
 
 
-def _swap_in(new: Path, target: Path, experiment: str) -> None:
-    """Put ``new`` where ``target`` is; the previous folder is deleted afterwards."""
-    if not target.exists():
-        _fault("moved_aside")
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put ``staging/data`` where ``target`` is; the previous folder stays in ``staging``."""
+    new = staging / DATA
+    if not os.path.lexists(target):
+        fault("moved_aside")
         os.rename(new, target)
-        _fault("swapped")
+        fault("swapped")
         return
     if _exchange(new, target):  # ``new`` now holds the previous folder
-        _fault("swapped")
-        shutil.rmtree(new)
+        fault("swapped")
         return
-    old = target.with_name(f".{experiment}.old-{uuid.uuid4().hex[:8]}")
-    os.rename(target, old)
-    _fault("moved_aside")
+    os.rename(target, staging / OLD)
+    fault("moved_aside")
     os.rename(new, target)
-    _fault("swapped")
-    shutil.rmtree(old)
+    fault("swapped")
 
 
 def write_experiment(
@@ -177,37 +200,59 @@ def write_experiment(
     """Replace ``root/experiment`` whole with this result; returns the folder."""
     check_name("experiment", experiment)
     files = render_files(experiment, result, tables=tables, values=values, provenance=provenance)
-    return _replace_folder(Path(root), experiment, files)
+    return write_files(Path(root), experiment, files)
 
 
 def install_experiment(source: Path, root: Path, experiment: str) -> Path:
     """Put a verified experiment folder written elsewhere (a GPU machine's output) into
-    ``root`` as it is, provenance included, by the same whole-folder swap."""
+    ``root`` as it is, provenance included, by the same whole-folder swap: the files
+    installed are the ones verified, read once (``read_experiment(strict=True)``)."""
+    from sitedata.read import read_experiment
+
     check_name("experiment", experiment)
-    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(source).iterdir()) if p.is_file()}
-    return _replace_folder(Path(root), experiment, files)
+    source = Path(source)
+    exp = read_experiment(source.parent, source.name, strict=True)
+    if exp.name != experiment:
+        raise FolderError(f"{source} holds experiment {exp.name}, not {experiment}")
+    return write_files(Path(root), experiment, exp.files())
 
 
-def _replace_folder(root: Path, experiment: str, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
+def write_files(root: Path, experiment: str, files: dict[str, str]) -> Path:
+    """Replace ``root/experiment`` whole with ``files`` (name -> text, meta.json last).
+    Refuses (FolderError) a root that is not a data folder, or an experiment folder that
+    is a link, before touching anything."""
+    check_name("experiment", experiment)
+    root = Path(root)
+    claim(root)
+    problem = target_problem(root, experiment)
+    if problem:
+        raise FolderError(problem)
     recover(root)
     target = root / experiment
-    new = root / f".{experiment}.new-{uuid.uuid4().hex[:8]}"
-    new.mkdir()
+    staging = root / f".{experiment}.new-{uuid.uuid4().hex[:8]}"
+    made = False
     try:
+        os.mkdir(staging)
+        made = True
+        write_marker(staging, staging_text(experiment))
+        os.mkdir(staging / DATA)
         for i, (name, text) in enumerate(files.items()):
-            _write_file(new / name, text)
+            check_name("file", name.removesuffix(".csv").removesuffix(".json"))
+            _write_file(staging / DATA / name, text)
             if i == 0:
-                _fault("first_file")
-        _fsync_dir(new)
-        _fault("all_files")
-        _swap_in(new, target, experiment)
-        _fsync_dir(root)
+                fault("first_file")
+        fsync_dir(staging / DATA)
+        fsync_dir(staging)
+        fault("all_files")
+        _swap_in(staging, target)
+        fsync_dir(root)
+        shutil.rmtree(staging)
     except BaseException as e:
         # Ctrl-C included: the committed folder is untouched or already whole; drop the rest.
-        with contextlib.suppress(OSError):
-            recover(root)
-        written = _is_written(target, files[META])
+        if made:
+            with contextlib.suppress(OSError):
+                recover_staging(root, staging.name, experiment)
+        written = is_written(target, files[META])
         if isinstance(e, KeyboardInterrupt):
             raise WriteStopped(written) from None
         raise
@@ -222,38 +267,21 @@ class WriteStopped(KeyboardInterrupt):
         self.written = written
 
 
-def _is_written(target: Path, meta_text: str) -> bool:
+def meta_bytes(folder: Path) -> bytes | None:
+    """The meta.json of ``folder`` as it is on disk, never through a link (None if none)."""
     try:
-        return (target / META).read_text(encoding="utf-8") == meta_text
+        fd = os.open(Path(folder) / META, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return False
+        return None
+    try:
+        with open(fd, "rb", closefd=False) as f:
+            return f.read(16 << 20)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def recover(root: Path) -> list[str]:
-    """Remove what a stopped write left in ``root`` and restore a folder moved aside;
-    returns what it did, one line each."""
-    root = Path(root)
-    done = []
-    if not root.is_dir():
-        return done
-    for entry in sorted(root.iterdir()):
-        name = entry.name
-        if entry.is_dir() and not name.startswith("."):
-            for tmp in entry.glob(".*.tmp"):  # per-file temp files of the format before version 2
-                tmp.unlink(missing_ok=True)
-                done.append(f"removed {name}/{tmp.name}, left by an interrupted write")
-            continue
-        if not name.startswith(".") or ".new-" not in name and ".old-" not in name:
-            continue
-        experiment = name[1:].split(".", 1)[0]
-        target = root / experiment
-        if ".old-" in name and not target.exists():
-            os.rename(entry, target)
-            done.append(f"restored {experiment} from an interrupted write")
-        else:
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:  # not made by a write, but in the way of one all the same
-                entry.unlink(missing_ok=True)
-            done.append(f"removed {name}, left by an interrupted write")
-    return done
+def is_written(target: Path, meta_text: str) -> bool:
+    """Whether the folder in place at ``target`` is the one whose meta.json is ``meta_text``."""
+    return meta_bytes(target) == meta_text.encode("utf-8")

@@ -27,6 +27,10 @@ def run_cli(*args, timeout=300, offline=True, **env):
     )
 
 
+def _last(proc) -> str:
+    return proc.stderr.strip().splitlines()[-1]
+
+
 def _one_error(proc) -> str:
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
@@ -54,6 +58,8 @@ def _one_error(proc) -> str:
         (["run", "--model", "arch:tiny", "--out", "/proc/site_data"], "cannot write there"),
         (["run", "--model", "arch:tiny", "--out", "/etc/hostname"], "is a file, not a folder"),
         (["run", "--model", "not a model name"], "neither a local folder nor a Hugging Face id"),
+        (["run", "--model", "a/b/c/../..", "--out", "/tmp/x"], "model 'a/b/c/../..' is neither a local folder"),
+        (["run", "--model", "a" * 2000, "--out", "/tmp/x"], "model name of 2000 characters, more than 1024"),
     ],
 )
 def test_bad_input_is_one_line(args, message):
@@ -99,8 +105,10 @@ def _variant(src, dest, **config):
 )
 def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tiny_model_folder, tmp_path, config, message):
     folder = _variant(tiny_model_folder, tmp_path / "m", **config)
-    line = _one_error(run_cli("run", "--model", str(folder), "--only", "kv_cache", "--out", str(tmp_path / "out")))
+    proc = run_cli("run", "--model", str(folder), "--only", "kv_cache", "--out", str(tmp_path / "out"))
+    line = _one_error(proc)
     assert message in line and str(folder) in line
+    assert "LOAD REPORT" not in proc.stderr and "Traceback" not in proc.stderr  # transformers' table is not shown
     assert not (tmp_path / "out" / "kv_cache").exists()
 
 
@@ -125,11 +133,12 @@ def test_a_stopped_run_says_what_it_wrote_and_keeps_the_rest(tmp_path):
     proc = run_cli(*args, "--only", "cache_size,kv_cache", SITEDATA_FAULT="all_files:interrupt")
     assert proc.returncode == 130
     assert "Traceback" not in proc.stderr
-    assert "interrupted; cache_size was not written" in proc.stderr  # the fault hits the first write
+    # the fault hits the first write
+    assert _last(proc) == "interrupted; cache_size was not written, its previous data is unchanged"
     proc = run_cli(*args, "--only", "kv_cache", SITEDATA_FAULT="swapped:interrupt")
-    assert proc.returncode == 130 and "kv_cache was not written" not in proc.stderr
+    assert proc.returncode == 130 and _last(proc) == "interrupted; kv_cache was written"
     assert {p: p.read_bytes() for p in sorted((tmp_path / "kv_cache").iterdir())} != before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache_size", "kv_cache"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".sitedata", "cache_size", "kv_cache"]
 
 
 def test_list_names_every_experiment():
@@ -145,3 +154,109 @@ def test_help_shows_options():
     assert proc.returncode == 0
     for opt in ("--model", "--device", "--only", "--profile", "--out"):
         assert opt in proc.stdout
+
+
+def _tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
+
+
+SMOKE = ("--model", "arch:tiny", "--profile", "smoke", "--only", "cache_size")
+
+
+def test_a_folder_of_other_files_is_never_touched(tmp_path):
+    """The issue's folder: a failing run, and a run that would succeed, both refused
+    before anything in it is deleted, renamed or written; the repository likewise."""
+    folder = tmp_path / "V"
+    (folder / ".config.new-backup").mkdir(parents=True)
+    (folder / ".config.new-backup" / "settings.ini").write_text("[x]\n")
+    (folder / ".bashrc.old-2023").write_text("alias ll='ls -l'\n")
+    (folder / "Documents").mkdir()
+    (folder / "Documents" / ".thesis.tmp").write_text("chapter 1")
+    before = _tree(folder)
+    line = _one_error(run_cli("run", "--out", str(folder), "--model", "arch:unknown"))
+    assert "unknown architecture 'arch:unknown'" in line
+    assert _tree(folder) == before
+    line = _one_error(run_cli("run", "--out", str(folder), *SMOKE))
+    assert line == (
+        f"error: --out {folder} is not a data folder of this project: it holds .bashrc.old-2023, "
+        ".config.new-backup, Documents and no .sitedata marker; give a new or an empty folder"
+    )
+    assert _tree(folder) == before
+    repo = sorted(p.name for p in REPO.iterdir())
+    line = _one_error(run_cli("run", "--out", ".", *SMOKE))
+    assert line.startswith("error: --out . is not a data folder of this project: it holds ")
+    assert sorted(p.name for p in REPO.iterdir()) == repo
+
+
+def test_a_stop_or_an_error_after_the_swap_says_the_data_was_written(tmp_path):
+    """A Ctrl-C (a real SIGINT) after the new folder is in place, in the runner or in
+    the command line, and an I/O error after the swap: each message says it is written."""
+    out = tmp_path / "out"
+    meta = out / "cache_size" / "meta.json"
+    seen = set()
+    for fault in ("returned:sigint", "finished:sigint"):
+        proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT=fault)
+        assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert _last(proc) == "interrupted; cache_size was written"
+        seen.add(meta.read_bytes())
+    proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT="swapped:oserror")
+    line = _one_error(proc)
+    assert line == (
+        f"error: the write of cache_size into {out} failed after its new data was in place "
+        "([Errno 5] Input/output error (injected at swapped)); cache_size was written"
+    )
+    seen.add(meta.read_bytes())
+    assert len(seen) == 3  # each run's data in place
+    assert sorted(p.name for p in out.iterdir()) == [".sitedata", "cache_size"]
+
+
+def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):
+    """A real SIGINT while the command imports PyTorch (its library mapped, its import
+    not done): one line, exit 130, nothing written."""
+    import os
+    import signal
+
+    out = tmp_path / "out"
+    env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(REPO / ".pytest_cache" / "home")}
+    cmd = [sys.executable, "-m", "measure", "run", "--out", str(out), *SMOKE]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open(f"/proc/{proc.pid}/maps") as maps:
+            if "libtorch" in maps.read():
+                break
+        time.sleep(0.005)
+    else:
+        pytest.fail("torch was never imported")
+    os.kill(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert stderr.strip() == f"interrupted before anything was measured; nothing was written to {out}"
+    assert not out.exists()
+
+
+def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(tmp_path):
+    from tests.conftest import write_data
+
+    out = tmp_path / "out"
+    write_data(out, "cache_size", {"t": [{"n": 1}]})
+    (out / "cache_size" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    check = run_cli(
+        "check",
+        "--only",
+        "cache_size",
+        "--committed",
+        str(out),
+        "--regenerated",
+        str(out),
+        "--no-pages",
+        "--report",
+        str(tmp_path / "report.json"),
+    )
+    assert check.returncode == 1 and "Traceback" not in check.stderr + check.stdout
+    assert "nests deeper than the 32 levels" in check.stdout + check.stderr
+    proc = run_cli("run", "--out", str(out), *SMOKE)  # the fix the message suggests works
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    from sitedata import read_experiment
+
+    assert read_experiment(out, "cache_size").meta["model"]["spec"] == "arch:tiny"

@@ -2,6 +2,7 @@
 the file and the fix, nothing read from outside site_data, data text escaped."""
 
 import json
+import os
 import time
 
 import pytest
@@ -10,7 +11,8 @@ from sitekit.markers import MarkerError, PageContext, render_markers
 from sitekit.pagedata import SiteData
 
 from sitedata import DataError, read_experiment
-from tests.conftest import build_site, write_data
+from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES
+from tests.conftest import build_site, edit_table, write_data
 
 ROWS = [{"n": 1, "label": "a"}, {"n": 2, "label": "b"}, {"n": 3, "label": "c"}]
 FIX = "make measure ONLY=exp"
@@ -52,9 +54,11 @@ def test_cut_last_fields_are_caught(root):
     assert "exp/t.csv: row 2 has 1 fields, not 2" in _error(root)
 
 
-def test_a_renamed_column_is_caught(root):
-    _csv(root).write_text(_csv(root).read_text().replace("n,label", "n,name"))
-    assert "columns ['n', 'name'] differ from meta.json's ['n', 'label']" in _error(root)
+def test_a_renamed_column_is_caught_without_quoting_the_file(root):
+    _csv(root).write_text(_csv(root).read_text().replace("n,label", "n,secret_word"))
+    message = _error(root)
+    assert "exp/t.csv: its column 2 is not label, as meta.json declares: n, label" in message
+    assert "secret_word" not in message  # only the names meta.json declares are quoted
 
 
 def test_an_edited_cell_is_caught_by_the_checksum(root):
@@ -193,3 +197,161 @@ def test_the_build_does_not_import_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+# Checksums edited to match: columns and rows are verified all the same.
+
+
+def test_an_extra_column_with_a_matching_checksum_is_caught(root):
+    edit_table(root / "exp", "t", lambda rows: [r.append("x") for r in rows])
+    assert "exp/t.csv: its header has 3 columns, meta.json declares 2: n, label" in _error(root)
+
+
+def test_a_missing_column_with_a_matching_checksum_is_caught(root):
+    edit_table(root / "exp", "t", lambda rows: [r.pop() for r in rows])
+    assert "exp/t.csv: its header has 1 columns, meta.json declares 2: n, label" in _error(root)
+
+
+def test_a_wrong_row_count_with_a_matching_checksum_is_caught(root):
+    meta = json.loads(_meta(root).read_text())
+    edit_table(root / "exp", "t", lambda rows: rows.pop())
+    meta["tables"]["t"]["sha256"] = json.loads(_meta(root).read_text())["tables"]["t"]["sha256"]
+    _meta(root).write_text(json.dumps(meta))  # the checksum follows the file, the count does not
+    assert "exp/t.csv: 2 rows, meta.json says 3" in _error(root)
+
+
+def test_a_short_row_with_a_matching_checksum_is_caught(root):
+    edit_table(root / "exp", "t", lambda rows: rows[2].pop())
+    assert "exp/t.csv: row 1 has 1 fields, not 2" in _error(root)
+
+
+def test_a_cell_beyond_the_csv_limit_is_one_line(root):
+    edit_table(root / "exp", "t", lambda rows: rows[1].__setitem__(1, "x" * 200_000))
+    message = _error(root)
+    assert "exp/t.csv: not a readable CSV (field larger than field limit" in message and "xxx" not in message
+
+
+# Links: nothing is read through one, and nothing of what one points to is shown.
+
+
+@pytest.fixture
+def secret(tmp_path):
+    path = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    path.write_text("API_KEY=hunter2\nmore\n")
+    return path
+
+
+def test_a_linked_table_with_a_matching_checksum_is_refused(root, secret):
+    edit_table(root / "exp", "t", lambda rows: rows[1].__setitem__(1, "A"))  # checksum of the edited text
+    secret.write_text(_csv(root).read_text())
+    _csv(root).unlink()
+    _csv(root).symlink_to(secret)
+    message = _error(root)
+    assert "exp/t.csv is a symbolic link; an experiment's folder holds regular files only" in message
+
+
+def test_a_linked_file_with_another_checksum_is_refused_without_its_content(root, secret):
+    _csv(root).unlink()
+    _csv(root).symlink_to(secret)
+    message = _error(root)
+    assert "is a symbolic link" in message and "API_KEY" not in message and "hunter2" not in message
+
+
+def test_a_linked_meta_json_is_refused(root, secret):
+    secret.write_text(_meta(root).read_text())
+    _meta(root).unlink()
+    _meta(root).symlink_to(secret)
+    assert "exp/meta.json is a symbolic link" in _error(root)
+
+
+def test_a_linked_experiment_folder_is_refused(root, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    write_data(elsewhere, "exp", {"t": ROWS})
+    (root / "exp").rename(root / "gone")
+    (root / "exp").symlink_to(elsewhere / "exp")
+    assert "exp is a symbolic link, not a folder of its own" in _error(root)
+    (root / "exp").unlink()
+    (root / "exp").symlink_to(root / "gone")  # a link even inside site_data
+    assert "exp is a symbolic link, not a folder of its own" in _error(root)
+
+
+def test_a_link_named_like_a_hidden_file_and_a_subfolder_are_refused(root, secret):
+    (root / "exp" / ".hidden").symlink_to(secret)
+    assert "exp/.hidden is a symbolic link" in _error(root)
+    (root / "exp" / ".hidden").unlink()
+    (root / "exp" / "sub").mkdir()
+    assert "exp/sub is a folder; an experiment's folder holds regular files only" in _error(root)
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(root):
+    _csv(root).unlink()
+    os.mkfifo(_csv(root))
+    started = time.perf_counter()
+    assert "exp/t.csv is not a regular file" in _error(root)
+    assert time.perf_counter() - started < 5
+
+
+def test_hidden_entries_are_passed_over_unless_strict(root):
+    (root / "exp" / ".DS_Store").write_bytes(b"\xff\x00")
+    (root / "exp" / ".ipynb_checkpoints").mkdir()
+    read_experiment(root, "exp")
+    with pytest.raises(DataError, match=r"exp/.ipynb_checkpoints is a folder"):
+        read_experiment(root, "exp", strict=True)
+    (root / "exp" / ".ipynb_checkpoints").rmdir()
+    with pytest.raises(DataError, match=r"exp/ holds .DS_Store, not listed in meta.json"):
+        read_experiment(root, "exp", strict=True)
+
+
+# Bounds: each is one line naming the file and the bound, never a RecursionError.
+
+
+@pytest.mark.parametrize("depth", [33, 100_000])
+def test_a_deeply_nested_meta_json_is_one_line(root, depth):
+    meta = json.loads(_meta(root).read_text())
+    _meta(root).write_text(json.dumps(meta)[:-1] + ', "deep": ' + "[" * depth + "]" * depth + "}")
+    assert "exp/meta.json nests deeper than the 32 levels meta.json may" in _error(root)
+
+
+def test_a_meta_json_beyond_its_size_is_one_line(root):
+    meta = json.loads(_meta(root).read_text())
+    meta["notes"] = {"padding": ["x" * 1000] * (MAX_META_BYTES // 1000)}
+    _meta(root).write_text(json.dumps(meta))
+    assert f"bytes, more than the {MAX_META_BYTES} a file of site_data may hold" in _error(root)
+
+
+def test_a_table_beyond_its_size_is_one_line(root):
+    edit_table(root / "exp", "t", lambda rows: rows.extend([str(i), "y" * 1000] for i in range(MAX_CSV_BYTES // 1000)))
+    message = _error(root)
+    assert "exp/t.csv is" in message and f"more than the {MAX_CSV_BYTES}" in message
+
+
+def test_a_long_text_a_page_would_show_is_one_line(root):
+    meta = json.loads(_meta(root).read_text())
+    meta["model"]["name"] = "m" * 50_000
+    _meta(root).write_text(json.dumps(meta))
+    message = _error(root)
+    assert "exp/meta.json has 'model.name' of 50000 characters, more than the 4096 a text may have" in message
+    assert "mmmm" not in message
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('"value": NaN', "holds NaN, which is not a number JSON allows"),
+        ('"value": 1e400', "has 'values.ratio.value' that is not a finite number"),
+        ('"value": 1' + "0" * 30, "has 'values.ratio.value', a number beyond"),
+        ('"value": 1' + "0" * 5000, "is not valid JSON (Exceeds the limit"),
+    ],
+)
+def test_numbers_out_of_bounds_in_meta_json_are_one_line(root, text, message):
+    meta = _meta(root).read_text()
+    _meta(root).write_text(meta.replace('"value": 2.5', text))
+    assert message in _error(root)
+
+
+def test_a_hostile_experiment_name_in_meta_json_is_shown_cut(root):
+    meta = json.loads(_meta(root).read_text())
+    meta["experiment"] = "line one\nline two " + "z" * 1000
+    _meta(root).write_text(json.dumps(meta))
+    message = _error(root)
+    assert "describes experiment 'line one\\nline two zzz" in message and "z" * 200 not in message

@@ -7,7 +7,21 @@ import sys
 
 import pytest
 
-from sitedata import Column, Result, SchemaError, Table, Value, read_experiment, recover, store, write_experiment
+from sitedata import (
+    Column,
+    DataError,
+    FolderError,
+    Result,
+    SchemaError,
+    Table,
+    Value,
+    read_experiment,
+    recover,
+    store,
+    write_experiment,
+)
+from sitedata import folder as folder_mod
+from sitedata.folder import MARKER
 from tests.conftest import PROVENANCE, REPO
 
 TABLES = (
@@ -32,6 +46,15 @@ def _provenance():
 
 def _snapshot(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _entries(root):
+    """What a folder holds beside its data-folder marker."""
+    return sorted(p.name for p in root.iterdir() if p.name != MARKER)
+
+
+def _tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
 
 
 def test_a_table_whose_length_timings_set_says_so_in_its_meta(tmp_path):
@@ -129,7 +152,7 @@ def test_ctrl_c_at_every_write_point_leaves_one_whole_run(tmp_path, monkeypatch,
     else:
         assert json.loads(after["meta.json"])["values"]["v"]["value"] == 2.0  # the new run, whole
     read_experiment(tmp_path, "exp")  # verifies either way
-    assert [p.name for p in tmp_path.iterdir()] == ["exp"]  # nothing left beside it
+    assert _entries(tmp_path) == ["exp"]  # nothing left beside it
 
 
 _KILLED = """
@@ -158,7 +181,7 @@ def test_sigkill_at_every_write_point_is_recovered_by_the_next_run(tmp_path, poi
     assert any(p.name.startswith(".exp.") for p in tmp_path.iterdir())  # the kill left something
     done = recover(tmp_path)
     assert done
-    assert [p.name for p in tmp_path.iterdir()] == ["exp"]
+    assert _entries(tmp_path) == ["exp"]
     after = _snapshot(tmp_path / "exp")
     if point in ("first_file", "all_files", "moved_aside"):
         assert after == before
@@ -175,11 +198,22 @@ def test_leftovers_of_a_stopped_write_are_ignored_by_git():
     assert tracked.returncode == 1
 
 
-def test_leftover_per_file_temp_files_of_the_old_format_are_removed(tmp_path):
+def test_the_committed_site_data_is_a_data_folder_of_its_own():
+    assert folder_mod.is_data_folder(REPO / "site_data")
+    listed = subprocess.run(["git", "ls-files", "site_data/.sitedata"], cwd=REPO, capture_output=True, text=True)
+    assert listed.stdout.split() == ["site_data/.sitedata"]
+
+
+def test_a_hidden_file_inside_an_experiment_folder_is_left_alone(tmp_path):
+    """The format before version 2 wrote per-file .*.tmp files; a name is no proof of
+    who made a file, so none is deleted. A reader passes over it; a merge refuses it."""
     _write(tmp_path)
     (tmp_path / "exp" / ".t.csv.abc.tmp").write_text("half")
-    assert recover(tmp_path) == ["removed exp/.t.csv.abc.tmp, left by an interrupted write"]
-    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == ["meta.json", "t.csv", "u.csv"]
+    assert recover(tmp_path) == []
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == [".t.csv.abc.tmp", "meta.json", "t.csv", "u.csv"]
+    read_experiment(tmp_path, "exp")
+    with pytest.raises(DataError, match=r"holds .t.csv.abc.tmp, not listed in meta.json"):
+        read_experiment(tmp_path, "exp", strict=True)
 
 
 @pytest.mark.parametrize("point", ["moved_aside", "swapped"])
@@ -190,36 +224,171 @@ def test_a_stop_during_the_very_first_write(tmp_path, monkeypatch, point):
     monkeypatch.delenv("SITEDATA_FAULT")
     written = point == "swapped"
     assert stop.value.written is written and str(stop.value) == ("written" if written else "not written")
-    assert sorted(p.name for p in tmp_path.iterdir()) == (["exp"] if written else [])
+    assert _entries(tmp_path) == (["exp"] if written else [])
 
 
-def test_recover_by_hand(tmp_path):
+def _staging(root, name, experiment="exp", marked=True):
+    folder = root / name
+    folder.mkdir()
+    if marked:
+        (folder / MARKER).write_text(folder_mod.staging_text(experiment))
+    return folder
+
+
+def test_recover_acts_only_on_its_own_staging_folders(tmp_path):
+    _write(tmp_path)  # a data folder, marked
     (tmp_path / "-first").mkdir()  # an ordinary folder that sorts before the leftovers
-    (tmp_path / ".a").write_text("not a leftover")  # hidden, but no write made it
+    (tmp_path / ".a").write_text("not a leftover")
     (tmp_path / "b.txt").write_text("an ordinary file")
-    (tmp_path / ".exp.old-1234abcd").mkdir()  # a folder moved aside, its place empty: restored
-    (tmp_path / ".exp.old-1234abcd" / "meta.json").write_text("{}")
-    (tmp_path / ".zz.new-1234abcd").mkdir()  # half a new folder: removed
-    (tmp_path / ".zz.new-1234abcd" / "t.csv").write_text("a\n")
-    (tmp_path / ".yy.new-5678abcd").write_text("a file in the way")  # removed as well
-    (tmp_path / "exp2").mkdir()
-    (tmp_path / "exp2" / ".t.csv.abc.tmp").write_text("half")
+    moved = _staging(tmp_path, ".zz.new-1234abcd", "zz")  # a stop between two renames: put back
+    (moved / "old").mkdir()
+    (moved / "old" / "meta.json").write_text("{}")
+    half = _staging(tmp_path, ".yy.new-5678abcd", "yy")  # half a new folder: removed
+    (half / "data").mkdir()
+    (half / "data" / "t.csv").write_text("a\n")
+    (tmp_path / ".ww.new-0000abcd").mkdir()  # a kill before its marker: empty, removed
+    # Named like a write's, but not provably one: left alone.
+    (tmp_path / ".xx.new-9999abcd").write_text("a file of someone's")
+    foreign = _staging(tmp_path, ".vv.new-1111abcd", marked=False)
+    (foreign / "notes.txt").write_text("someone's notes")
+    outside = _staging(tmp_path.parent, f"{tmp_path.name}-outside")
+    (tmp_path / ".uu.new-2222abcd").symlink_to(outside)
+    (tmp_path / ".exp.old-1234abcd").mkdir()  # the old format's folder moved aside: no proof
+    (tmp_path / ".tt.new-3333ABCD").mkdir()  # not the exact pattern
     assert recover(tmp_path) == [
-        "restored exp from an interrupted write",
+        "removed .ww.new-0000abcd, left by an interrupted write",
         "removed .yy.new-5678abcd, left by an interrupted write",
+        "restored zz from an interrupted write",
         "removed .zz.new-1234abcd, left by an interrupted write",
-        "removed exp2/.t.csv.abc.tmp, left by an interrupted write",
     ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["-first", ".a", "b.txt", "exp", "exp2"]
-    assert (tmp_path / "exp" / "meta.json").read_text() == "{}"
+    assert _entries(tmp_path) == [
+        "-first",
+        ".a",
+        ".exp.old-1234abcd",
+        ".tt.new-3333ABCD",
+        ".uu.new-2222abcd",
+        ".vv.new-1111abcd",
+        ".xx.new-9999abcd",
+        "b.txt",
+        "exp",
+        "zz",
+    ]
+    assert (tmp_path / "zz" / "meta.json").read_text() == "{}"
+    assert (foreign / "notes.txt").read_text() == "someone's notes" and (outside / MARKER).is_file()
     assert recover(tmp_path) == [] and recover(tmp_path / "nowhere") == []
 
 
-def test_an_old_folder_whose_place_is_taken_is_removed(tmp_path):
+def test_a_staging_folder_whose_place_is_taken_is_removed_without_restoring(tmp_path):
     _write(tmp_path)
-    (tmp_path / ".exp.old-1234abcd").mkdir()
-    assert recover(tmp_path) == ["removed .exp.old-1234abcd, left by an interrupted write"]
+    moved = _staging(tmp_path, ".exp.new-1234abcd")
+    (moved / "old").mkdir()
+    assert recover(tmp_path) == ["removed .exp.new-1234abcd, left by an interrupted write"]
     read_experiment(tmp_path, "exp")
+
+
+def test_a_folder_that_is_not_a_data_folder_is_never_touched(tmp_path):
+    """The issue's folder: a refused write and recovery leave every entry as it was."""
+    home = tmp_path / "V"
+    (home / ".config.new-backup").mkdir(parents=True)
+    (home / ".config.new-backup" / "settings.ini").write_text("[x]\n")
+    (home / ".bashrc.old-2023").write_text("alias ll='ls -l'\n")
+    (home / "Documents").mkdir()
+    (home / "Documents" / ".thesis.tmp").write_text("chapter 1")
+    (home / ".exp.new-1234abcd").mkdir()  # even a name like a write's, empty
+    before = _tree(home)
+    assert recover(home) == []
+    with pytest.raises(FolderError) as e:
+        _write(home)
+    assert str(e.value) == (
+        f"{home} is not a data folder of this project: it holds .bashrc.old-2023, .config.new-backup, "
+        ".exp.new-1234abcd, ... and no .sitedata marker; give a new or an empty folder"
+    )
+    with pytest.raises(FolderError):
+        store.install_experiment(_write(tmp_path / "gpu"), home, "exp")
+    assert _tree(home) == before
+
+
+def test_a_new_or_empty_folder_is_marked_and_an_old_data_folder_adopted(tmp_path):
+    _write(tmp_path / "new" / "deeper")
+    (tmp_path / "empty").mkdir()
+    _write(tmp_path / "empty")
+    for folder in (tmp_path / "new" / "deeper", tmp_path / "empty"):
+        assert (folder / MARKER).read_text().splitlines()[0] == "sitedata data folder"
+    legacy = tmp_path / "legacy"  # written before the marker: experiment folders and a .gitignore
+    _write(legacy, name="other")
+    (legacy / MARKER).unlink()
+    (legacy / ".gitignore").write_text(".*\n")
+    _write(legacy)
+    assert _entries(legacy) == [".gitignore", "exp", "other"] and (legacy / MARKER).is_file()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FolderError, match="is a file, not a folder"):
+        _write(tmp_path / "file")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FolderError, match="dangling is a link to nothing"):
+        _write(tmp_path / "dangling")
+    (tmp_path / "linked").symlink_to(tmp_path / "empty")  # a root that is a link to a data folder: the user's
+    _write(tmp_path / "linked", name="other")
+    assert _entries(tmp_path / "empty") == ["exp", "other"]
+
+
+def test_an_experiment_folder_that_is_a_link_is_refused_before_anything(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    _write(elsewhere)
+    root = tmp_path / "data"
+    _write(root, name="other")
+    (root / "exp").symlink_to(elsewhere / "exp")
+    before = _tree(elsewhere)
+    with pytest.raises(FolderError, match=r"exp is a symbolic link; an experiment's folder is replaced whole"):
+        _write(root, _result(2.0))
+    assert _tree(elsewhere) == before and _entries(root) == ["exp", "other"]
+    assert recover(root) == []
+
+
+def test_an_io_error_after_the_swap_leaves_the_new_data_in_place(tmp_path, monkeypatch):
+    _write(tmp_path, _result(1.0))
+    monkeypatch.setenv("SITEDATA_FAULT", "swapped:oserror")
+    with pytest.raises(OSError, match="injected at swapped"):
+        _write(tmp_path, _result(2.0))
+    monkeypatch.delenv("SITEDATA_FAULT")
+    assert read_experiment(tmp_path, "exp").meta["values"]["v"]["value"] == 2.0
+    assert _entries(tmp_path) == ["exp"]
+
+
+def test_a_fault_can_wait_for_the_nth_passage(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "_passed", {})
+    monkeypatch.setenv("SITEDATA_FAULT", "swapped@2:interrupt")
+    _write(tmp_path, _result(1.0), name="a")
+    with pytest.raises(KeyboardInterrupt) as stop:
+        _write(tmp_path, _result(2.0), name="b")
+    assert stop.value.written is True
+    _write(tmp_path, _result(3.0), name="c")
+    assert _entries(tmp_path) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        _result(t=[{"n": 1, "x_ms": float("inf")}]),  # a timing column too
+        _result(t=[{"n": 1, "x_ms": float("nan")}]),
+        Result(tables=_result().tables, values={"v": [1.0, float("-inf")]}),
+        Result(tables=_result().tables, values={"v": 1.0}, notes={"spread": {"x": float("nan")}}),
+    ],
+    ids=["timing-inf", "timing-nan", "value-in-list", "note"],
+)
+def test_no_number_that_is_not_finite_is_ever_written(tmp_path, result):
+    with pytest.raises(SchemaError, match="is never written"):
+        _write(tmp_path, result)
+    assert not (tmp_path / "exp").exists()
+    folder = _write(tmp_path, _result(t=[{"n": 1, "x_ms": None}, {"n": 2, "x_ms": 0.5}]))  # no value: empty
+    assert (folder / "t.csv").read_text() == "n,x_ms\n1,\n2,0.5\n"
+
+
+def test_install_refuses_a_source_with_a_hidden_file(tmp_path):
+    source = _write(tmp_path / "gpu")
+    (source / ".stray").write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(DataError, match=r"gpu/exp/ holds .stray, not listed in meta.json"):
+        store.install_experiment(source, tmp_path / "site_data", "exp")
+    assert not (tmp_path / "site_data").exists()
 
 
 def test_meta_json_is_written_for_people_to_read(tmp_path):
@@ -258,7 +427,7 @@ def test_the_two_rename_swap_leaves_nothing_behind(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "_exchange", lambda a, b: False)
     _write(tmp_path, _result(1.0))
     _write(tmp_path, _result(2.0))
-    assert [p.name for p in tmp_path.iterdir()] == ["exp"]
+    assert _entries(tmp_path) == ["exp"]
     assert read_experiment(tmp_path, "exp").meta["values"]["v"]["value"] == 2.0
 
 

