@@ -6,24 +6,36 @@ counts and formulas wherever the committed run came from, float results of the m
 the same device type and dtype, timings on the same machine only. The report says how
 many cells were compared and how many could not be here, and why.
 
+How each cell is compared, where it reproduces, and which tables, columns and values
+there are, are the code's declarations (the experiment module's ``TABLES``, ``VALUES``
+and ``Config`` for the committed profile), never the meta.json's being checked; the
+committed data must state the same (``sitedata.declared``).
+
 Fails (exit 1) on: a drifted cell or value; a table whose producing code changed since
 it was measured (stale); committed data that is missing or does not verify against its
-meta.json; a table a page uses that no experiment produces, or one no page shows; and a
-check that compared nothing at all.
+meta.json, or whose declarations, parameters or dtype differ from the code's, or that
+lacks a table, column or value the code declares; a regenerated run that is no rerun of
+the committed one; a table a page uses that no experiment produces, or one no page shows;
+and a check that compared nothing at all. A report path that cannot be written is one
+line (exit 2) before anything is regenerated.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
 from measure import registry
-from sitedata import DataError, read_experiment
+from measure.errors import UserError
+from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
+from sitedata.declared import Declared, as_stored
 
 FAILING = {"drift", "stale", "missing", "invalid", "unused", "unknown"}
 COMPARED = {"ok", "drift"}
@@ -79,6 +91,69 @@ def _committed_findings(name: str, committed: Path) -> tuple[list[Finding], obje
     return [], exp
 
 
+def declared(exp: Experiment) -> Declared | Finding:
+    """What the code declares for the committed run of an experiment: its tables, values,
+    the parameters of the run's profile and the dtype the code measures in on the run's
+    device type; or the finding that the run names a profile or device the code has not."""
+    import torch
+
+    from measure.lab.context import PROFILES
+    from measure.lab.devices import default_dtype
+
+    mod, meta = registry.load(exp.name), exp.meta
+    where = f"{exp.folder.parent.name}/{exp.name}/meta.json"
+    if meta["profile"] not in PROFILES:
+        reason = f"{where} names profile {meta['profile']!r}, which the code does not have ({', '.join(PROFILES)})"
+        return Finding(
+            experiment=exp.name,
+            table="meta",
+            column="profile",
+            verdict="invalid",
+            committed=meta["profile"],
+            reason=reason,
+        )
+    try:
+        dtype = str(default_dtype(torch.device(meta["device"]["type"]))).removeprefix("torch.")
+    except (RuntimeError, TypeError, ValueError):
+        reason = f"{where} names device type {meta['device']['type']!r}, which torch does not know"
+        return Finding(experiment=exp.name, table="meta", column="device", verdict="invalid", reason=reason)
+    return Declared(
+        title=mod.TITLE,
+        tables=tuple(mod.TABLES),
+        values=tuple(mod.VALUES),
+        parameters=as_stored(asdict(mod.Config.for_profile(meta["profile"]))),
+        dtype=dtype,
+    )
+
+
+def check_report_path(report: Path) -> None:
+    """The report can be written there: said in one line before minutes of regeneration."""
+    report = Path(report)
+    if report.is_dir():
+        raise UserError(f"--report {report} is a folder, not a file")
+    folder = next(p for p in [report.parent, *report.parent.parents] if p.exists())
+    if not folder.is_dir():
+        raise UserError(f"--report {report}: {folder} is a file, not a folder")
+    try:
+        if report.exists():
+            with open(report, "a", encoding="utf-8"):
+                pass
+        else:
+            probe = folder / f".report-probe-{os.getpid()}"
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+    except OSError as e:
+        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
+
+
+def _write_report(report: Path, payload: dict) -> None:
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(payload, indent=1, default=str) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
+
+
 def run_check(
     *,
     only: str | None,
@@ -90,39 +165,52 @@ def run_check(
     regenerated: Path | None = None,
     quiet: bool = False,
 ) -> int:
+    from measure.lab.provenance import code_hash
     from measure.runner import run_experiments
 
     names = registry.select(only)
+    if report is not None:
+        check_report_path(report)
     findings: list[Finding] = []
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
-    read = {}
+    read: dict[str, tuple[Experiment, Declared]] = {}
     for name in names:
         found, exp = _committed_findings(name, committed)
         findings += found
-        if exp is not None:
-            read[name] = exp
-            groups[(exp.meta["model"]["spec"], exp.meta["profile"])].append(name)
+        if exp is None:
+            continue
+        code = declared(exp)
+        if isinstance(code, Finding):
+            findings.append(code)
+            continue
+        read[name] = (exp, code)
+        groups[(exp.meta["model"]["spec"], exp.meta["profile"])].append(name)
 
     with tempfile.TemporaryDirectory(prefix="measure-check-") as tmp:
         out = regenerated or Path(tmp)
         if regenerated is None:
             for (model, profile), group in groups.items():
                 run_experiments(names=group, model=model, device=device, profile=profile, out=out, quiet=quiet)
-        for name, exp in read.items():
+        for name, (exp, code) in read.items():
             try:
                 new = read_experiment(out, name)
             except DataError as e:
                 findings.append(Finding(experiment=name, table="meta", verdict="missing", reason=f"regenerated: {e}"))
                 continue
-            findings += compare_experiment(exp, new, kinds=kinds)
+            if new.meta["code_hash"] != code_hash(name):
+                reason = "the regenerated data was measured by other code than this checkout's; regenerate it"
+                findings.append(
+                    Finding(experiment=name, table="meta", column="code_hash", verdict="stale", reason=reason)
+                )
+                continue
+            findings += compare_experiment(exp, new, code=code, kinds=kinds)
     if docs is not None:
-        produced = {f"{name}.{t}" for name, exp in read.items() for t in exp.meta["tables"]}
+        produced = {f"{name}.{t}" for name, (exp, _) in read.items() for t in exp.meta["tables"]}
         findings += _pages_findings(produced, docs)
     summary = coverage(findings)
     passed = not any(f.verdict in FAILING for f in findings) and summary["compared"] > 0
     _print_report(findings, kinds, summary, passed)
     if report is not None:
-        report.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "kinds": list(kinds),
             "passed": passed,
@@ -131,7 +219,7 @@ def run_check(
             "findings": [f.as_dict() for f in findings if f.verdict != "ok"],
             "tables": _table_summary(findings),
         }
-        report.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+        _write_report(report, payload)
     return 0 if passed else 1
 
 
