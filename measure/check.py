@@ -22,23 +22,18 @@ line (exit 2) before anything is regenerated.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import sys
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
 from measure import registry
-from measure.errors import UserError
+from measure.check_report import FAILING, check_report_path, coverage, print_report, table_summary, write_report
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
 
-FAILING = {"drift", "stale", "missing", "invalid", "unused", "unknown"}
-COMPARED = {"ok", "drift"}
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 
 
@@ -51,11 +46,16 @@ def page_table_refs(docs: Path) -> dict[str, set[str]]:
     return refs
 
 
-def _pages_findings(produced: set[str], docs: Path) -> list[Finding]:
+def _pages_findings(names: list[str], docs: Path) -> list[Finding]:
+    """The pages' table use against the tables the code of the experiments checked
+    (``names``) produces; a table of an experiment not checked here is not judged."""
+    produced = {f"{name}.{t.name}" for name in names for t in registry.load(name).TABLES}
     used = page_table_refs(docs)
     out = []
     for ref in sorted(set(used) - produced):
         exp, table = ref.split(".")
+        if exp in registry.EXPERIMENTS and exp not in names:
+            continue
         where = ", ".join(sorted(used[ref]))
         out.append(
             Finding(
@@ -126,34 +126,6 @@ def declared(exp: Experiment) -> Declared | Finding:
     )
 
 
-def check_report_path(report: Path) -> None:
-    """The report can be written there: said in one line before minutes of regeneration."""
-    report = Path(report)
-    if report.is_dir():
-        raise UserError(f"--report {report} is a folder, not a file")
-    folder = next(p for p in [report.parent, *report.parent.parents] if p.exists())
-    if not folder.is_dir():
-        raise UserError(f"--report {report}: {folder} is a file, not a folder")
-    try:
-        if report.exists():
-            with open(report, "a", encoding="utf-8"):
-                pass
-        else:
-            probe = folder / f".report-probe-{os.getpid()}"
-            probe.write_text("", encoding="utf-8")
-            probe.unlink()
-    except OSError as e:
-        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
-
-
-def _write_report(report: Path, payload: dict) -> None:
-    try:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(json.dumps(payload, indent=1, default=str) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
-
-
 def run_check(
     *,
     only: str | None,
@@ -205,11 +177,10 @@ def run_check(
                 continue
             findings += compare_experiment(exp, new, code=code, kinds=kinds)
     if docs is not None:
-        produced = {f"{name}.{t}" for name, (exp, _) in read.items() for t in exp.meta["tables"]}
-        findings += _pages_findings(produced, docs)
+        findings += _pages_findings(names, docs)
     summary = coverage(findings)
     passed = not any(f.verdict in FAILING for f in findings) and summary["compared"] > 0
-    _print_report(findings, kinds, summary, passed)
+    print_report(findings, kinds, summary, passed)
     if report is not None:
         payload = {
             "kinds": list(kinds),
@@ -217,81 +188,7 @@ def run_check(
             "coverage": summary,
             "counts": Counter(f.verdict for f in findings),
             "findings": [f.as_dict() for f in findings if f.verdict != "ok"],
-            "tables": _table_summary(findings),
+            "tables": table_summary(findings),
         }
-        _write_report(report, payload)
+        write_report(report, payload)
     return 0 if passed else 1
-
-
-def coverage(findings: list[Finding]) -> dict:
-    """Cells compared, and cells not compared here with the reason (scope) or the choice (kinds)."""
-    cells = [f for f in findings if f.column is not None and f.table != "meta"]
-    by_reason: Counter = Counter()
-    by_scope: Counter = Counter()
-    for f in cells:
-        if f.verdict == "not comparable":
-            by_reason[_general(f.reason)] += 1
-        if f.verdict in COMPARED:
-            by_scope[f.scope] += 1
-    return {
-        "cells": len(cells),
-        "compared": sum(by_scope.values()),
-        "compared_by_scope": dict(by_scope),
-        "not_comparable": sum(by_reason.values()),
-        "not_comparable_by_reason": dict(by_reason),
-        "not_compared": sum(1 for f in cells if f.verdict == "not compared"),
-    }
-
-
-def _general(reason: str) -> str:
-    return reason.split(":")[0]
-
-
-def _table_summary(findings: list[Finding]) -> dict[str, dict[str, int]]:
-    summary: dict[str, Counter] = defaultdict(Counter)
-    for f in findings:
-        summary[f"{f.experiment}.{f.table}"][f.verdict] += 1
-    return {k: dict(v) for k, v in sorted(summary.items())}
-
-
-def _short(v, width: int = 18) -> str:
-    s = str(v)
-    return s if len(s) <= width else s[: width - 1] + "…"
-
-
-def _print_report(findings: list[Finding], kinds: tuple[str, ...], summary: dict, passed: bool) -> None:
-    w = sys.stdout.write
-    w(f"\ndrift check (kinds compared: {', '.join(kinds)})\n\n")
-    w(f"{'table':40} {'cells':>6} {'ok':>6} {'drift':>6} {'n/c':>6} {'skip':>6}  notes\n")
-    for table, counts in _table_summary(findings).items():
-        cells = sum(counts.values())
-        notes = ", ".join(k for k in counts if k in FAILING - {"drift"})
-        w(
-            f"{table:40} {cells:6} {counts.get('ok', 0):6} {counts.get('drift', 0):6} "
-            f"{counts.get('not comparable', 0):6} {counts.get('not compared', 0):6}  {notes}\n"
-        )
-    w(
-        f"\ncoverage: {summary['compared']} of {summary['cells']} cells compared "
-        f"({', '.join(f'{n} {s}-scope' for s, n in sorted(summary['compared_by_scope'].items())) or 'none'}); "
-        f"{summary['not_comparable']} not comparable here; {summary['not_compared']} of kinds not selected\n"
-    )
-    reasons = Counter(f"{f.experiment}: {f.reason}" for f in findings if f.verdict == "not comparable")
-    if reasons:
-        w("\nnot comparable here (reported, not failed):\n")
-        w("".join(f"  {n:5} cells  {r}\n" for r, n in sorted(reasons.items())[:30]))
-    bad = [f for f in findings if f.verdict in FAILING]
-    if bad:
-        w(f"\n{'verdict':8} {'table':36} {'row':>4} {'column':24} {'committed':>18} {'new':>18}  tolerance / reason\n")
-        for f in bad[:200]:
-            w(
-                f"{f.verdict:8} {f.experiment + '.' + f.table:36} {'' if f.row is None else f.row:>4} "
-                f"{_short(f.column or '', 24):24} {_short(f.committed):>18} {_short(f.new):>18}  "
-                f"{f.tolerance}{' ' if f.tolerance and f.reason else ''}{f.reason}\n"
-            )
-        if len(bad) > 200:
-            w(f"... and {len(bad) - 200} more (see the JSON report)\n")
-        w(f"\nFAILED: {len(bad)} finding(s)\n")
-    elif not passed:
-        w("\nFAILED: no cell could be compared here, so nothing was checked\n")
-    else:
-        w("\npassed: every compared value is within its tolerance\n")

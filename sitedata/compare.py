@@ -6,8 +6,15 @@ Each cell is compared only where its declared scope says it reproduces:
 * ``device``   when both runs used the same device type and dtype;
 * ``machine``  when both runs came from the same device fingerprint.
 
-and then by its declared ``compare`` (``sitedata.tolerance``: exact, numeric within a
-relative tolerance, timing against the measured spread).
+and then by its declared ``compare``:
+
+* exact:   equal, character for character as written to CSV;
+* numeric: |new - old| <= RTOL_NUMERIC * max(|old|, |new|) (+ a tiny absolute floor);
+* timing:  a column ``x_ms`` with a sibling spread column (``x_spread_ms``, or
+  ``spread_ms`` for ``total_ms``) may move by SPREAD_FACTOR x the larger of the two runs'
+  spreads plus TIMING_REL_FLOOR of its value; a timing column with no spread of its own
+  (a ratio of two times, memory read from the OS) gets SPREAD_FACTOR x the median
+  relative spread of its table, and never less than TIMING_REL_FLOOR.
 
 How each column and value is compared, where it reproduces and which tables, columns and
 values there are come from the code (``sitedata.declared``), never from the meta.json of
@@ -18,11 +25,83 @@ the two runs' devices do not share, or the rows a ``length="timing"`` table's ti
 
 from __future__ import annotations
 
-from sitedata.declared import Declared, declaration_findings, header
+import math
+import statistics
+from typing import Any
+
+from sitedata.declared import Declared, declaration_findings, header, model_findings, run_gap
 from sitedata.findings import Finding
 from sitedata.read import Experiment
-from sitedata.schema import Table, Value
-from sitedata.tolerance import _float, _spread_column, _table_rel_noise, compare_cell
+from sitedata.reshaped import reshaped
+from sitedata.schema import Value
+
+__all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
+
+# Float32 results move at ~1e-6 relative between BLAS builds, CPU models and thread
+# counts; any real change of method (a quantizer, a tokenisation, a protocol) moves them
+# by far more than 1e-3. So 1e-3 passes the first and catches the second.
+RTOL_NUMERIC = 1e-3
+ATOL_NUMERIC = 1e-12
+# A median moves within a few interquartile ranges between runs on the same machine.
+SPREAD_FACTOR = 3.0
+# Machines drift (thermal state, background load) beyond the noise within one run.
+TIMING_REL_FLOOR = 0.10
+
+
+def _float(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _spread_column(name: str, columns: list[str]) -> str | None:
+    for cand in (name.replace("_ms", "_spread_ms"), "spread_ms" if name == "total_ms" else ""):
+        if cand and cand != name and cand in columns:
+            return cand
+    return None
+
+
+def _table_rel_noise(rows: list[dict[str, str]], columns: list[str]) -> float | None:
+    rel = []
+    for c in columns:
+        s = _spread_column(c, columns)
+        if not s:
+            continue
+        for r in rows:
+            v, sp = _float(r[c]), _float(r[s])
+            if v and sp is not None and v > 0:
+                rel.append(sp / v)
+    return statistics.median(rel) if rel else None
+
+
+def compare_cell(
+    compare: str,
+    old: Any,
+    new: Any,
+    *,
+    spread_old: float | None = None,
+    spread_new: float | None = None,
+    table_rel_noise: float | None = None,
+) -> tuple[bool, str]:
+    """(within tolerance, the tolerance in words) for one committed/new pair."""
+    if compare == "exact":
+        return str(old) == str(new), "equal"
+    a, b = _float(old), _float(new)
+    if a is None or b is None:
+        return str(old) == str(new), "equal (not a number)"
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b), "both NaN"
+    if compare == "numeric":
+        tol = RTOL_NUMERIC * max(abs(a), abs(b)) + ATOL_NUMERIC
+        return abs(a - b) <= tol, f"±{tol:.3g} (rel {RTOL_NUMERIC:g})"
+    if spread_old is not None or spread_new is not None:
+        tol = SPREAD_FACTOR * max(spread_old or 0.0, spread_new or 0.0) + TIMING_REL_FLOOR * abs(a)
+        return abs(a - b) <= tol, f"±{tol:.3g} ({SPREAD_FACTOR:g}×spread + {TIMING_REL_FLOOR:.0%})"
+    rel = max(TIMING_REL_FLOOR, SPREAD_FACTOR * (table_rel_noise or 0.0))
+    return abs(a - b) <= rel * abs(a), f"±{rel:.0%} (table noise)"
 
 
 def _where(meta: dict) -> dict[str, str]:
@@ -40,41 +119,6 @@ def scope_gap(scope: str, old_meta: dict, new_meta: dict) -> str:
     return f"reproduces on the same {what} only: committed on {old}, regenerated on {new}"
 
 
-def run_gap(committed: Experiment, new: Experiment, code: Declared) -> list[Finding]:
-    """The regenerated run must rerun the committed one: its profile and model, with the
-    parameters the code's Config gives for that profile. Otherwise it is no regeneration
-    of it, and a failing finding for each difference stands in for its cells."""
-    old_meta, new_meta = committed.meta, new.meta
-    pairs = (
-        ("profile", old_meta["profile"], new_meta["profile"], "measured another profile than the committed run"),
-        (
-            "model",
-            old_meta["model"]["spec"],
-            new_meta["model"]["spec"],
-            "measured another model than the committed run",
-        ),
-        (
-            "parameters",
-            code.parameters,
-            new_meta["parameters"],
-            f"ran other parameters than the code's Config gives for profile {old_meta['profile']!r}",
-        ),
-    )
-    return [
-        Finding(
-            experiment=committed.name,
-            table="meta",
-            verdict="drift",
-            column=key,
-            committed=old,
-            new=now,
-            reason=f"the regenerated run {what}: it is no rerun of the committed data, whose cells go uncompared",
-        )
-        for key, old, now, what in pairs
-        if old != now
-    ]
-
-
 def compare_experiment(
     committed: Experiment,
     new: Experiment,
@@ -90,20 +134,7 @@ def compare_experiment(
     gap = run_gap(committed, new, code)
     if gap:
         return out + gap
-    old_model, new_model = old_meta["model"], new_meta["model"]
-    keys = sorted(k for k in {*old_model, *new_model} if old_model.get(k) != new_model.get(k))
-    if keys:  # the same spec loads the same model: its name, weights and parameter count are no one's to write
-        out.append(
-            Finding(
-                experiment=exp,
-                table="meta",
-                verdict="drift",
-                column="model",
-                committed={k: old_model.get(k) for k in keys},
-                new={k: new_model.get(k) for k in keys},
-                reason=f"the committed run describes its model ({', '.join(keys)}) otherwise than a rerun of it does",
-            )
-        )
+    out += model_findings(committed, new)
 
     def reason(compare: str, scope: str) -> tuple[str, str]:
         if compare not in kinds:
@@ -144,7 +175,8 @@ def compare_experiment(
             )
             old_rows, new_rows = old_rows[:shared], new_rows[:shared]
         if cols != new_cols or len(old_rows) != len(new_rows):
-            out += _reshaped(exp, t, old_rows, new_rows, new_cols, scope_gap("device", old_meta, new_meta), kinds)
+            gap = scope_gap("device", old_meta, new_meta)
+            out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
         noise = _table_rel_noise(old_rows, cols)
         for c in t.columns:
@@ -181,69 +213,6 @@ def compare_experiment(
         if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
             skip, why = reason(v.compare, v.scope)
             out.append(_compare_value(exp, v, old_meta["values"][v.name], new_meta["values"].get(v.name), skip, why))
-    return out
-
-
-def _reshaped(
-    exp: str, t: Table, old_rows: list, new_rows: list, new_cols: list, device_gap: str, kinds: tuple[str, ...]
-) -> list[Finding]:
-    """A table whose shape changed. On the same device type and dtype that is a change of
-    method (drift). Between devices its rows may legitimately differ (a row per dtype of
-    the run), but not its any-scope cells: each committed row's must stand in some
-    regenerated row and each regenerated row's in some committed row."""
-    shape = Finding(
-        experiment=exp,
-        table=t.name,
-        verdict="not comparable" if device_gap else "drift",
-        committed=f"{len(old_rows)} rows x {t.column_names}",
-        new=f"{len(new_rows)} rows x {new_cols}",
-        tolerance="same shape",
-        reason=f"table shape changed; {device_gap}" if device_gap else "table shape changed",
-    )
-    cols = [c for c in t.columns if c.scope == "any" and c.compare in kinds and c.compare != "timing"]
-    if not device_gap or not cols or not set(t.column_names) <= set(new_cols):
-        return [shape]
-    names, compare = ",".join(c.name for c in cols), "/".join(sorted({c.compare for c in cols}))
-
-    def cells(row: dict) -> str:
-        return ",".join(str(row[c.name]) for c in cols)
-
-    def same(a: dict, b: dict) -> bool:
-        return all(compare_cell(c.compare, a[c.name], b[c.name])[0] for c in cols)
-
-    out = [shape]
-    for i, ro in enumerate(old_rows):
-        match = next((rn for rn in new_rows if same(ro, rn)), None)
-        out.append(
-            Finding(
-                experiment=exp,
-                table=t.name,
-                verdict="ok" if match else "drift",
-                row=i,
-                column=names,
-                compare=compare,
-                scope="any",
-                committed=cells(ro),
-                new=cells(match) if match else None,
-                tolerance="in a regenerated row",
-                reason="" if match else "no regenerated row holds these any-scope cells",
-            )
-        )
-    for j, rn in enumerate(new_rows):
-        if not any(same(ro, rn) for ro in old_rows):
-            out.append(
-                Finding(
-                    experiment=exp,
-                    table=t.name,
-                    verdict="drift",
-                    column=names,
-                    compare=compare,
-                    scope="any",
-                    new=cells(rn),
-                    tolerance="in a committed row",
-                    reason=f"regenerated row {j}'s any-scope cells stand in no committed row",
-                )
-            )
     return out
 
 

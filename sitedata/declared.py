@@ -172,3 +172,53 @@ def _title(t: Table, meta: dict) -> str | None:
         return t.title.format_map(fill)
     except (KeyError, IndexError, ValueError, AttributeError):
         return None
+
+
+def run_gap(committed: Experiment, new: Experiment, code: Declared) -> list[Finding]:
+    """The regenerated run must rerun the committed one: its profile and model, with the
+    parameters the code's Config gives for that profile. Otherwise it is no regeneration
+    of it, and a failing finding for each difference stands in for its cells."""
+    old, now = committed.meta, new.meta
+    pairs = (
+        ("profile", old["profile"], now["profile"], "measured another profile than the committed run"),
+        ("model", old["model"]["spec"], now["model"]["spec"], "measured another model than the committed run"),
+        (
+            "parameters",
+            code.parameters,
+            now["parameters"],
+            f"ran other parameters than the code's Config gives for profile {old['profile']!r}",
+        ),
+    )
+    return [
+        Finding(
+            experiment=committed.name,
+            table="meta",
+            verdict="drift",
+            column=key,
+            committed=a,
+            new=b,
+            reason=f"the regenerated run {what}: it is no rerun of the committed data, whose cells go uncompared",
+        )
+        for key, a, b, what in pairs
+        if a != b
+    ]
+
+
+def model_findings(committed: Experiment, new: Experiment) -> list[Finding]:
+    """A rerun loads the model the committed run names by its spec: its name, weights and
+    parameter count are what loading it says, not the committed meta.json's to state."""
+    a, b = committed.meta["model"], new.meta["model"]
+    keys = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
+    if not keys:
+        return []
+    return [
+        Finding(
+            experiment=committed.name,
+            table="meta",
+            verdict="drift",
+            column="model",
+            committed={k: a.get(k) for k in keys},
+            new={k: b.get(k) for k in keys},
+            reason=f"the committed run describes its model ({', '.join(keys)}) otherwise than a rerun of it does",
+        )
+    ]

@@ -351,3 +351,21 @@ def test_the_committed_data_states_what_its_code_declares():
         code = declared(exp)
         assert isinstance(code, Declared), code
         assert declaration_findings(exp, code) == [], name
+
+
+def test_the_page_cross_check_judges_only_the_experiments_checked(committed, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    tables = ("measured", "bytes_per_token", "attention_variants", "context_7b")
+    uses = " ".join(f"{{{{ table('cache_size.{t}') }}}}" for t in tables)
+    (docs / "p.md").write_text(f"{uses} {{{{ table('kv_cache.head_step') }}}}\n")
+    rc = run_check(
+        only="cache_size",
+        committed=committed,
+        kinds=("exact",),
+        report=None,
+        docs=docs,
+        regenerated=committed,
+        quiet=True,
+    )
+    assert rc == 0  # kv_cache.head_step is judged when kv_cache is checked, not here
