@@ -66,7 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--committed", type=Path, default=REPO / "site_data", help="the data to check")
     check.add_argument("--docs", type=Path, default=REPO / "docs", help="pages whose table use is checked")
     check.add_argument("--no-pages", action="store_true", help="skip the page/table cross-check")
-    check.add_argument("--report", type=Path, default=REPO / "check-report.json", help="JSON report path")
+    check.add_argument(
+        "--report", type=Path, default=REPO / "check-report.json", help="JSON report path (checked before regenerating)"
+    )
     check.add_argument(
         "--regenerated", type=Path, default=None, help="compare this existing folder instead of regenerating"
     )
@@ -78,7 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--only", default="", help="comma-separated subset of the experiments found there")
     notebooks = sub.add_parser("notebooks", help="execute the notebook pages against site_data (when it changed)")
-    notebooks.add_argument("--data", type=Path, default=REPO / "site_data", help="the data the notebooks read")
+    notebooks.add_argument(
+        "--data",
+        type=Path,
+        default=REPO / "site_data",
+        help="the data folder the notebooks read (passed to them as SITE_DATA) and are stamped with",
+    )
     notebooks.add_argument("--force", action="store_true", help="execute even the notebooks that are up to date")
     sub.add_parser("list", help="list the experiments")
     return p

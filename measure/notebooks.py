@@ -1,4 +1,4 @@
-"""The notebook pages, executed against the current site_data/.
+"""The notebook pages, executed against the current site_data/ (or another data folder).
 
 The English notebook, ``docs/<name>.ipynb``, is executed once with nbclient from the
 repository's root. Every edition's notebook, ``docs/<name>.<lang>.ipynb``, holds the same
@@ -7,10 +7,16 @@ cell: five editions cost one run. Each executed notebook records the fingerprint
 data and the code it ran (sitedata/fingerprint.py); the build refuses a notebook whose
 fingerprints are not the current ones, and this module re-executes only a notebook
 whose data or code changed.
+
+The data folder reaches the kernel as ``SITE_DATA`` (the notebooks read it there, and
+site_data/ beside them without it), so the data fingerprint recorded is that of the
+data the notebook read. A folder that holds no experiment is refused before anything
+runs or is written.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -21,11 +27,13 @@ from nbclient.exceptions import CellExecutionError
 
 from measure.errors import UserError
 from sitedata.fingerprint import METADATA_KEY, code_cells, code_fingerprint, data_fingerprint, staleness
+from sitedata.read import experiment_names
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 EDITION = re.compile(r"^(?P<name>[\w-]+)\.(?P<lang>[a-z]{2})\.ipynb$")
 TIMEOUT_S = 600  # per cell; the measuring notebook converts the embedded model on a first run
+DATA_ENV = "SITE_DATA"  # the data folder the notebooks read, set for their kernel
 
 
 def english_notebooks(docs: Path = DOCS) -> list[Path]:
@@ -40,12 +48,14 @@ def is_current(path: Path, data: str) -> bool:
     return staleness(nbformat.read(path, as_version=4), data) is None
 
 
-def execute(path: Path, data: str, cwd: Path = REPO) -> nbformat.NotebookNode:
-    """Run every cell of one notebook; a failing cell is one line naming the notebook."""
+def execute(path: Path, data_root: Path, cwd: Path = REPO) -> nbformat.NotebookNode:
+    """Run every cell of one notebook against ``data_root``; a failing cell is one line
+    naming the notebook."""
+    data = data_fingerprint(data_root)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
     try:
-        client.execute()
+        client.execute(env={**os.environ, DATA_ENV: str(Path(data_root).resolve())})
     except CellExecutionError as e:
         last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
         raise UserError(
@@ -77,16 +87,18 @@ def carry_outputs(english: nbformat.NotebookNode, path: Path) -> nbformat.Notebo
 
 def run(data_root: Path, *, force: bool = False, docs: Path = DOCS, log=print) -> int:
     """Execute every notebook whose data or code changed; returns how many ran."""
+    if not experiment_names(data_root):
+        raise UserError(f"--data {data_root}: no experiment's data there (no <experiment>/meta.json); nothing was run")
     data = data_fingerprint(data_root)
     ran = 0
     for english in english_notebooks(docs):
         group = [english, *editions(english)]
         if not force and all(is_current(p, data) for p in group):
-            log(f"notebook {english.name}: up to date with site_data, skipped")
+            log(f"notebook {english.name}: up to date with {data_root}, skipped")
             continue
         start = time.perf_counter()
-        log(f"notebook {english.name}: executing against site_data ...")
-        done = execute(english, data)
+        log(f"notebook {english.name}: executing against {data_root} ...")
+        done = execute(english, data_root)
         outputs = {english: done} | {p: carry_outputs(done, p) for p in group[1:]}
         for path, nb in outputs.items():
             nbformat.write(nb, path)

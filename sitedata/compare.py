@@ -16,17 +16,26 @@ and then by its declared ``compare``:
   (a ratio of two times, memory read from the OS) gets SPREAD_FACTOR x the median
   relative spread of its table, and never less than TIMING_REL_FLOOR.
 
-Every cell becomes one Finding: ok, drift, or not comparable with the reason.
+How each column and value is compared, where it reproduces and which tables, columns and
+values there are come from the code (``sitedata.declared``), never from the meta.json of
+the data checked, and the committed data must state the same. Every cell becomes one
+Finding: ok, drift, or not comparable with a reason the code's declarations give (a scope
+the two runs' devices do not share, or the rows a ``length="timing"`` table's timings set).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from sitedata.declared import Declared, declaration_findings, header, model_findings, run_gap
+from sitedata.findings import Finding
 from sitedata.read import Experiment
+from sitedata.reshaped import reshaped
+from sitedata.schema import Value
+
+__all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
 
 # Float32 results move at ~1e-6 relative between BLAS builds, CPU models and thread
 # counts; any real change of method (a quantizer, a tokenisation, a protocol) moves them
@@ -37,24 +46,6 @@ ATOL_NUMERIC = 1e-12
 SPREAD_FACTOR = 3.0
 # Machines drift (thermal state, background load) beyond the noise within one run.
 TIMING_REL_FLOOR = 0.10
-
-
-@dataclass(frozen=True, kw_only=True)
-class Finding:
-    experiment: str
-    table: str  # table name, or "values" / "meta"
-    verdict: str  # ok | drift | not comparable | not compared | stale | missing | invalid | unused | unknown
-    row: int | None = None
-    column: str | None = None
-    compare: str = ""
-    scope: str = ""
-    committed: Any = None
-    new: Any = None
-    tolerance: str = ""
-    reason: str = ""
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _float(x: Any) -> float | None:
@@ -128,37 +119,38 @@ def scope_gap(scope: str, old_meta: dict, new_meta: dict) -> str:
     return f"reproduces on the same {what} only: committed on {old}, regenerated on {new}"
 
 
-def run_gap(old_meta: dict, new_meta: dict) -> str:
-    """Why two runs cannot be compared at all ("" if they can): another model or sweep."""
-    for key in ("profile", "parameters"):
-        if old_meta[key] != new_meta[key]:
-            return f"the runs differ in {key}"
-    if old_meta["model"]["spec"] != new_meta["model"]["spec"]:
-        return f"the runs measured different models ({old_meta['model']['spec']} vs {new_meta['model']['spec']})"
-    return ""
-
-
 def compare_experiment(
-    committed: Experiment, new: Experiment, *, kinds: tuple[str, ...] = ("exact", "numeric", "timing")
+    committed: Experiment,
+    new: Experiment,
+    *,
+    code: Declared,
+    kinds: tuple[str, ...] = ("exact", "numeric", "timing"),
 ) -> list[Finding]:
-    """Every cell and value of the committed run as a Finding."""
+    """The committed data held against the code's declarations, then every table, cell
+    and value the code declares, committed against regenerated, as Findings."""
     exp = committed.name
     old_meta, new_meta = committed.meta, new.meta
-    whole = run_gap(old_meta, new_meta)
+    out = declaration_findings(committed, code)
+    gap = run_gap(committed, new, code)
+    if gap:
+        return out + gap
+    out += model_findings(committed, new)
 
     def reason(compare: str, scope: str) -> tuple[str, str]:
         if compare not in kinds:
             return "not compared", f"{compare} not selected in this check (--kinds {','.join(kinds)})"
-        gap = whole or scope_gap(scope, old_meta, new_meta)
+        gap = scope_gap(scope, old_meta, new_meta)
         return ("not comparable", gap) if gap else ("", "")
 
-    out: list[Finding] = []
-    for tname, tmeta in old_meta["tables"].items():
-        if tname not in new_meta["tables"]:
+    for t in code.tables:
+        cols = t.column_names
+        if t.name not in old_meta["tables"] or header(committed, t.name) != cols:
+            continue  # a failing finding of the declarations says why; no cell to line up
+        if t.name not in new_meta["tables"]:
             out.append(
                 Finding(
                     experiment=exp,
-                    table=tname,
+                    table=t.name,
                     verdict="drift",
                     committed="present",
                     new="absent",
@@ -166,16 +158,15 @@ def compare_experiment(
                 )
             )
             continue
-        cols = [c["name"] for c in tmeta["columns"]]
-        new_cols = [c["name"] for c in new.columns(tname)]
-        old_rows, new_rows = committed.rows(tname), new.rows(tname)
-        if not whole and cols == new_cols and len(old_rows) != len(new_rows) and tmeta.get("length") == "timing":
+        new_cols = header(new, t.name)
+        old_rows, new_rows = committed.rows(t.name), new.rows(t.name)
+        if cols == new_cols and len(old_rows) != len(new_rows) and t.length == "timing":
             # The timings chose where the table ends: compare the rows both runs have.
             shared = min(len(old_rows), len(new_rows))
             out.append(
                 Finding(
                     experiment=exp,
-                    table=tname,
+                    table=t.name,
                     verdict="not comparable",
                     committed=f"{len(old_rows)} rows",
                     new=f"{len(new_rows)} rows",
@@ -183,35 +174,21 @@ def compare_experiment(
                 )
             )
             old_rows, new_rows = old_rows[:shared], new_rows[:shared]
-        if not whole and (cols != new_cols or len(old_rows) != len(new_rows)):
-            # Rows per dtype (one table row for each precision the run used) legitimately
-            # differ between devices; on the same device a new shape is a change of method.
-            device_gap = scope_gap("device", old_meta, new_meta)
-            out.append(
-                Finding(
-                    experiment=exp,
-                    table=tname,
-                    verdict="not comparable" if device_gap else "drift",
-                    committed=f"{len(old_rows)} rows x {cols}",
-                    new=f"{len(new_rows)} rows x {new_cols}",
-                    tolerance="same shape",
-                    reason=f"table shape changed; {device_gap}" if device_gap else "table shape changed",
-                )
-            )
+        if cols != new_cols or len(old_rows) != len(new_rows):
+            gap = scope_gap("device", old_meta, new_meta)
+            out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
         noise = _table_rel_noise(old_rows, cols)
-        for c in tmeta["columns"]:
-            name, compare, scope = c["name"], c["compare"], c["scope"]
-            skip, why = reason(compare, scope)
-            spread_col = _spread_column(name, cols) if compare == "timing" else None
-            for i, ro in enumerate(old_rows):
-                rn = new_rows[i] if i < len(new_rows) else {}
+        for c in t.columns:
+            skip, why = reason(c.compare, c.scope)
+            spread_col = _spread_column(c.name, cols) if c.compare == "timing" else None
+            for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip:
                     ok, tol = compare_cell(
-                        compare,
-                        ro[name],
-                        rn[name],
+                        c.compare,
+                        ro[c.name],
+                        rn[c.name],
                         spread_old=_float(ro[spread_col]) if spread_col else None,
                         spread_new=_float(rn[spread_col]) if spread_col else None,
                         table_rel_noise=noise,
@@ -220,33 +197,33 @@ def compare_experiment(
                 out.append(
                     Finding(
                         experiment=exp,
-                        table=tname,
+                        table=t.name,
                         row=i,
-                        column=name,
-                        compare=compare,
-                        scope=scope,
-                        committed=ro[name],
-                        new=rn.get(name),
+                        column=c.name,
+                        compare=c.compare,
+                        scope=c.scope,
+                        committed=ro[c.name],
+                        new=rn[c.name],
                         tolerance=tol,
                         verdict=verdict,
                         reason=why,
                     )
                 )
-    for vname, v in old_meta["values"].items():
-        skip, why = reason(v["compare"], v["scope"])
-        out.append(_compare_value(exp, vname, v, new_meta["values"].get(vname), skip, why))
+    for v in code.values:
+        if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
+            skip, why = reason(v.compare, v.scope)
+            out.append(_compare_value(exp, v, old_meta["values"][v.name], new_meta["values"].get(v.name), skip, why))
     return out
 
 
-def _compare_value(exp: str, name: str, old: dict, new: dict | None, skip: str, why: str) -> Finding:
+def _compare_value(exp: str, v: Value, old: dict, new: dict | None, skip: str, why: str) -> Finding:
     """One named value of meta.json; lists item by item (raw timing samples are kept, not compared)."""
-    compare, scope = old["compare"], old["scope"]
     tol = ""
     if new is None:
         new, verdict, why = {"value": None}, "drift", "value not produced"
     elif skip:
         verdict = skip
-    elif isinstance(old["value"], (list, dict)) and compare == "timing":
+    elif isinstance(old["value"], (list, dict)) and v.compare == "timing":
         verdict, why = "not compared", "raw timing samples are kept, not compared"
     else:
         old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
@@ -254,15 +231,15 @@ def _compare_value(exp: str, name: str, old: dict, new: dict | None, skip: str, 
         if len(old_items) != len(new_items):
             verdict, tol = "drift", "same length"
         else:
-            results = [compare_cell(compare, a, b) for a, b in zip(old_items, new_items, strict=True)]
+            results = [compare_cell(v.compare, a, b) for a, b in zip(old_items, new_items, strict=True)]
             verdict = "ok" if all(ok for ok, _ in results) else "drift"
             tol = results[0][1] if results else ""
     return Finding(
         experiment=exp,
         table="values",
-        column=name,
-        compare=compare,
-        scope=scope,
+        column=v.name,
+        compare=v.compare,
+        scope=v.scope,
         committed=old["value"],
         new=new["value"],
         tolerance=tol,

@@ -25,6 +25,7 @@ import functools
 import http.server
 import json
 import random
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +236,18 @@ def _form_text(page) -> str:
 def _no_nan(page) -> None:
     text = _form_text(page)
     assert "NaN" not in text and "Infinity" not in text and "undefined" not in text, text
+
+
+# A number written as no result can be: a zero with a minus sign, or more digits and
+# separators in a row than 2^53 bytes with its groups and two decimals.
+MINUS_ZERO = re.compile(r"(?<![\w.,])-0(?:[.,]0+)?(?![\d.,])")
+TOO_LONG = re.compile(r"\d[\d.,\u00a0\u202f]{24,}")
+
+
+def _no_noise(page) -> None:
+    _no_nan(page)
+    text = _form_text(page)
+    assert not MINUS_ZERO.search(text) and not TOO_LONG.search(text), text
 
 
 def _label(page, name: str) -> str:
@@ -475,6 +488,15 @@ BAD = [
     ("vram_gib", "1e9", "Card memory above 65,536 GiB is not a realistic value."),
     ("context", "1e12", "Context per user above 100,000,000 tokens is not a realistic value."),
     ("weight_bits", "128", "Bits per weight above 64 bits is not a realistic value."),
+    # magnitudes no card or model has: refused, never computed into Infinity or 300 digits
+    ("bandwidth_gb_s", "1e-320", "Memory bandwidth below 0.001 GB/s is not a realistic value."),
+    ("bandwidth_gb_s", "1e-300", "Memory bandwidth below 0.001 GB/s is not a realistic value."),
+    ("bandwidth_gb_s", "1e308", "Memory bandwidth above 100,000 GB/s is not a realistic value."),
+    ("weight_bits", "1e-300", "Bits per weight below 0.1 bits is not a realistic value."),
+    ("vram_gib", "1e-320", "Card memory below 0.001 GiB is not a realistic value."),
+    ("reserve_gib", "1e-300", "Runtime reserve must be 0, or at least 0.001 GiB."),
+    ("reserve_gib", "1e308", "Runtime reserve above 65,536 GiB is not a realistic value."),
+    ("params", "1e-300", "Parameters must be at least 1."),
 ]
 
 
@@ -490,7 +512,7 @@ def test_bad_input_shows_its_message(calculator, field, text, message):
     assert _state(page) == "error"
     out = _outputs(page)
     assert all(v == ["", "—"] for v in out.values()), out
-    _no_nan(page)
+    _no_noise(page)
     page.fill(f"[name={field}]", VALID[field])  # corrected: the message goes, the result returns
     assert page.inner_text(f"[data-error-for={field}]") == ""
     assert _outputs(page)["users_fit"][0] == "18" and not errors
@@ -944,3 +966,57 @@ def test_every_message_comes_from_the_pages_locale_element(site, lang):
         assert not site.errors
     finally:
         page.close()
+
+
+EXTREMES = ("1e-320", "1e-300", "1e308", "-1e-320")
+NUMBER_FIELDS = [f for f in FIELDS if f not in ("window", "windowed_layers")]
+
+
+def test_every_field_refuses_an_extreme_magnitude_with_one_line_beside_it(calculator):
+    page, errors = calculator
+    for name in NUMBER_FIELDS:
+        for text in EXTREMES:
+            _fill(page, VALID)
+            page.fill(f"[name={name}]", text)
+            shown = page.inner_text(f"[data-error-for={name}]")
+            assert shown and "\n" not in shown and len(shown) < 120, (name, text, shown)
+            assert _state(page) == "error", (name, text)
+            _no_noise(page)
+    _fill(page, VALID)
+    assert not errors
+
+
+def test_a_reserve_of_minus_zero_is_a_reserve_of_zero(calculator):
+    page, errors = calculator
+    _fill(page, {**VALID, "reserve_gib": "0"})
+    zero = _outputs(page)
+    legend = page.inner_text("[data-legend=reserve]")
+    _fill(page, {"reserve_gib": "-0"})
+    assert _outputs(page) == zero and _state(page) == "ok"
+    assert page.inner_text("[data-legend=reserve]") == legend == "0.00 GiB"
+    _no_noise(page)
+    _fill(page, VALID)
+    assert not errors
+
+
+def test_what_was_typed_is_repeated_at_most_forty_characters_and_once(calculator):
+    page, errors = calculator
+    _fill(page, VALID)
+    text = "1,5" + "5" * 99_997  # a decimal 1.5555... or a whole 155,555...: ambiguous on the English page
+    page.fill("[name=reserve_gib]", text)
+    shown = page.inner_text("[data-error-for=reserve_gib]")
+    assert shown.startswith(text[:39] + "\u2026 is ambiguous here: write 1.5555"), shown[:100]
+    assert len(shown) < 250 and "\u2026 for a decimal number" in shown
+    form = _form_text(page)
+    assert form.count(text[:39]) == 1 and len(form) < 5000
+    assert page.inner_text("[data-status]") == "Fix the highlighted field: Runtime reserve."
+    page.fill("[name=reserve_gib]", VALID["reserve_gib"])
+    assert _state(page) == "ok"
+    # a pasted config's model_type, and a JSON error quoting what was pasted
+    got = _paste(page, {**PUBLIC_CONFIGS[1].config, "model_type": "m" * 100_000})
+    assert got["state"] == "partial" and "m" * 39 + "\u2026" in got["text"], got["text"][:200]
+    assert "m" * 40 not in got["text"] and len(got["text"]) < 1000
+    got = _paste(page, '{"model_type": "' + "q" * 100_000)
+    assert got["state"] == "error" and len(got["text"]) < 200, got["text"][:300]
+    _paste(page, "")
+    assert not errors

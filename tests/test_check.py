@@ -206,3 +206,166 @@ def test_perturbed_named_value_fails(committed, tmp_path):
     assert rc == 1
     [bad] = [f for f in report["findings"] if f["verdict"] == "drift"]
     assert (bad["table"], bad["column"]) == ("values", "seven_b_bytes_per_token")
+
+
+# Attacks on the gate through the data it checks: the committed meta.json edited so that a
+# changed number is not compared. The gate takes every declaration from the code, so each
+# ends in a failing finding naming the lie, and the changed cell is compared all the same.
+
+
+def _edit_meta(folder, edit):
+    path = folder / "meta.json"
+    meta = json.loads(path.read_text())
+    edit(meta)
+    path.write_text(json.dumps(meta, indent=2))
+
+
+def _column(meta, table, column):
+    return next(c for c in meta["tables"][table]["columns"] if c["name"] == column)
+
+
+def _failing(report):
+    return [(f["verdict"], f["table"], f["column"]) for f in report["findings"] if f["verdict"] not in NOT_FAILING]
+
+
+NOT_FAILING = ("ok", "not comparable", "not compared")
+
+
+def test_a_column_declared_timing_in_the_data_is_compared_as_the_code_declares(committed, tmp_path):
+    folder = committed / "cache_size"
+    _set_cell(folder, "attention_variants", 1, "fraction_of_mha", lambda v: repr(float(v) * 1.05))
+    _edit_meta(folder, lambda m: _column(m, "attention_variants", "fraction_of_mha").update(compare="timing"))
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1
+    assert _failing(report) == [
+        ("invalid", "meta", "attention_variants.fraction_of_mha"),
+        ("drift", "attention_variants", "fraction_of_mha"),
+    ]
+    [lie] = [f for f in report["findings"] if f["verdict"] == "invalid"]
+    assert lie["reason"] == (
+        "committed/cache_size/meta.json declares column attention_variants.fraction_of_mha compare 'timing', "
+        "the code declares 'numeric'"
+    )
+    [drift] = [f for f in report["findings"] if f["verdict"] == "drift"]
+    assert (drift["row"], drift["compare"], drift["scope"]) == (1, "numeric", "any")
+
+
+def test_a_column_declared_machine_scoped_on_another_machine_is_still_compared(committed, tmp_path):
+    folder = committed / "cache_size"
+    _set_cell(folder, "context_7b", 0, "cache_to_weights", lambda v: repr(float(v) * 1.5))
+    _edit_meta(folder, lambda m: _column(m, "context_7b", "cache_to_weights").update(scope="machine"))
+    _move_committed_run(folder, INTEL)
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1
+    assert _failing(report) == [
+        ("invalid", "meta", "context_7b.cache_to_weights"),
+        ("drift", "context_7b", "cache_to_weights"),
+    ]
+    assert "scope 'machine', the code declares 'any'" in report["findings"][0]["reason"]
+    # The machine it claims is provenance: machine-scoped cells go uncompared, nothing else.
+    assert set(report["coverage"]["not_comparable_by_reason"]) <= {"reproduces on the same machine only"}
+
+
+def test_a_run_parameter_changed_in_the_data_hides_no_change(committed, tmp_path):
+    folder = committed / "cache_size"
+    _set_cell(folder, "context_7b", 0, "cache_bytes", lambda v: str(int(v) * 3 // 2))
+    _edit_meta(folder, lambda m: m["parameters"].update(variant_tokens=m["parameters"]["variant_tokens"] + 1))
+    rc, report = _check(committed, tmp_path, only="cache_size,kv_cache")
+    assert rc == 1
+    assert _failing(report) == [("invalid", "meta", "parameters"), ("drift", "context_7b", "cache_bytes")]
+    lie = report["findings"][0]
+    assert lie["committed"] == {"variant_tokens": 9} and lie["new"] == {"variant_tokens": 8}
+    assert "other than the code's Config gives for profile 'smoke'" in lie["reason"]
+    assert report["coverage"]["not_comparable"] == 0
+
+
+@pytest.mark.parametrize(
+    "what, delete, subject",
+    [
+        ("value", lambda f, m: m["values"].pop("seven_b_bytes_per_token"), "values.seven_b_bytes_per_token"),
+        ("table", lambda f, m: [m["tables"].pop("context_7b"), (f / "context_7b.csv").unlink()], "context_7b"),
+    ],
+)
+def test_a_value_or_table_deleted_from_the_data_is_missing(committed, tmp_path, what, delete, subject):
+    folder = committed / "cache_size"
+    _edit_meta(folder, lambda m: delete(folder, m))
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1
+    assert _failing(report) == [("missing", "meta", subject)]
+    assert (
+        f"has no {what} {subject.removeprefix('values.')}, which the code declares" in report["findings"][0]["reason"]
+    )
+
+
+def test_a_row_deleted_by_a_run_claiming_another_device_still_compares_its_any_scope_cells(committed, tmp_path):
+    folder = committed / "cache_size"
+    _move_committed_run(folder, H200, dtype="float16")
+    edit_table(folder, "attention_variants", lambda rows: rows.pop())
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1
+    [missed] = [f for f in report["findings"] if f["verdict"] == "drift"]
+    assert missed["table"] == "attention_variants" and missed["scope"] == "any"
+    assert "stand in no committed row" in missed["reason"]
+
+
+def test_a_dtype_the_code_never_measures_in_on_that_device_is_invalid(committed, tmp_path):
+    _move_committed_run(committed / "cache_size", {**INTEL, "type": "cpu"}, dtype="float16")
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1 and _failing(report) == [("invalid", "meta", "dtype")]
+
+
+@pytest.mark.parametrize("where", ["/proc/x.json", "{tmp}", "{tmp}/a_file/report.json"])
+def test_a_report_that_cannot_be_written_is_one_line_before_any_regeneration(
+    committed, tmp_path, monkeypatch, capsys, where
+):
+    from measure import runner
+    from measure.__main__ import main
+
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setattr(
+        runner, "run_experiments", lambda **kw: pytest.fail("regenerated before the report was checked")
+    )
+    rc = main(["check", "--only", "cache_size", "--committed", str(committed), "--report", where.format(tmp=tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: --report")
+
+
+def test_a_model_described_otherwise_than_its_spec_loads_is_drift(committed, tmp_path):
+    _edit_meta(committed / "cache_size", lambda m: m["model"].update(parameters=m["model"]["parameters"] * 10))
+    rc, report = _check(committed, tmp_path)
+    assert rc == 1 and _failing(report) == [("drift", "meta", "model")]
+    assert list(report["findings"][0]["committed"]) == ["parameters"]
+
+
+def test_the_committed_data_states_what_its_code_declares():
+    """No regeneration: every experiment of site_data/ declares its tables, values,
+    parameters and dtype as the code that produced it does."""
+    from measure import registry
+    from measure.check import declared
+    from sitedata import read_experiment
+    from sitedata.declared import Declared, declaration_findings
+    from tests.conftest import REPO
+
+    for name in registry.EXPERIMENTS:
+        exp = read_experiment(REPO / "site_data", name)
+        code = declared(exp)
+        assert isinstance(code, Declared), code
+        assert declaration_findings(exp, code) == [], name
+
+
+def test_the_page_cross_check_judges_only_the_experiments_checked(committed, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    tables = ("measured", "bytes_per_token", "attention_variants", "context_7b")
+    uses = " ".join(f"{{{{ table('cache_size.{t}') }}}}" for t in tables)
+    (docs / "p.md").write_text(f"{uses} {{{{ table('kv_cache.head_step') }}}}\n")
+    rc = run_check(
+        only="cache_size",
+        committed=committed,
+        kinds=("exact",),
+        report=None,
+        docs=docs,
+        regenerated=committed,
+        quiet=True,
+    )
+    assert rc == 0  # kv_cache.head_step is judged when kv_cache is checked, not here

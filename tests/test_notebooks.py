@@ -80,3 +80,40 @@ def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
     proc = build_site(tmp_path / "out", docs=docs)
     assert proc.returncode != 0
     assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in proc.stderr
+
+
+def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny, tmp_path):
+    docs, data = tiny
+    code = "import os, pathlib\nprint(sorted(p.name for p in pathlib.Path(os.environ['SITE_DATA']).iterdir()))"
+    for name in ("n.ipynb", "n.gl.ipynb"):
+        _notebook(docs / name, code, "Data")
+    notebooks.run(data, docs=docs, log=lambda m: None)
+    nb = nbformat.read(docs / "n.ipynb", as_version=4)
+    assert nb.cells[1].outputs[0]["text"] == "['exp']\n"
+    assert nb.metadata[METADATA_KEY]["data"] == data_fingerprint(data)
+
+
+def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    shutil.copytree(REPO / "site_data", data, ignore=shutil.ignore_patterns("chapter", ".*"))
+    docs.mkdir()
+    for page in (REPO / "docs").glob("explore-the-data*.ipynb"):
+        shutil.copy(page, docs / page.name)
+    assert notebooks.run(data, docs=docs, force=True, log=lambda m: None) == 1
+    for page in docs.iterdir():
+        nb = nbformat.read(page, as_version=4)
+        assert nb.cells[1].outputs[0]["text"].startswith("10 experiments:")  # site_data holds 11
+        assert "chapter" not in nb.cells[1].outputs[0]["text"]
+        assert nb.metadata[METADATA_KEY]["data"] == data_fingerprint(data) != data_fingerprint(REPO / "site_data")
+
+
+@pytest.mark.parametrize("data", ["/nonexistent", "{tmp}"])
+def test_data_with_no_experiment_is_one_line_and_nothing_is_run_or_written(data, tmp_path, monkeypatch, capsys):
+    from measure.__main__ import main
+
+    before = {p: p.read_bytes() for p in (REPO / "docs").glob("*.ipynb")}
+    monkeypatch.setattr(notebooks, "execute", lambda *a, **k: pytest.fail("a notebook ran against no data"))
+    assert main(["notebooks", "--data", data.format(tmp=tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "no experiment's data there" in err
+    assert {p: p.read_bytes() for p in before} == before

@@ -4,6 +4,7 @@ at its edge, each scope, and every way a run can differ from the committed one."
 import pytest
 
 from sitedata.compare import (
+    Declared,
     _spread_column,
     _table_rel_noise,
     compare_cell,
@@ -11,11 +12,14 @@ from sitedata.compare import (
     run_gap,
     scope_gap,
 )
+from sitedata.declared import declaration_findings
 from sitedata.read import Experiment
+from sitedata.schema import Column, Table, Value
 
 
 def _meta(**where) -> dict:
     return {
+        "title": "E",
         "device": {"type": where.get("type", "cpu"), "id": where.get("machine", "cpu:A:2")},
         "dtype": where.get("dtype", "float32"),
         "profile": where.get("profile", "cpu"),
@@ -32,11 +36,35 @@ def _run(tables: dict, values: dict | None = None, **where) -> Experiment:
     meta = _meta(**where)
     texts = {}
     for name, (columns, rows) in tables.items():
-        meta["tables"][name] = {"columns": [{"name": c, "compare": k, "scope": s} for c, k, s in columns]}
+        cols = [Column(c, compare=k, scope=s).as_meta() for c, k, s in columns]
+        meta["tables"][name] = {"title": name.upper(), "columns": cols}
         texts[name] = "\n".join(",".join(r) for r in [[c for c, _, _ in columns], *rows]) + "\n"
     for name, (value, compare, scope) in (values or {}).items():
-        meta["values"][name] = {"value": value, "compare": compare, "scope": scope}
+        meta["values"][name] = {"value": value, "unit": "", "compare": compare, "scope": scope, "description": ""}
     return Experiment(name="exp", folder=None, meta=meta, texts=texts)
+
+
+def _code(run: Experiment) -> Declared:
+    """The code a hand-made committed run came from: what its meta.json declares."""
+    meta = run.meta
+    tables = tuple(
+        Table(
+            name,
+            t["title"],
+            tuple(
+                Column(c["name"], c["unit"], c["label"], c["compare"], c["scope"], c["description"])
+                for c in t["columns"]
+            ),
+            t.get("length", "fixed"),
+        )
+        for name, t in meta["tables"].items()
+    )
+    values = tuple(Value(n, v["unit"], v["compare"], v["scope"], v["description"]) for n, v in meta["values"].items())
+    return Declared(meta["title"], tables, values, meta["parameters"], meta["dtype"])
+
+
+def _compare(committed: Experiment, new: Experiment, **kw) -> list:
+    return compare_experiment(committed, new, code=_code(committed), **kw)
 
 
 def test_exact_is_character_for_character():
@@ -116,11 +144,45 @@ def test_scopes():
     )
 
 
-def test_runs_that_cannot_be_compared():
-    assert run_gap(_meta(), _meta()) == ""
-    assert run_gap(_meta(), _meta(profile="full")) == "the runs differ in profile"
-    assert run_gap(_meta(), _meta(parameters={"n": 2})) == "the runs differ in parameters"
-    assert run_gap(_meta(), _meta(spec="arch:tiny")) == "the runs measured different models (default vs arch:tiny)"
+def test_a_regenerated_run_that_is_no_rerun_of_the_committed_one_fails():
+    old = _run({})
+    code = _code(old)
+    assert run_gap(old, _run({}), code) == []
+
+    def gap(**where):
+        return [(f.verdict, f.column, f.committed, f.new, f.reason) for f in run_gap(old, _run({}, **where), code)]
+
+    no_rerun = "it is no rerun of the committed data, whose cells go uncompared"
+    assert gap(profile="full") == [
+        (
+            "drift",
+            "profile",
+            "cpu",
+            "full",
+            f"the regenerated run measured another profile than the committed run: {no_rerun}",
+        )
+    ]
+    assert gap(spec="arch:tiny") == [
+        (
+            "drift",
+            "model",
+            "default",
+            "arch:tiny",
+            f"the regenerated run measured another model than the committed run: {no_rerun}",
+        )
+    ]
+    assert gap(parameters={"n": 2}) == [
+        (
+            "drift",
+            "parameters",
+            {"n": 1},
+            {"n": 2},
+            f"the regenerated run ran other parameters than the code's Config gives for profile 'cpu': {no_rerun}",
+        )
+    ]
+    # The code's parameters, not the committed run's own, are the ones a rerun must have.
+    lying = _run({}, parameters={"n": 7})
+    assert run_gap(lying, _run({}), code) == []
 
 
 COLUMNS = [("name", "exact", "any"), ("bytes", "numeric", "device"), ("x_ms", "timing", "machine")]
@@ -129,7 +191,7 @@ COLUMNS = [("name", "exact", "any"), ("bytes", "numeric", "device"), ("x_ms", "t
 def test_one_drifted_cell_is_found_and_only_it():
     old = _run({"t": (COLUMNS, [["a", "1000", "10"], ["b", "2000", "20"]])})
     new = _run({"t": (COLUMNS, [["a", "1000.5", "10.5"], ["b", "2100", "20"]])})
-    findings = compare_experiment(old, new)
+    findings = _compare(old, new)
     verdicts = {(f.row, f.column): f.verdict for f in findings}
     assert verdicts == {
         (0, "name"): "ok",
@@ -146,25 +208,25 @@ def test_one_drifted_cell_is_found_and_only_it():
 def test_scopes_and_kinds_decide_what_is_compared():
     old = _run({"t": (COLUMNS, [["a", "1", "10"]])})
     new = _run({"t": (COLUMNS, [["b", "2", "99"]])}, machine="cpu:B:2")
-    verdict = {f.column: (f.verdict, f.reason) for f in compare_experiment(old, new, kinds=("exact", "numeric"))}
+    verdict = {f.column: (f.verdict, f.reason) for f in _compare(old, new, kinds=("exact", "numeric"))}
     assert verdict["name"] == ("drift", "")
     assert verdict["bytes"][0] == "drift"  # same device type and dtype: compared
     assert verdict["x_ms"] == ("not compared", "timing not selected in this check (--kinds exact,numeric)")
-    verdict = {f.column: f.verdict for f in compare_experiment(old, new)}
+    verdict = {f.column: f.verdict for f in _compare(old, new)}
     assert verdict["x_ms"] == "not comparable"  # another machine
     other_model = _run({"t": (COLUMNS, [["b", "2", "99"]])}, spec="arch:tiny")
-    assert {f.verdict for f in compare_experiment(old, other_model)} == {"not comparable"}
+    assert [(f.table, f.column, f.verdict) for f in _compare(old, other_model)] == [("meta", "model", "drift")]
 
 
 def test_missing_tables_and_changed_shapes():
     old = _run({"t": (COLUMNS, [["a", "1", "10"]]), "u": (COLUMNS, [["a", "1", "10"]])})
     new = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "1", "10"]])})
-    by_table = {f.table: f for f in compare_experiment(old, new) if f.row is None}
+    by_table = {f.table: f for f in _compare(old, new) if f.row is None}
     assert by_table["u"].verdict == "drift" and by_table["u"].reason == "the regenerated run did not produce this table"
     assert by_table["t"].verdict == "drift" and by_table["t"].reason == "table shape changed"
     assert by_table["t"].committed == "1 rows x ['name', 'bytes', 'x_ms']"
     on_gpu = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "1", "10"]])}, type="cuda", dtype="float16")
-    shape = next(f for f in compare_experiment(old, on_gpu) if f.table == "t")
+    shape = next(f for f in _compare(old, on_gpu) if f.table == "t")
     assert shape.verdict == "not comparable" and shape.reason.startswith("table shape changed; reproduces on")
 
 
@@ -172,7 +234,7 @@ def test_a_table_whose_length_timings_set_is_compared_on_the_rows_both_runs_have
     old = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "2", "10"], ["c", "3", "10"]])})
     old.meta["tables"]["t"]["length"] = "timing"
     shorter = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "2", "10"]])})
-    findings = compare_experiment(old, shorter)
+    findings = _compare(old, shorter)
     (whole,) = [f for f in findings if f.row is None]
     assert whole.verdict == "not comparable" and whole.committed == "3 rows" and whole.new == "2 rows"
     assert (whole.experiment, whole.table) == ("exp", "t")
@@ -181,9 +243,9 @@ def test_a_table_whose_length_timings_set_is_compared_on_the_rows_both_runs_have
     assert {f.verdict for f in findings if f.compare == "exact"} == {"ok"}
     # The rows both have still drift when they differ, and a fixed-length table keeps its rule.
     changed = _run({"t": (COLUMNS, [["a", "1", "10"], ["b", "5", "10"]])})
-    assert [f.row for f in compare_experiment(old, changed) if f.verdict == "drift"] == [1]
+    assert [f.row for f in _compare(old, changed) if f.verdict == "drift"] == [1]
     del old.meta["tables"]["t"]["length"]
-    assert [f.reason for f in compare_experiment(old, shorter)] == ["table shape changed"]
+    assert [f.reason for f in _compare(old, shorter)] == ["table shape changed"]
 
 
 def test_named_values():
@@ -204,7 +266,7 @@ def test_named_values():
             "short": ([1], "exact", "any"),
         },
     )
-    got = {f.column: f for f in compare_experiment(old, new)}
+    got = {f.column: f for f in _compare(old, new)}
     assert got["ratio"].verdict == "ok" and got["ratio"].tolerance.endswith("(rel 0.001)")
     assert got["list"].verdict == "drift"  # 2.1 against 2.0
     assert (got["samples"].verdict, got["samples"].reason) == (
@@ -213,7 +275,7 @@ def test_named_values():
     )
     assert (got["gone"].verdict, got["gone"].reason) == ("drift", "value not produced")
     assert (got["short"].verdict, got["short"].tolerance) == ("drift", "same length")
-    same = compare_experiment(old, _run({}, {**values}))
+    same = _compare(old, _run({}, {**values}))
     assert {f.column: f.verdict for f in same} == {
         "ratio": "ok",
         "list": "ok",
@@ -221,14 +283,14 @@ def test_named_values():
         "gone": "ok",
         "short": "ok",
     }
-    elsewhere = compare_experiment(old, _run({}, values, machine="cpu:B:2"))
+    elsewhere = _compare(old, _run({}, values, machine="cpu:B:2"))
     assert {f.column: f.verdict for f in elsewhere}["samples"] == "not comparable"
 
 
 def test_nan_cells_compare_as_equal_only_to_nan():
     old = _run({"t": ([("v", "numeric", "any")], [["nan"], ["1"]])})
     new = _run({"t": ([("v", "numeric", "any")], [["nan"], ["nan"]])})
-    assert [f.verdict for f in compare_experiment(old, new)] == ["ok", "drift"]
+    assert [f.verdict for f in _compare(old, new)] == ["ok", "drift"]
 
 
 def test_every_field_of_every_finding_by_hand():
@@ -265,7 +327,7 @@ def test_every_field_of_every_finding_by_hand():
             "reason": "",
         }
 
-    assert [x.as_dict() for x in compare_experiment(old, new)] == [
+    assert [x.as_dict() for x in _compare(old, new)] == [
         f(0, "name", "exact", "any", "a", "a", "ok", "equal"),
         f(1, "name", "exact", "any", "b", "b", "ok", "equal"),
         f(0, "bytes", "numeric", "device", "1000", "1000", "ok", "±1 (rel 0.001)"),
@@ -296,7 +358,7 @@ def test_findings_of_tables_that_cannot_be_compared_by_hand():
     cols = [("n", "exact", "any")]
     old = _run({"t": (cols, [["1"], ["2"]]), "gone": (cols, [["1"]])}, {"v": ([1, 2], "exact", "any")})
     new = _run({"t": (cols, [["1"], ["2"], ["3"]])}, {"v": ([1, 2], "exact", "any")})
-    assert [x.as_dict() for x in compare_experiment(old, new)] == [
+    assert [x.as_dict() for x in _compare(old, new)] == [
         {
             "experiment": "exp",
             "table": "t",
@@ -337,20 +399,17 @@ def test_findings_of_tables_that_cannot_be_compared_by_hand():
             "reason": "",
         },
     ]
-    # Another sweep: nothing is compared, and a row the new run lacks reads as None.
+    # Another sweep: no cell is compared, and that fails (it used to pass as "not comparable").
     other = _run({"t": (cols, [["1"]]), "gone": (cols, [["1"]])}, {"v": ([1, 2], "exact", "any")}, profile="full")
-    found = compare_experiment(old, other)
-    assert [(x.table, x.row, x.verdict, x.new, x.tolerance, x.reason) for x in found] == [
-        ("t", 0, "not comparable", "1", "", "the runs differ in profile"),
-        ("t", 1, "not comparable", None, "", "the runs differ in profile"),
-        ("gone", 0, "not comparable", "1", "", "the runs differ in profile"),
-        ("values", None, "not comparable", [1, 2], "", "the runs differ in profile"),
+    found = _compare(old, other)
+    assert [(x.table, x.row, x.column, x.verdict, x.committed, x.new) for x in found] == [
+        ("meta", None, "profile", "drift", "cpu", "full"),
     ]
 
 
 def test_an_empty_list_value_compares_as_equal_with_no_tolerance():
     old = _run({}, {"v": ([], "numeric", "any")})
-    (got,) = compare_experiment(old, _run({}, {"v": ([], "numeric", "any")}))
+    (got,) = _compare(old, _run({}, {"v": ([], "numeric", "any")}))
     assert (got.verdict, got.tolerance) == ("ok", "")
 
 
@@ -368,5 +427,102 @@ def test_table_noise_skips_what_it_cannot_use():
 def test_a_missing_table_does_not_stop_the_others_being_compared():
     cols = [("n", "exact", "any")]
     old = _run({"gone": (cols, [["1"]]), "t": (cols, [["1"]])})
-    found = compare_experiment(old, _run({"t": (cols, [["2"]])}))
+    found = _compare(old, _run({"t": (cols, [["2"]])}))
     assert [(x.table, x.verdict) for x in found] == [("gone", "drift"), ("t", "drift")]
+
+
+def _lies(committed: Experiment, code: Declared) -> list[tuple]:
+    return [(f.verdict, f.column, f.committed, f.new) for f in declaration_findings(committed, code)]
+
+
+def test_the_data_must_declare_what_the_code_declares():
+    honest = _run({"t": (COLUMNS, [["a", "1", "10"]])}, {"v": (2.0, "numeric", "any")})
+    code = _code(honest)
+    assert declaration_findings(honest, code) == []
+    for key, lie in [("compare", "timing"), ("scope", "machine"), ("unit", "ms"), ("label", "B"), ("description", "?")]:
+        run = _run({"t": (COLUMNS, [["a", "1", "10"]])}, {"v": (2.0, "numeric", "any")})
+        run.meta["tables"]["t"]["columns"][1][key] = lie
+        run.meta["values"]["v"][key] = lie  # a value has no label: that lie is no declaration
+        column, *value = declaration_findings(run, code)
+        assert (column.verdict, column.table, column.column, column.committed) == ("invalid", "meta", "t.bytes", lie)
+        assert column.reason == (
+            f"site_data/exp/meta.json declares column t.bytes {key} {lie!r}, "
+            f"the code declares {code.tables[0].columns[1].as_meta()[key]!r}"
+        )
+        assert [(f.verdict, f.column, f.committed) for f in value] == (
+            [] if key == "label" else [("invalid", "values.v", lie)]
+        )
+    run = _run({"t": (COLUMNS, [["a", "1", "10"]])}, {"v": (2.0, "numeric", "any")}, parameters={"n": 2})
+    run.meta["title"], run.meta["dtype"] = "Other", "float16"
+    run.meta["tables"]["t"]["length"] = "timing"
+    run.meta["tables"]["t"]["title"] = "T, shorter"
+    assert _lies(run, code) == [
+        ("invalid", "title", "Other", "E"),
+        ("invalid", "parameters", {"n": 2}, {"n": 1}),
+        ("invalid", "dtype", "float16", "float32"),
+        ("invalid", "t", "timing", "fixed"),
+        ("invalid", "t", "T, shorter", "T"),
+    ]
+
+
+def test_what_the_code_declares_and_the_data_lacks_is_missing():
+    code = _code(_run({"t": (COLUMNS, [["a", "1", "10"]]), "u": (COLUMNS[:1], [["a"]])}, {"v": (1, "exact", "any")}))
+    # A table, a value and a column gone; a table, a value and a column the code never declared.
+    run = _run({"t": (COLUMNS[:2], [["a", "1"]]), "w": (COLUMNS[:1], [["a"]])}, {"x": (1, "exact", "any")})
+    assert _lies(run, code) == [
+        ("missing", "t", ["name", "bytes"], ["name", "bytes", "x_ms"]),
+        ("missing", "t", ["name", "bytes"], ["name", "bytes", "x_ms"]),
+        ("missing", "u", "(absent)", "declared"),
+        ("invalid", "w", "present", "(absent)"),
+        ("missing", "values.v", "(absent)", "declared"),
+        ("invalid", "values.x", "present", "(absent)"),
+    ]
+    # Columns in another order; a CSV that lacks a column its meta.json lists, a short
+    # row, and a table with no rows at all.
+    run = _run({"t": (COLUMNS[::-1], [["10", "1", "a"]]), "u": (COLUMNS[:1], [])}, {"v": (1, "exact", "any")})
+    assert [f[0:2] for f in _lies(run, code)] == [("invalid", "t"), ("invalid", "t"), ("missing", "u")]
+    run = _run(
+        {"t": (COLUMNS, [["a", "1", "10"], ["b", "2"]]), "u": (COLUMNS[:1], [["a"]])}, {"v": (1, "exact", "any")}
+    )
+    run.texts["u"] = "other\na\n"
+    assert _lies(run, code) == [
+        ("missing", "t", "2 fields", "3 fields"),
+        ("missing", "u", ["other"], ["name"]),
+    ]
+
+
+def test_the_code_decides_how_a_cell_is_compared_and_where():
+    code = _code(_run({"t": (COLUMNS, [["a", "1", "10"]])}))
+    lying = _run({"t": ([("name", "timing", "machine"), *COLUMNS[1:]], [["b", "1", "10"]])})
+    lying.meta["device"]["id"] = "cpu:elsewhere"
+    found = compare_experiment(lying, _run({"t": (COLUMNS, [["a", "1", "10"]])}), code=code, kinds=("exact",))
+    assert [
+        (f.verdict, f.table, f.column, f.compare, f.scope) for f in found if f.verdict not in ("ok", "not compared")
+    ] == [
+        ("invalid", "meta", "t.name", "", ""),
+        ("invalid", "meta", "t.name", "", ""),
+        ("drift", "t", "name", "exact", "any"),
+    ]
+
+
+def test_rows_that_differ_between_devices_still_hold_the_same_any_scope_cells():
+    cols = [("model", "exact", "any"), ("dtype", "exact", "device"), ("bytes", "exact", "device")]
+    on_cpu = [["a", "float16", "2"], ["a", "float32", "4"], ["b", "float16", "2"], ["b", "float32", "4"]]
+    old = _run({"t": (cols, on_cpu)}, type="cuda", dtype="float16")
+    on_gpu = _run({"t": (cols, [["a", "float16", "2"], ["b", "float16", "2"]])})
+    found = _compare(old, on_gpu)
+    assert [(f.verdict, f.row, f.column, f.committed, f.new) for f in found] == [
+        ("not comparable", None, None, "4 rows x ['model', 'dtype', 'bytes']", "2 rows x ['model', 'dtype', 'bytes']"),
+        ("ok", 0, "model", "a", "a"),
+        ("ok", 1, "model", "a", "a"),
+        ("ok", 2, "model", "b", "b"),
+        ("ok", 3, "model", "b", "b"),
+    ]
+    assert found[0].reason.startswith("table shape changed; reproduces on the same device type and dtype only")
+    # A row deleted, or one that no regeneration holds, is drift.
+    old = _run({"t": (cols, on_cpu[:2] + [["c", "float32", "4"]])}, type="cuda", dtype="float16")
+    found = [(f.verdict, f.row, f.committed, f.new, f.reason) for f in _compare(old, on_gpu) if f.verdict == "drift"]
+    assert found == [
+        ("drift", 2, "c", None, "no regenerated row holds these any-scope cells"),
+        ("drift", None, None, "b", "regenerated row 1's any-scope cells stand in no committed row"),
+    ]

@@ -164,16 +164,35 @@
     };
   }
 
+  /* A number as the page shows it: a zero never with a minus sign, and never a number
+     that is not finite or longer than a result can be (2^53 bytes with its groups and
+     two decimals), which says so instead (a result field then shows only that, setOut). */
+  var LONGEST = 24;
+
+  function shown(text, x) {
+    if (!isFinite(x) || text.length > LONGEST) return t("too large to show");
+    return /^-[0\D]*$/.test(text) ? text.slice(1) : text;
+  }
+
+  /* What was typed or pasted, as a message repeats it: at most `most` characters. */
+  var ECHO = 40;
+
+  function echo(text, most) {
+    var chars = Array.from(String(text));
+    most = most || ECHO;
+    return chars.length > most ? chars.slice(0, most - 1).join("") + "\u2026" : String(text);
+  }
+
   function fmtInt(n) {
-    return N.integer(n);
+    return shown(N.integer(n), n);
   }
 
   function fmtFixed(x, digits) {
-    return N.fixed(x, digits);
+    return shown(N.fixed(x, digits), x);
   }
 
   function fmtPlain(x) {
-    return N.plain(x);
+    return shown(N.plain(x), x);
   }
 
   function fmtGiB(bytes) {
@@ -191,8 +210,10 @@
   }
 
   /* The fields and their accepted ranges: anything outside is a typing error or not a
-     real card or model. optional: an empty field means 0 (no sliding window). Their
-     names are the page's labels (see fieldLabel). */
+     real card or model. least: the smallest realistic value above 0 of a field that
+     takes fractions (0.1 bit per weight; 0.001 GiB, about 1 MiB, of memory or reserve;
+     0.001 GB/s), so that 1e-300 is refused rather than computed. optional: an empty
+     field means 0 (no sliding window). Their names are the page's labels (see fieldLabel). */
   function fieldSpecs() {
     return [
       { id: "params", integer: true, min: 1, max: 1e13, unit: t("parameters"), group: "model" },
@@ -201,10 +222,10 @@
       { id: "head_dim", integer: true, min: 1, max: 4096, unit: "", group: "model" },
       { id: "window", integer: true, min: 0, max: 1e8, unit: t("tokens"), group: "model", optional: true },
       { id: "windowed_layers", integer: true, min: 0, max: 1000, unit: "", group: "model", optional: true },
-      { id: "weight_bits", integer: false, min: 0, minExclusive: true, max: 64, unit: t("bits"), group: "precision" },
-      { id: "vram_gib", integer: false, min: 0, minExclusive: true, max: 65536, unit: "GiB", group: "card" },
-      { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, max: 1e5, unit: "GB/s", group: "card" },
-      { id: "reserve_gib", integer: false, min: 0, max: 65536, unit: "GiB" },
+      { id: "weight_bits", integer: false, min: 0, minExclusive: true, least: 0.1, max: 64, unit: t("bits"), group: "precision" },
+      { id: "vram_gib", integer: false, min: 0, minExclusive: true, least: 0.001, max: 65536, unit: "GiB", group: "card" },
+      { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, least: 0.001, max: 1e5, unit: "GB/s", group: "card" },
+      { id: "reserve_gib", integer: false, min: 0, least: 0.001, max: 65536, unit: "GiB" },
       { id: "context", integer: true, min: 1, max: 1e8, unit: t("tokens") },
       { id: "users", integer: true, min: 1, max: 1e6, unit: t("users") },
     ];
@@ -225,23 +246,30 @@
     var name = field.label;
     if (r.empty && field.optional) return { value: 0 };
     if (r.empty) return { error: t("{field}: enter a value.", { field: name }) };
-    var text = String(raw).trim();
+    var text = echo(String(raw).trim());
     if (r.readings && r.readings.decimal && r.readings.whole) {
       return {
         error: t("{text} is ambiguous here: write {decimal} for a decimal number, or {whole} for a whole number.", {
-          text: text, decimal: r.readings.decimal, whole: r.readings.whole,
+          text: text, decimal: echo(r.readings.decimal), whole: echo(r.readings.whole),
         }),
       };
     }
     if (r.readings) {
-      return { error: t("{text} is not written this way here: write {number}.", { text: text, number: r.readings.decimal || r.readings.whole }) };
+      return { error: t("{text} is not written this way here: write {number}.", { text: text, number: echo(r.readings.decimal || r.readings.whole) }) };
     }
     if (r.invalid) return { error: t("{field} must be a number (digits, optionally a decimal point or an exponent such as 7e9).", { field: name }) };
     var x = r.value;
     if (!isFinite(x)) return { error: t("{field} is too large to be a number.", { field: name }) };
+    if (x === 0) x = 0; // -0 is 0
     if (x < 0) return { error: t("{field} cannot be negative.", { field: name }) };
     if (field.minExclusive && x <= field.min) return { error: t("{field} must be greater than {min}.", { field: name, min: fmtPlain(field.min) }) };
     if (!field.minExclusive && x < field.min) return { error: t("{field} must be at least {min}.", { field: name, min: fmtPlain(field.min) }) };
+    if (field.least && x > 0 && x < field.least) {
+      var least = N.unit(fmtPlain(field.least), field.unit);
+      return field.minExclusive
+        ? { error: t("{field} below {min} is not a realistic value.", { field: name, min: least }) }
+        : { error: t("{field} must be 0, or at least {min}.", { field: name, min: least }) };
+    }
     if (field.integer && Math.floor(x) !== x) return { error: t("{field} must be a whole number.", { field: name }) };
     if (x > field.max) {
       return { error: t("{field} above {max} is not a realistic value.", { field: name, max: N.unit(fmtPlain(field.max), field.unit) }) };
@@ -285,7 +313,7 @@
   function setOut(root, name, value, text) {
     var el = root.querySelector('[data-out="' + name + '"]');
     if (!el) return;
-    el.textContent = text;
+    el.textContent = text.indexOf(t("too large to show")) >= 0 ? t("too large to show") : text;
     el.setAttribute("data-value", value === null || value === undefined ? "" : String(value));
   }
 
@@ -364,6 +392,7 @@
   /* budget.js's messages about a config.json, in the page's language. */
   function configMessage(note) {
     var v = note.values;
+    if (typeof v.model_type === "string") v = Object.assign({}, v, { model_type: echo(v.model_type) });
     switch (note.template) {
       case "{name} is missing":
         return t("{name} is missing", v);
@@ -501,7 +530,7 @@
       try {
         cfg = JSON.parse(text);
       } catch (e) {
-        return configError(t("Not valid JSON: {error}", { error: e.message }));
+        return configError(t("Not valid JSON: {error}", { error: echo(e.message, 120) }));
       }
       var s;
       try {
@@ -519,7 +548,7 @@
       sel.model.value = CUSTOM;
       var parts = [
         t("{model_type}: {layers} layers, {kv_heads} key-value heads × {head_dim}", {
-          model_type: s.model_type || t("unknown model_type"), layers: fmtInt(s.layers), kv_heads: fmtInt(s.kv_heads), head_dim: fmtInt(s.head_dim),
+          model_type: s.model_type ? echo(s.model_type) : t("unknown model_type"), layers: fmtInt(s.layers), kv_heads: fmtInt(s.kv_heads), head_dim: fmtInt(s.head_dim),
         }),
       ];
       if (s.window) {
@@ -589,8 +618,9 @@
       var ids = Object.keys(errors);
       noResult();
       var first = FIELDS.filter(function (f) { return errors[f.id]; })[0];
+      // the field's own message stands beside it; the status names the field, not repeating what was typed
       status.textContent = ids.length === 1
-        ? t("Fix the highlighted field: {error}", { error: errors[first.id] })
+        ? t("Fix the highlighted field: {field}.", { field: first.label })
         : t("Fix the highlighted fields ({count}).", { count: fmtInt(ids.length) });
       status.setAttribute("data-state", "error");
     }

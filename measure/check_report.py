@@ -1,0 +1,119 @@
+"""The drift gate's report: printed, and written as JSON where ``--report`` says, a path
+checked before anything is regenerated so that an unwritable one is one line, not a
+traceback after minutes of measuring."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from measure.errors import UserError
+from sitedata.findings import Finding
+
+FAILING = {"drift", "stale", "missing", "invalid", "unused", "unknown"}
+COMPARED = {"ok", "drift"}
+
+
+def check_report_path(report: Path) -> None:
+    """The report can be written there: said in one line before minutes of regeneration."""
+    report = Path(report)
+    if report.is_dir():
+        raise UserError(f"--report {report} is a folder, not a file")
+    folder = next(p for p in [report.parent, *report.parent.parents] if p.exists())
+    if not folder.is_dir():
+        raise UserError(f"--report {report}: {folder} is a file, not a folder")
+    try:
+        if report.exists():
+            with open(report, "a", encoding="utf-8"):
+                pass
+        else:
+            probe = folder / f".report-probe-{os.getpid()}"
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+    except OSError as e:
+        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
+
+
+def write_report(report: Path, payload: dict) -> None:
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(payload, indent=1, default=str) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
+
+
+def coverage(findings: list[Finding]) -> dict:
+    """Cells compared, and cells not compared here with the reason (scope) or the choice (kinds)."""
+    cells = [f for f in findings if f.column is not None and f.table != "meta"]
+    by_reason: Counter = Counter()
+    by_scope: Counter = Counter()
+    for f in cells:
+        if f.verdict == "not comparable":
+            by_reason[_general(f.reason)] += 1
+        if f.verdict in COMPARED:
+            by_scope[f.scope] += 1
+    return {
+        "cells": len(cells),
+        "compared": sum(by_scope.values()),
+        "compared_by_scope": dict(by_scope),
+        "not_comparable": sum(by_reason.values()),
+        "not_comparable_by_reason": dict(by_reason),
+        "not_compared": sum(1 for f in cells if f.verdict == "not compared"),
+    }
+
+
+def _general(reason: str) -> str:
+    return reason.split(":")[0]
+
+
+def table_summary(findings: list[Finding]) -> dict[str, dict[str, int]]:
+    summary: dict[str, Counter] = defaultdict(Counter)
+    for f in findings:
+        summary[f"{f.experiment}.{f.table}"][f.verdict] += 1
+    return {k: dict(v) for k, v in sorted(summary.items())}
+
+
+def _short(v, width: int = 18) -> str:
+    s = str(v)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def print_report(findings: list[Finding], kinds: tuple[str, ...], summary: dict, passed: bool) -> None:
+    w = sys.stdout.write
+    w(f"\ndrift check (kinds compared: {', '.join(kinds)})\n\n")
+    w(f"{'table':40} {'cells':>6} {'ok':>6} {'drift':>6} {'n/c':>6} {'skip':>6}  notes\n")
+    for table, counts in table_summary(findings).items():
+        cells = sum(counts.values())
+        notes = ", ".join(k for k in counts if k in FAILING - {"drift"})
+        w(
+            f"{table:40} {cells:6} {counts.get('ok', 0):6} {counts.get('drift', 0):6} "
+            f"{counts.get('not comparable', 0):6} {counts.get('not compared', 0):6}  {notes}\n"
+        )
+    w(
+        f"\ncoverage: {summary['compared']} of {summary['cells']} cells compared "
+        f"({', '.join(f'{n} {s}-scope' for s, n in sorted(summary['compared_by_scope'].items())) or 'none'}); "
+        f"{summary['not_comparable']} not comparable here; {summary['not_compared']} of kinds not selected\n"
+    )
+    reasons = Counter(f"{f.experiment}: {f.reason}" for f in findings if f.verdict == "not comparable")
+    if reasons:
+        w("\nnot comparable here (reported, not failed):\n")
+        w("".join(f"  {n:5} cells  {r}\n" for r, n in sorted(reasons.items())[:30]))
+    bad = [f for f in findings if f.verdict in FAILING]
+    if bad:
+        w(f"\n{'verdict':8} {'table':36} {'row':>4} {'column':24} {'committed':>18} {'new':>18}  tolerance / reason\n")
+        for f in bad[:200]:
+            w(
+                f"{f.verdict:8} {f.experiment + '.' + f.table:36} {'' if f.row is None else f.row:>4} "
+                f"{_short(f.column or '', 24):24} {_short(f.committed):>18} {_short(f.new):>18}  "
+                f"{f.tolerance}{' ' if f.tolerance and f.reason else ''}{f.reason}\n"
+            )
+        if len(bad) > 200:
+            w(f"... and {len(bad) - 200} more (see the JSON report)\n")
+        w(f"\nFAILED: {len(bad)} finding(s)\n")
+    elif not passed:
+        w("\nFAILED: no cell could be compared here, so nothing was checked\n")
+    else:
+        w("\npassed: every compared value is within its tolerance\n")
