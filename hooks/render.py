@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -21,7 +22,7 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import calculator_locale, figures, formatting, i18n  # noqa: E402
+from sitekit import calculator_locale, escape, figures, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -128,9 +129,10 @@ def on_page_content(html, page, config, files, **kwargs):
     if page.file.src_path.endswith(".ipynb"):
         # mkdocs-jupyter copies the notebook beside its page (include_source)
         name = Path(page.file.abs_src_path).name
-        link = i18n._("Download this notebook")
-        note = i18n._("and run it from a clone of the repository")
-        return f'<p class="notebook-download"><a href="{name}" download>{link}</a> ({name}) {note}.</p>\n' + html
+        link = escape.text(i18n._("Download this notebook"))
+        note = escape.text(i18n._("and run it from a clone of the repository"))
+        href, shown = escape.attribute(quote(name)), escape.text(name)
+        return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
     if "data-calculator" not in html:
         return html
     script = Path(config.docs_dir) / "javascripts" / "calculator.js"
