@@ -44,19 +44,20 @@ class PageContext:
     titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
 
 
-def _parse(expr: str, data: SiteData) -> tuple[str, list[Any], dict[str, Any]]:
+def _parse(expr: str, ctx: PageContext) -> tuple[str, list[Any], dict[str, Any]]:
     """Arguments are literals or, as in claims, ``experiment.value`` names (e.g.
     ``where={'batch': batching.largest_measured_batch}``), evaluated by the claims'
-    interpreter."""
+    interpreter, within its bounds."""
     try:
-        node = ast.parse(expr, mode="eval").body
+        node = claims.parse(expr, "marker", claims.MAX_MARKER).body
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
             raise ValueError("not a call")
-        ev = claims.Evaluator(data)
+        ev = claims.Evaluator(ctx.data)
         args = [ev.eval(a) for a in node.args]
         kwargs = {k.arg: ev.eval(k.value) for k in node.keywords}
-    except (SyntaxError, ValueError, claims.ClaimError, SiteDataError) as e:
-        raise MarkerError(f"cannot parse marker {{{{ {expr} }}}}: {e}") from None
+    except (ValueError, claims.ClaimError, SiteDataError) as e:
+        shown = escape.cut(expr, 200, note=False)
+        raise MarkerError(f"{ctx.page}: cannot parse marker {{{{ {shown} }}}}: {e}") from None
     return node.func.id, args, kwargs
 
 
@@ -281,7 +282,7 @@ def render_markers(markdown: str, ctx: PageContext) -> str:
     markdown = choose_branches(markdown, ctx)
 
     def replace(match: re.Match) -> str:
-        fname, args, kwargs = _parse(match.group(1), ctx.data)
+        fname, args, kwargs = _parse(match.group(1), ctx)
         fn = FUNCTIONS.get(fname)
         if fn is None:
             raise MarkerError(
@@ -290,8 +291,9 @@ def render_markers(markdown: str, ctx: PageContext) -> str:
         try:
             return fn(ctx, *args, **kwargs)
         except claims.ClaimError as e:
-            raise MarkerError(str(e)) from None
-        except (SiteDataError, KeyError, TypeError, ValueError) as e:
-            raise MarkerError(f"{ctx.page}: {match.group(0)}: {e}") from None
+            message = str(e)  # a claim that does not hold names its page already
+            raise MarkerError(message if message.startswith(f"{ctx.page}: ") else f"{ctx.page}: {message}") from None
+        except (SiteDataError, KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as e:
+            raise MarkerError(f"{ctx.page}: {escape.cut(match.group(0), 200, note=False)}: {e}") from None
 
     return MARKER.sub(replace, markdown)
