@@ -139,7 +139,8 @@ def on_page_content(html, page, config, files, **kwargs):
     return html + "\n" + calculator_locale.locale_script(script)
 
 
-ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
+ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
+HEAD_ALTERNATE = re.compile(r'\n[ \t]*<link rel="alternate" href="[^"]*" hreflang="[a-z]+">')
 
 
 def on_post_page(output, page, config, **kwargs):
@@ -147,7 +148,13 @@ def on_post_page(output, page, config, **kwargs):
     site is: the i18n plugin gives a home page's as absolute paths ("/", "/gl/"), which
     lead nowhere when the site is opened from disk or served below a domain's root. And
     a notebook page's lead to the same notebook in each edition: in an edition's build
-    the plugin knows no alternates for notebook pages and points at the home pages."""
+    the plugin knows no alternates for notebook pages and points at the home pages.
+
+    The head's ``<link rel="alternate" hreflang>`` copies of those links are left out:
+    Material's script reads each one as an edition's root and asks for a sitemap.xml
+    beside it (``/gl/kv-cache/sitemap.xml``, four or five missing files per page), and
+    relative addresses serve no search engine (hreflang needs absolute ones, and the
+    site has no site_url). The selector's links do the readers' work."""
     up = "../" * page.url.count("/")
     notebook = page.file.src_uri.split(".")[0] if page.file.src_uri.endswith(".ipynb") else None
     if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
@@ -161,7 +168,7 @@ def on_post_page(output, page, config, **kwargs):
             href = up + href[1:] or "./"
         return f"{m.group(1)}{href}{m.group(3)}"
 
-    return ALTERNATE.sub(link, output)
+    return ALTERNATE.sub(link, HEAD_ALTERNATE.sub("", output))
 
 
 def on_post_build(config, **kwargs):
