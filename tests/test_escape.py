@@ -38,6 +38,9 @@ HOSTILE = [
     "1. an ordered item",
     "    indented",
     "---",
+    '!!! danger "Title"',
+    "??? note",
+    "2) a second item",
     "`#!python print(1)`",
     "[^1] [ref][1]\n\n[1]: https://evil.example",
     "<div markdown>*a*</div>",
@@ -93,6 +96,7 @@ def render(page: str) -> _Page:
 CONTEXTS = {
     "paragraph": "Before X after.",
     "line start": "X and then the sentence goes on.",
+    "own paragraph": "Before.\n\nX\n\nAfter.",
     "bold": "The model **X** was measured.",
     "pipe table": "| what | value |\n|---|---|\n| name | X |",
     "blockquote": "> X",

@@ -2,10 +2,10 @@
 and every text column of every table set to markup, Markdown, a comment, a marker, an
 address, a formula or a 100,000-character string, the checksums rewritten as a run
 would write them. The pages show every one of those fields through every marker, in
-every place a page puts a marker (prose, bold, a Markdown table, a blockquote, a list, an
-admonition, a <pre>); figures draw the labels. The build must pass, and its HTML must
-hold no script, image, link, event handler or comment from the data, show each text
-literally, and stay within a size bound.
+every place a page puts a marker (prose, a paragraph of its own, bold, a Markdown
+table, a blockquote, a list, an admonition, a <pre>); figures draw the labels. The
+build must pass, and its HTML must hold no script, image, link, event handler or
+comment from the data, show each text literally, and stay within a size bound.
 
 One English build (the other editions would only fail on the untranslated hostile
 words); its pages are written here from the data, since the site's own pages select
@@ -46,6 +46,7 @@ HOSTILE = [
     "line\n# heading\n- item",
     "*a*{: onclick=alert(1) }",
     '" onmouseover="alert(1)',
+    "!!! danger",
 ]
 PAGE_BOUND = 2_000_000  # bytes of any page: the real site's largest is under 800 KB
 # Columns a figure selects its rows by (a status, a policy): kept as measured, so that
@@ -139,6 +140,7 @@ def _page(exp: str, meta: dict, plan: dict, figures: list[str]) -> tuple[str, li
         out += [
             f"Prose {{{{ value('{ref}') }}}} goes on.\n",
             f"{{{{ value('{ref}') }}}} starts this line.\n",
+            f"{{{{ value('{ref}') }}}}\n",
             f"The **{{{{ value('{ref}') }}}}** in bold.\n",
             f"> {{{{ value('{ref}') }}}}\n",
             f"| field | value |\n|---|---|\n| {ref} | {{{{ value('{ref}') }}}} |\n",

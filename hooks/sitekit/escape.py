@@ -35,8 +35,9 @@ _ENTITIES = {c: f"&#{ord(c)};" for c in _MARKDOWN} | {"&": "&amp;", "<": "&lt;",
 _TEXT = str.maketrans(_ENTITIES)
 _ATTRIBUTE = str.maketrans(_ENTITIES | {'"': "&quot;", "'": "&#x27;"})
 # What makes a line a block when it starts one: a list item, a rule, a setext underline,
-# an ordered item ("1. x"), indentation. A data text can start a line of the page.
-_BLOCK_START = re.compile(r"[-+=\s]|\d+[.)](\s|$)")
+# an admonition ("!!! note") or a details block ("??? note"), an ordered item ("1. x"),
+# indentation. A data text can start a line of the page.
+_BLOCK_START = re.compile(r"[-+=!?\s]|\d+[.)](\s|$)")
 # A JSON string literal, and what may not appear in one inside a <script>: "<!--",
 # "<script", "</script" and "{{" can never be formed.
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
