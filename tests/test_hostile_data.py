@@ -19,15 +19,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-import yaml
 
-from tests.conftest import REPO, _env, edit_table
+from tests.builds import english_build
+from tests.conftest import REPO, edit_table
 
 LONG = "".join(f"{i:05d}." for i in range(100_000 // 6 + 1))[:100_000]  # a 100,000-character name
 HOSTILE = [
@@ -179,25 +178,9 @@ def build_hostile(dest: Path) -> tuple[Path, dict, subprocess.CompletedProcess]:
         mine = sorted(f for f in figures.REGISTRY if f.startswith(exp + "."))
         page, p["expected"] = _page(exp, meta, p, mine)
         (docs / f"exp-{exp}.md").write_text(page, encoding="utf-8")
-    shutil.copytree(REPO / "docs" / "stylesheets", docs / "stylesheets")
-    shutil.copytree(REPO / "docs" / "javascripts", docs / "javascripts")
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    config.pop("nav")  # the pages written here, in file order
-    for plugin in config["plugins"]:
-        if isinstance(plugin, dict) and "i18n" in plugin:
-            for lang in plugin["i18n"]["languages"]:
-                lang["build"] = lang["locale"] == "en"
-    (dest / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    shutil.copytree(REPO / "hooks", dest / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "sitedata", dest / "sitedata", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
-        cwd=dest,
-        capture_output=True,
-        text=True,
-        env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
-    )
-    return dest / "site", plan, proc
+    for folder in ("javascripts", "stylesheets"):
+        shutil.copytree(REPO / "docs" / folder, docs / folder)
+    return dest / "site", plan, english_build(dest, nav=None)  # no nav: the pages written here
 
 
 @pytest.fixture(scope="module")

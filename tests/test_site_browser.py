@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
-import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import LANGUAGES, REPO, _env, edit_table
+from tests.builds import english_build
+from tests.conftest import LANGUAGES, REPO, edit_table
 from tests.test_calculator_browser import CHROMIUM, FILL, LAUNCH_ARGS, READY, _Quiet, _Server
 
 pytestmark = pytest.mark.skipif(
@@ -98,23 +96,9 @@ def _calculator_site(dest: Path) -> Path:
         shutil.copy(REPO / "docs" / name, docs / name)
     for folder in ("javascripts", "stylesheets"):
         shutil.copytree(REPO / "docs" / folder, docs / folder)
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    config["nav"] = [{"Home": "index.md"}, {"The calculator": "calculator.md"}]
-    config["validation"] = {"links": {"not_found": "info", "anchors": "info"}}  # the pages left out
-    for plugin in config["plugins"]:
-        if isinstance(plugin, dict) and "i18n" in plugin:
-            for lang in plugin["i18n"]["languages"]:
-                lang["build"] = lang["locale"] == "en"
-    (dest / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    for folder in ("hooks", "sitedata"):
-        shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
-        cwd=dest,
-        capture_output=True,
-        text=True,
-        env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
-    )
+    nav = [{"Home": "index.md"}, {"The calculator": "calculator.md"}]
+    links = {"links": {"not_found": "info", "anchors": "info"}}  # to the pages left out
+    proc = english_build(dest, nav=nav, validation=links)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     return dest / "site"
 
