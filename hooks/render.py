@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -21,7 +22,7 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import calculator_locale, figures, formatting, i18n  # noqa: E402
+from sitekit import calculator_locale, escape, figures, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -128,16 +129,18 @@ def on_page_content(html, page, config, files, **kwargs):
     if page.file.src_path.endswith(".ipynb"):
         # mkdocs-jupyter copies the notebook beside its page (include_source)
         name = Path(page.file.abs_src_path).name
-        link = i18n._("Download this notebook")
-        note = i18n._("and run it from a clone of the repository")
-        return f'<p class="notebook-download"><a href="{name}" download>{link}</a> ({name}) {note}.</p>\n' + html
+        link = escape.text(i18n._("Download this notebook"))
+        note = escape.text(i18n._("and run it from a clone of the repository"))
+        href, shown = escape.attribute(quote(name)), escape.text(name)
+        return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
     if "data-calculator" not in html:
         return html
     script = Path(config.docs_dir) / "javascripts" / "calculator.js"
     return html + "\n" + calculator_locale.locale_script(script)
 
 
-ALTERNATE = re.compile(r'(<(?:a|link rel="alternate") href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
+ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
+HEAD_ALTERNATE = re.compile(r'\n[ \t]*<link rel="alternate" href="[^"]*" hreflang="[a-z]+">')
 
 
 def on_post_page(output, page, config, **kwargs):
@@ -145,7 +148,13 @@ def on_post_page(output, page, config, **kwargs):
     site is: the i18n plugin gives a home page's as absolute paths ("/", "/gl/"), which
     lead nowhere when the site is opened from disk or served below a domain's root. And
     a notebook page's lead to the same notebook in each edition: in an edition's build
-    the plugin knows no alternates for notebook pages and points at the home pages."""
+    the plugin knows no alternates for notebook pages and points at the home pages.
+
+    The head's ``<link rel="alternate" hreflang>`` copies of those links are left out:
+    Material's script reads each one as an edition's root and asks for a sitemap.xml
+    beside it (``/gl/kv-cache/sitemap.xml``, four or five missing files per page), and
+    relative addresses serve no search engine (hreflang needs absolute ones, and the
+    site has no site_url). The selector's links do the readers' work."""
     up = "../" * page.url.count("/")
     notebook = page.file.src_uri.split(".")[0] if page.file.src_uri.endswith(".ipynb") else None
     if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
@@ -159,7 +168,7 @@ def on_post_page(output, page, config, **kwargs):
             href = up + href[1:] or "./"
         return f"{m.group(1)}{href}{m.group(3)}"
 
-    return ALTERNATE.sub(link, output)
+    return ALTERNATE.sub(link, HEAD_ALTERNATE.sub("", output))
 
 
 def on_post_build(config, **kwargs):

@@ -5,7 +5,7 @@ import re
 import shutil
 from html.parser import HTMLParser
 
-from tests.conftest import REPO, build_site
+from tests.conftest import REPO, build_site, edit_table
 
 
 class _Collect(HTMLParser):
@@ -221,3 +221,71 @@ def test_text_cells_may_wrap_and_numbers_may_not(built_site):
     html = (built_site / "weight-quantization" / "index.html").read_text(encoding="utf-8")
     assert '<td class="text">not built: ' in html  # a reason, long: it wraps
     assert re.search(r"<td>\d[\d,.]*</td>", html)  # a number: one line
+
+
+def _meta_with_nulls() -> dict:
+    from tests.conftest import PROVENANCE
+
+    return {
+        **PROVENANCE,
+        "git_commit": None,
+        "memory_method": None,
+        "dtype": None,
+        "profile": None,
+        "model": {"name": None, "spec": "x", "parameters": None, "weights": None},
+        "device": {"id": "cpu", "type": "cpu", "cpu": None, "torch_threads": None},
+        "libraries": {"torch": None, "numpy": "2.0"},
+        "tables": {},
+        "values": {},
+    }
+
+
+class _Stub:
+    """SiteData for one experiment whose meta.json holds JSON nulls (the reader refuses
+    some of them; the renderer must not rely on it)."""
+
+    experiments = ["e"]
+
+    def __init__(self, meta: dict) -> None:
+        self._meta = meta
+
+    def meta(self, exp: str) -> dict:
+        return self._meta
+
+
+def test_null_provenance_reads_not_recorded_never_none():
+    from types import SimpleNamespace
+
+    from sitekit.markers import meta
+    from sitekit.provenance import experiments, provenance_html
+
+    ctx = SimpleNamespace(data=_Stub(_meta_with_nulls()), url_prefix="../", page="p.md")
+    for html in (provenance_html(ctx, "e", csv="t"), experiments(ctx), meta(ctx, "e", "git_commit")):
+        assert "None" not in html, html
+        assert "not recorded" in html
+    box = provenance_html(ctx, "e", csv="t")
+    assert "numpy 2.0" in box and "torch" not in box  # a library without a version is left out
+
+
+def test_provenance_cuts_a_long_name_and_says_so():
+    from types import SimpleNamespace
+
+    from sitekit.provenance import provenance_html
+
+    meta = _meta_with_nulls()
+    meta["model"] = {**meta["model"], "name": "m" * 50_000_000, "parameters": float("inf")}
+    html = provenance_html(SimpleNamespace(data=_Stub(meta), url_prefix=""), "e")
+    assert len(html) < 5_000 and "50,000,000 characters in all" in html and "(∞ parameters)" in html
+
+
+def test_a_source_address_elsewhere_fails_the_build(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "site_data", data)
+
+    def elsewhere(rows):
+        rows[1][rows[0].index("source")] = "https://www.nvidia.com@evil.example/"
+
+    edit_table(data / "memory_budget", "card_presets", elsewhere)
+    proc = build_site(tmp_path, data=data)
+    assert proc.returncode != 0
+    assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in proc.stdout + proc.stderr

@@ -2,16 +2,21 @@
 
 Bytes are stored as integers and converted only here; GiB/MiB mean powers of two,
 GB/MB powers of ten, and the site uses the binary ones.
+
+Whatever the data holds, a number is written, never a traceback: an empty cell reads "–",
+a NaN the data wrote reads "not a number" (NOT_A_NUMBER, pagedata.py), an infinity "∞",
+and a number too large for a style's arithmetic is written as a power of ten.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from decimal import Decimal
 from typing import Any
 
 from babel import Locale
-from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
+from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
 from sitekit.i18n import COUNT, _
 
@@ -25,6 +30,29 @@ _GROUP_OVERRIDE = {"gl": NBSP}
 _MIN_GROUPING = {"es": 2}
 _IEC = [("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)]
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class NotANumber(float):
+    """A NaN that the data wrote ("nan" in a CSV cell, NaN in meta.json), as against an
+    empty cell, which pandas also reads as NaN: it reads "not a number", not "–"."""
+
+    def __new__(cls) -> NotANumber:
+        return super().__new__(cls, "nan")
+
+    def __repr__(self) -> str:
+        return "nan"
+
+
+NOT_A_NUMBER = NotANumber()
+
+
+def _non_finite(x: Any) -> str | None:
+    """The text of a NaN or an infinity; None for a finite number."""
+    if not isinstance(x, float) or math.isfinite(x):
+        return None
+    if math.isnan(x):
+        return _("not a number")
+    return "∞" if x > 0 else get_minus_sign_symbol(LOCALE) + "∞"
 
 
 def set_locale(locale: str) -> None:
@@ -50,6 +78,8 @@ def _symbols(locale: str) -> dict[str, str]:
 
 
 def _decimal(x: float, pattern: str) -> str:
+    if abs(x) >= 1e21:  # past what Babel's decimal arithmetic rounds (28 digits): a power of ten
+        return scientific(x)
     if abs(x) < 10 ** (2 + _MIN_GROUPING.get(LOCALE, 1)):
         pattern = pattern.replace("#,##", "")  # too short to group in this locale
     text = format_decimal(x, format=pattern, locale=LOCALE)
@@ -60,6 +90,8 @@ def _decimal(x: float, pattern: str) -> str:
 
 def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
     """``digits`` significant digits (or ``digits`` decimals when ``fixed``), grouped."""
+    if _non_finite(x):
+        return _non_finite(x)
     if fixed:
         return _decimal(x, "#,##0." + "0" * digits if digits else "#,##0")
     if x == 0:
@@ -71,10 +103,12 @@ def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
 
 
 def integer(x: int) -> str:
-    return _decimal(int(x), "#,##0")
+    return _non_finite(x) or _decimal(int(x), "#,##0")
 
 
 def iec(nbytes: float, digits: int = 3) -> str:
+    if _non_finite(nbytes):
+        return _non_finite(nbytes)
     for unit, size in _IEC:
         if abs(nbytes) >= size:
             return f"{number(nbytes / size, digits=digits)}{NBSP}{unit}"
@@ -82,12 +116,13 @@ def iec(nbytes: float, digits: int = 3) -> str:
 
 
 def scientific(x: float, digits: int = 3) -> str:
-    if x == 0:
-        return "0"
+    if x == 0 or _non_finite(x):
+        return _non_finite(x) or "0"
     exp = int(math.floor(math.log10(abs(x))))
     if -3 <= exp < 6:
         return number(x, digits=digits)
-    mant = x / 10**exp
+    # a power of ten past a float's range (1e-320, a huge integer): the exact quotient
+    mant = x / 10**exp if -300 < exp < 300 else float(Decimal(x).scaleb(-exp))
     return f"{number(mant, digits=digits)} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
 
@@ -101,10 +136,19 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
         return value
     if hasattr(value, "item"):  # a NumPy or pandas scalar: the Python number it holds
         value = value.item()
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value) and not isinstance(value, NotANumber)):
         return "–"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
+    if _non_finite(value):
+        return _non_finite(value)
+    try:
+        return _styled(value, unit, style, digits)
+    except ArithmeticError:  # past a float's range in the style's arithmetic (bytes to GiB, x 100)
+        return scientific(value, digits or 3)
+
+
+def _styled(value: int | float, unit: str, style: str, digits: int | None) -> str:
     if style == "raw":
         # every stored digit, none rounded (4.125 bits, 0.5 bytes), in the locale's decimal mark
         text = str(value).removesuffix(".0")

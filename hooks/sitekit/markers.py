@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitekit import claims, data_words, formatting, i18n
+from sitekit import claims, data_words, escape, formatting, i18n
 from sitekit.figures import render_figure
 from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
@@ -44,37 +44,26 @@ class PageContext:
     titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
 
 
-def _parse(expr: str, data: SiteData) -> tuple[str, list[Any], dict[str, Any]]:
+def _parse(expr: str, ctx: PageContext) -> tuple[str, list[Any], dict[str, Any]]:
     """Arguments are literals or, as in claims, ``experiment.value`` names (e.g.
     ``where={'batch': batching.largest_measured_batch}``), evaluated by the claims'
-    interpreter."""
+    interpreter, within its bounds."""
     try:
-        node = ast.parse(expr, mode="eval").body
+        node = claims.parse(expr, "marker", claims.MAX_MARKER).body
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
             raise ValueError("not a call")
-        ev = claims.Evaluator(data)
+        ev = claims.Evaluator(ctx.data)
         args = [ev.eval(a) for a in node.args]
         kwargs = {k.arg: ev.eval(k.value) for k in node.keywords}
-    except (SyntaxError, ValueError, claims.ClaimError, SiteDataError) as e:
-        raise MarkerError(f"cannot parse marker {{{{ {expr} }}}}: {e}") from None
+    except (ValueError, claims.ClaimError, SiteDataError) as e:
+        shown = escape.cut(expr, 200, note=False)
+        raise MarkerError(f"{ctx.page}: cannot parse marker {{{{ {shown} }}}}: {e}") from None
     return node.func.id, args, kwargs
-
-
-def _link_html(value: Any) -> str:
-    """A source's address as a link named by its site, so a column of addresses stays narrow."""
-    from urllib.parse import urlsplit
-
-    url = str(value)
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise SiteDataError(f"style 'link' needs an http(s) address, not {url!r}")
-    site = parts.netloc.removeprefix("www.")
-    return f'<a href="{html.escape(url)}">{html.escape(site)}</a>'
 
 
 def _cell_html(value: Any, col: dict, style: str | None) -> str:
     if style == "link":
-        return _link_html(value)
+        return escape.link(value)
     text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
     if (
         col["unit"] == "bytes"
@@ -83,9 +72,9 @@ def _cell_html(value: Any, col: dict, style: str | None) -> str:
         and abs(value) >= 2**10
         and (style or "auto") in ("auto", "iec")
     ):
-        exact = html.escape(_("{count} bytes").format(count=formatting.integer(value)))
-        return f'<span title="{exact}">{html.escape(text)}</span>'
-    return html.escape(text)
+        exact = escape.attribute(_("{count} bytes").format(count=formatting.integer(value)), escape.TEXT)
+        return f'<span title="{exact}">{escape.text(text, escape.TEXT)}</span>'
+    return escape.text(text, escape.TEXT)
 
 
 def _byte_column_styles(frame, cols: list[dict]) -> dict[str, str]:
@@ -119,10 +108,10 @@ def _header(col: dict) -> str:
     english = col.get("label") or col["name"]
     if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
         shown = ""  # "tokens each", not "tokens each (tokens)"
-    label = html.escape(_(english, "column label"))
-    title = html.escape(_(col.get("description") or col["name"], "column description"))
+    label = escape.text(_(english, "column label"))
+    title = escape.attribute(_(col.get("description") or col["name"], "column description"))
     shown = _(shown, "unit") if shown else ""
-    return f'<th title="{title}">{label}' + (f" ({html.escape(shown)})" if shown else "") + "</th>"
+    return f'<th title="{title}">{label}' + (f" ({escape.text(shown)})" if shown else "") + "</th>"
 
 
 def table(
@@ -151,7 +140,7 @@ def table(
         + "</tr>"
         for _, row in frame.iterrows()
     )
-    cap = html.escape(caption or _(t.title, "table title"))
+    cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
     return (
         f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
         f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
@@ -165,8 +154,8 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
     it bare, and escaped (measured text, such as a model's answer, is data, not markup)."""
     text = formatting.format_value(value, unit, style=style, digits=digits)
     if with_unit and style in ("auto", "num", "fixed", "int"):
-        text += formatting.unit_suffix(unit)
-    return html.escape(text, quote=False)
+        text += formatting.unit_suffix(escape.cut(unit))
+    return escape.text(text, escape.TEXT)
 
 
 def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
@@ -196,9 +185,11 @@ def meta(ctx: PageContext, exp: str, *path: str) -> str:
         if not isinstance(node, dict) or key not in node:
             raise SiteDataError(f"meta.json of {exp!r} has no {'.'.join(path)}")
         node = node[key]
+    if node is None:  # a field the run could not record (JSON null)
+        return escape.text(_("not recorded"))
     if isinstance(node, (int, float)) and not isinstance(node, bool):
-        return html.escape(formatting.format_value(node))  # a number reads as the page's locale writes it
-    return html.escape(str(node))
+        return escape.text(formatting.format_value(node))  # a number reads as the page's locale writes it
+    return escape.text(node)
 
 
 def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> str:
@@ -226,7 +217,7 @@ def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | N
     value = getattr(importlib.import_module(module), name, None)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or name.startswith("_"):
         raise SiteDataError(f"constant {dotted!r}: no such number in {module}")
-    return html.escape(formatting.format_value(value, style=style, digits=digits))
+    return escape.text(formatting.format_value(value, style=style, digits=digits))
 
 
 CONSTANT_MODULES = ("sitedata.compare",)
@@ -234,13 +225,13 @@ CONSTANT_MODULES = ("sitedata.compare",)
 
 def json_table(ctx: PageContext, ref: str) -> str:
     """A table as JSON in a ``<script type="application/json">`` for the page's scripts
-    (the calculator's presets): columns with units, rows with missing cells as null."""
+    (the calculator's presets): columns with units, rows with missing and non-finite
+    cells as null, every text cut to a bound."""
     import json
 
     t = ctx.data.table(ref)
     rows = json.loads(t.frame.to_json(orient="records"))
-    payload = json.dumps({"table": ref, "columns": t.columns, "rows": rows}, ensure_ascii=False)
-    payload = payload.replace("</", "<\\/")  # a "</script>" inside a string must not end the element
+    payload = escape.json_script({"table": ref, "columns": t.columns, "rows": rows})
     return f'<script type="application/json" data-json-table="{html.escape(ref)}">{payload}</script>'
 
 
@@ -291,7 +282,7 @@ def render_markers(markdown: str, ctx: PageContext) -> str:
     markdown = choose_branches(markdown, ctx)
 
     def replace(match: re.Match) -> str:
-        fname, args, kwargs = _parse(match.group(1), ctx.data)
+        fname, args, kwargs = _parse(match.group(1), ctx)
         fn = FUNCTIONS.get(fname)
         if fn is None:
             raise MarkerError(
@@ -300,8 +291,9 @@ def render_markers(markdown: str, ctx: PageContext) -> str:
         try:
             return fn(ctx, *args, **kwargs)
         except claims.ClaimError as e:
-            raise MarkerError(str(e)) from None
-        except (SiteDataError, KeyError, TypeError, ValueError) as e:
-            raise MarkerError(f"{ctx.page}: {match.group(0)}: {e}") from None
+            message = str(e)  # a claim that does not hold names its page already
+            raise MarkerError(message if message.startswith(f"{ctx.page}: ") else f"{ctx.page}: {message}") from None
+        except (SiteDataError, KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as e:
+            raise MarkerError(f"{ctx.page}: {escape.cut(match.group(0), 200, note=False)}: {e}") from None
 
     return MARKER.sub(replace, markdown)

@@ -4,6 +4,8 @@ frames; every name a page gives is checked before it touches a path."""
 from __future__ import annotations
 
 import io
+import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -14,6 +16,10 @@ import pandas as pd
 from sitedata import DataError, Experiment, experiment_names, read_experiment
 from sitedata.fingerprint import data_fingerprint
 from sitedata.names import NAME
+from sitekit.formatting import NOT_A_NUMBER
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_NON_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
 
 
 class SiteDataError(Exception):
@@ -94,7 +100,7 @@ class SiteData:
             raise SiteDataError(f"experiment {exp!r} has no table {name!r}; it has {', '.join(data.meta['tables'])}")
         key = (exp, name)
         if key not in self._frames:
-            self._frames[key] = pd.read_csv(io.StringIO(data.texts[name]), keep_default_na=False, na_values=[""])
+            self._frames[key] = _frame(data.texts[name], data.meta["tables"][name]["columns"])
         return TableRef(exp, name, data.meta, self._frames[key])
 
     def value(self, ref: str) -> dict:
@@ -102,7 +108,10 @@ class SiteData:
         values = self.meta(exp)["values"]
         if name not in values:
             raise SiteDataError(f"experiment {exp!r} has no value {name!r}; it has {', '.join(values)}")
-        return values[name]
+        v = values[name]
+        if isinstance(v["value"], float) and math.isnan(v["value"]):  # NaN in meta.json: written, not missing
+            return {**v, "value": NOT_A_NUMBER}
+        return v
 
     def cell(self, ref: str, column: str, where: dict[str, Any] | None = None) -> tuple[Any, dict]:
         """One cell: the row matching every ``where`` pair (exactly one must match)."""
@@ -120,3 +129,31 @@ class SiteData:
             data = self.experiment(exp)
             out += [(exp, "meta.json")] + [(exp, f"{t}.csv") for t in data.texts]
         return out
+
+
+def _frame(text: str, columns: list[dict]) -> pd.DataFrame:
+    """A table as pandas reads it, but for a column of numbers holding a "nan" or an "inf"
+    (a timing that could not be taken), which pandas leaves as text, and every number in
+    it with it: it is read as numbers, "nan" as NOT_A_NUMBER (shown "not a number"; an
+    empty cell stays NaN, shown "–"), so that the other cells keep their formatting."""
+    frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    measured = {c["name"] for c in columns if c["compare"] != "exact"}
+    for name in frame.columns:
+        if pd.api.types.is_numeric_dtype(frame[name]):
+            continue
+        cells = frame[name].tolist()
+        written = [c for c in cells if isinstance(c, str)]
+        numbers = [c for c in written if _NUMBER.fullmatch(c)]
+        if (numbers or name in measured) and all(_NUMBER.fullmatch(c) or _NON_FINITE.fullmatch(c) for c in written):
+            frame[name] = pd.Series([_number(c) for c in cells], index=frame.index, dtype=object)
+    return frame
+
+
+def _number(cell: object) -> object:
+    if not isinstance(cell, str):
+        return cell  # an empty cell, NaN
+    if cell.lower().lstrip("+-") == "nan":
+        return NOT_A_NUMBER
+    if re.fullmatch(r"[+-]?\d{1,4000}", cell):
+        return int(cell)
+    return float(cell)  # "1e400" and a longer integer as inf

@@ -1,17 +1,33 @@
 """Provenance on the page: the box under every table, and the home page's list of
-experiments. Every string that comes from data is escaped."""
+experiments. Every string that comes from data goes through escape.py, cut to a bound,
+and a field the run could not record (JSON null) reads "not recorded", never "None"."""
 
 from __future__ import annotations
 
-import html
+from typing import Any
 
-from sitekit import formatting
+from sitekit import escape, formatting
 from sitekit.i18n import _
 from sitekit.pagedata import SiteDataError
 
 
 def _csv_link(ctx, exp: str, name: str) -> str:
     return f"{ctx.url_prefix}data/{exp}/{name}.csv"
+
+
+def _field(value: Any) -> str:
+    """A field of meta.json as text to fill into a sentence, cut to a bound."""
+    if value is None:
+        return _("not recorded")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return formatting.number(value, digits=4)
+    return escape.cut(value)
+
+
+def _count(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return formatting.integer(value)
+    return _field(value)
 
 
 def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
@@ -22,38 +38,39 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
     if csv:
         links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
     links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
+    commit = m.get("git_commit")
     items = [
         (
             "model",
-            _("{name} ({count} parameters)").format(name=model["name"], count=formatting.integer(model["parameters"])),
+            _("{name} ({count} parameters)").format(name=_field(model["name"]), count=_count(model["parameters"])),
         ),
-        ("weights", model["weights"]),
-        ("device", f"{device}, {m['dtype']}"),
-        ("profile", m["profile"]),
+        ("weights", _field(model["weights"])),
+        ("device", f"{device}, {_field(m['dtype'])}"),
+        ("profile", _field(m["profile"])),
         (
             "measured",
-            _("{date}, in {seconds} s").format(date=m["date"], seconds=formatting.number(m["duration_s"], digits=4)),
+            _("{date}, in {seconds} s").format(date=_field(m["date"]), seconds=_field(m["duration_s"])),
         ),
         (
             "code",
             (_("commit {commit} + local changes") if m.get("measure_code_modified") else _("commit {commit}")).format(
-                commit=m["git_commit"][:10]
+                commit=commit[:10] if isinstance(commit, str) else _field(commit)
             )
             + ", "
-            + _("code hash {hash}").format(hash=m["code_hash"]),
+            + _("code hash {hash}").format(hash=_field(m["code_hash"])),
         ),
-        ("libraries", ", ".join(f"{k} {v}" for k, v in libs.items() if v)),
-        ("memory method", m.get("memory_method", "")),
-        ("data", " · ".join(links)),
+        ("libraries", ", ".join(f"{escape.cut(k)} {_field(v)}" for k, v in libs.items() if v)),
+        ("memory method", _field(m["memory_method"]) if "memory_method" in m else ""),
     ]
     rows = "".join(
-        f"<tr><th>{html.escape(_(k, 'provenance'))}</th><td>{html.escape(v) if k != 'data' else v}</td></tr>"
-        for k, v in items
+        f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{escape.text(v, None)}</td></tr>" for k, v in items
     )
-    summary = html.escape(
+    rows += f"<tr><th>{escape.text(_('data', 'provenance'))}</th><td>{' · '.join(links)}</td></tr>"
+    summary = escape.text(
         _("Provenance: {model} · {device} · {dtype} · {date}").format(
-            model=model["name"], device=device, dtype=m["dtype"], date=m["date"][:10]
-        )
+            model=_field(model["name"]), device=device, dtype=_field(m["dtype"]), date=_field(m["date"])[:10]
+        ),
+        None,
     )
     return (
         f'<details class="provenance"><summary>{summary}</summary>'
@@ -64,8 +81,8 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
 def _device(dev: dict) -> str:
     """The GPU's name, or the CPU's with the threads torch used."""
     if dev.get("gpu"):
-        return dev["gpu"]
-    return _("{cpu} ({threads} threads)").format(cpu=dev.get("cpu"), threads=dev.get("torch_threads"))
+        return _field(dev["gpu"])
+    return _("{cpu} ({threads} threads)").format(cpu=_field(dev.get("cpu")), threads=_field(dev.get("torch_threads")))
 
 
 def provenance(ctx, exp: str) -> str:
@@ -77,25 +94,24 @@ def experiments(ctx) -> str:
     rows = []
     for exp in ctx.data.experiments:
         m = ctx.data.meta(exp)
-        device = _device(m["device"])
+        title = m["title"]
         cells = (
-            exp,
-            _(m["title"], "experiment title"),
-            m["model"]["name"],
-            f"{device}, {m['dtype']}",
-            m["profile"],
-            m["date"][:10],
+            escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title),
+            _field(m["model"]["name"]),
+            f"{_device(m['device'])}, {_field(m['dtype'])}",
+            _field(m["profile"]),
+            _field(m["date"])[:10],
             f"{formatting.number(m['duration_s'], digits=3)}{formatting.NBSP}s",
         )
         rows.append(
-            f"<tr><td><code>{html.escape(exp)}</code></td>"
-            + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells[1:])
+            f"<tr><td><code>{escape.text(exp)}</code></td>"
+            + "".join(f"<td>{escape.text(c, None)}</td>" for c in cells)
             + "</tr>"
         )
     if not rows:
         raise SiteDataError("site_data holds no experiment")
     head = "".join(
-        f"<th>{html.escape(_(h, 'experiments table'))}</th>"
+        f"<th>{escape.text(_(h, 'experiments table'))}</th>"
         for h in ("experiment", "what", "model", "device", "profile", "date", "run time")
     )
     return (

@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, ScalarFormatter  # noqa: E402
 
-from sitekit import formatting, i18n  # noqa: E402
+from sitekit import escape, formatting, i18n  # noqa: E402
 from sitekit.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
@@ -88,7 +88,8 @@ def _key(name: str, data, language: str) -> str:
     checksums), the code that draws and formats it, the edition's catalog, matplotlib."""
     h = hashlib.sha256(matplotlib.__version__.encode())
     module = sys.modules[REGISTRY[name].__module__]
-    for path in (Path(module.__file__), Path(__file__), Path(formatting.__file__), i18n.catalog_path(language)):
+    code = (Path(module.__file__), Path(__file__), Path(formatting.__file__), Path(escape.__file__))
+    for path in (*code, i18n.catalog_path(language)):
         h.update(path.read_bytes() if path.exists() else b"")
     h.update(data.fingerprint.encode())
     return h.hexdigest()[:16]

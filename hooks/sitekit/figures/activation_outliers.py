@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import number
 from sitekit.i18n import _
@@ -68,7 +69,7 @@ def prompt_layers(data):
         # book passages in one colour, the two prompts that are not prose stand out
         book = str(prompt).startswith("book")
         c = "#7f8c8d" if book else COLOURS[i % len(COLOURS)]
-        label = _("book passages") if book and i == 0 else (None if book else str(prompt))
+        label = _("book passages") if book and i == 0 else (None if book else figure_text(prompt))
         for a, col, med in ((ax, "dim_max", "median_dim_max"), (ax2, "rest_dim_max", "rest_median_dim_max")):
             a.plot(g.layer, g[col], "-", color=c, lw=1 if book else 1.6, label=label if a is ax else None)
             a.plot(g.layer, g[med], ":", color=c, lw=1)

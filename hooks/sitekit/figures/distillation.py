@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import number
 from sitekit.i18n import _
@@ -17,7 +18,7 @@ def distribution(data):
     df = data.table("distillation.distribution").frame
     temps = sorted(df.temperature.unique())
     ranks = sorted(df["rank"].unique())
-    tokens = [repr(t) for t in df[df.temperature == temps[0]].sort_values("rank").token]
+    tokens = [figure_text(repr(t)) for t in df[df.temperature == temps[0]].sort_values("rank").token]
     x = np.arange(len(ranks))
     width = 0.8 / len(temps)
     fig, ax = plt.subplots(figsize=(7.5, 3.8))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.data_words import shown
+from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.i18n import _
 
@@ -18,7 +19,7 @@ def quality(data):
     ax.barh(y, df.perplexity, color=colours)
     ax.set_xscale("log")
     ax.set_xlabel(_("perplexity (log scale, lower is better)"))
-    ax.set_yticks(y, [shown(label, "quality.quality.label") for label in df.label])
+    ax.set_yticks(y, [figure_text(shown(label, "quality.quality.label")) for label in df.label])
     ax.invert_yaxis()
     ax2.barh(y, df.agreement, color=colours)
     ax2.set_xlim(0, 1)

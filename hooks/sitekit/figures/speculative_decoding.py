@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sitekit.data_words import shown
+from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import number
 from sitekit.i18n import _
@@ -17,7 +18,7 @@ FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 def real_run(data):
     df = data.table("speculative_decoding.real_run").frame
     labels = [
-        shown(lab, "speculative_decoding.real_run.label").replace(", ", ",\n") + f"\nγ = {g}"
+        figure_text(shown(lab, "speculative_decoding.real_run.label")).replace(", ", ",\n") + f"\nγ = {g}"
         for lab, g in zip(df.label, df.gamma, strict=True)
     ]
     x = np.arange(len(df))
@@ -67,7 +68,7 @@ def acceptance_by_temperature(data):
             rows.temperature,
             rows.expected_acceptance,
             "o-",
-            label=shown(rows.label.iloc[0], "speculative_decoding.acceptance_by_temperature.label"),
+            label=figure_text(shown(rows.label.iloc[0], "speculative_decoding.acceptance_by_temperature.label")),
         )
     temps = sorted(df.temperature.unique())
     ax.set_xticks(temps, [number(t, digits=6) + ("\n" + _("(greedy)") if t == 0 else "") for t in temps])

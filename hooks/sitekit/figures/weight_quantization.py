@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
 from sitekit.data_words import shown
+from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import format_value
 from sitekit.i18n import _
@@ -27,7 +28,7 @@ def errors(data):
     # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
     ticks = [
         _("{label} ({bits} bits)").format(
-            label=shown(lab, "weight_quantization.errors.label"), bits=format_value(b, "bits")
+            label=figure_text(shown(lab, "weight_quantization.errors.label")), bits=format_value(b, "bits")
         )
         for lab, b in zip(df.label, df.bits_per_weight, strict=True)
     ]
@@ -80,7 +81,7 @@ def decode_kernels(data):
             color=colour,
             ms=7,
             ls="none",
-            label=f"{shown(label, 'weight_quantization.decode_kernels.label')} ({act})",
+            label=f"{figure_text(shown(label, 'weight_quantization.decode_kernels.label'))} ({figure_text(act)})",
             zorder=3,
         )
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]

@@ -1,0 +1,94 @@
+"""Numbers no measurement gives but data can hold: NaN written in a cell, infinity,
+1e400, integers and floats past what a style's arithmetic or Babel can round."""
+
+import re
+
+import pytest
+from sitekit import formatting, i18n
+
+from tests.test_formatting import f
+
+
+# Numbers no measurement gives but data can hold: written as text a reader understands,
+# never an OverflowError, a ValueError or a ZeroDivisionError.
+@pytest.mark.parametrize(
+    "style", ["auto", "int", "bytes", "iec", "gib", "mib", "sci", "ratio", "percent", "fixed", "num"]
+)
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (float("inf"), "∞"),
+        (float("-inf"), "-∞"),
+        (float("1e400"), "∞"),  # what "1e400" reads as
+        (formatting.NOT_A_NUMBER, "not a number"),
+        (float("nan"), "–"),  # an empty cell
+        (None, "–"),
+    ],
+)
+def test_non_finite_numbers_are_written_in_every_style(value, expected, style):
+    assert formatting.format_value(value, "bytes", style=style) == expected
+    assert formatting.format_value(value, "", style=style) == expected
+
+
+@pytest.mark.parametrize("style", ["auto", "int", "iec", "gib", "mib", "sci", "ratio", "percent", "fixed", "num"])
+@pytest.mark.parametrize("value", [10**400, -(10**400), 1e308, 5e-324, -5e-324])
+def test_numbers_past_a_floats_range_are_written(value, style):
+    for unit in ("", "bytes", "fraction", "x", "MAC", "bits"):
+        text = formatting.format_value(value, unit, style=style)
+        assert text and "nan" not in text.lower(), (value, unit, style, text)
+
+
+def test_a_huge_integer_is_a_power_of_ten_where_a_style_divides_it():
+    assert f.format_value(10**400, "bytes", style="iec") == "1 × 10⁴⁰⁰"
+    assert f.format_value(10**400, "bytes", style="gib") == "1 × 10⁴⁰⁰"
+    assert f.scientific(5e-324) == "4.94 × 10⁻³²⁴"
+    assert f.scientific(-(10**400)) == "-1 × 10⁴⁰⁰"
+
+
+def test_the_helpers_take_non_finite_numbers():
+    assert formatting.integer(float("inf")) == "∞"
+    assert formatting.number(float("nan")) == "not a number"
+    assert formatting.number(float("-inf"), digits=2, fixed=True) == "-∞"
+    assert formatting.iec(float("inf")) == "∞"
+
+
+def test_not_a_number_is_translated(monkeypatch):
+    monkeypatch.setattr(i18n, "_language", "it")
+    assert formatting.format_value(formatting.NOT_A_NUMBER) == "non è un numero"
+
+
+def test_a_nan_cell_keeps_its_columns_formatting(tmp_path):
+    """A "nan" (or "inf") written in a column of numbers: the column is still read as
+    numbers, so its other cells are grouped and rounded; the cell reads as what it is."""
+    from sitekit.markers import PageContext, table
+    from sitekit.pagedata import SiteData
+
+    from tests.conftest import edit_table, write_data
+
+    folder = write_data(tmp_path, "e", {"t": [{"n": 1, "bytes_used": 123456}, {"n": 2, "bytes_used": 2048}]})
+
+    def nan_and_inf(rows):
+        rows.append(["nan", "inf"])
+        rows.append(["3", "1e400"])
+
+    edit_table(folder, "t", nan_and_inf)
+    html = table(PageContext(data=SiteData(tmp_path), page="p.md", url_prefix=""), "e.t")
+    body = html.split("</table>", 1)[0]  # the table, not the provenance under it
+    cells = [re.sub("<[^>]*>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", body)]
+    assert cells == ["1", "123,456", "2", "2,048", "not a number", "∞", "3", "∞"], cells
+
+
+def test_a_nan_value_reads_as_not_a_number(tmp_path):
+    import json
+
+    from sitekit.markers import PageContext, value
+    from sitekit.pagedata import SiteData
+
+    from tests.conftest import write_data
+
+    folder = write_data(tmp_path, "e", {"t": [{"n": 1}]}, {"v": 1.0, "w": 2.0})
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["values"]["v"]["value"], meta["values"]["w"]["value"] = float("nan"), float("inf")
+    (folder / "meta.json").write_text(json.dumps(meta))  # NaN and Infinity, as Python writes them
+    ctx = PageContext(data=SiteData(tmp_path), page="p.md", url_prefix="")
+    assert value(ctx, "e.v") == "not a number" and value(ctx, "e.w") == "∞"
