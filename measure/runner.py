@@ -99,7 +99,7 @@ def run_experiments(
 
     from measure.lab import memory
     from measure.lab.context import PROFILES, Context, default_profile
-    from measure.lab.devices import choose_device, default_dtype, fingerprint
+    from measure.lab.devices import choose_device, default_dtype, describe_machine
     from measure.lab.models import load_model, preflight
     from measure.lab.provenance import provenance
 
@@ -120,7 +120,7 @@ def run_experiments(
 
     for line in recover(out):
         log(line)
-    machine = fingerprint(dev)
+    machine = describe_machine(dev)
     outcomes: list[Outcome] = []
     todo = []
     for name in names:
@@ -155,7 +155,7 @@ def run_experiments(
                 device=dev,
                 dtype=dtype,
                 profile=prof,
-                fingerprint=machine,
+                machine=machine,
                 memory_method=memory.method(dev),
                 experiment_title=mod.TITLE,
                 quiet=quiet,

@@ -80,7 +80,7 @@ def provenance(*, experiment: str, config, ctx, duration_s: float) -> dict:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
         "model": ctx.model.describe(),
-        "device": ctx.fingerprint,
+        "device": ctx.machine,
         "dtype": str(ctx.dtype).removeprefix("torch."),
         "libraries": library_versions(),
         "profile": ctx.profile,
