@@ -38,7 +38,7 @@ from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.batching_sweep import available_bytes, extend_sweep, step_costs, sweep, sweep_rows
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
-from measure.lab.estimate import Work
+from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, prefill, random_cache
 from measure.lab.timing import Timing, time_call
 from measure.sim.batching_sim import arrival_rows, memory_rows, policy_rows
@@ -502,14 +502,16 @@ def _prefill_costs(cfg: Config, ctx: Context) -> tuple[list[dict], float]:
     return rows, at_prompt
 
 
-def work(cfg: Config) -> Work:
+def work(cfg: Config) -> ForwardPasses:
     """The forward passes of a run, for the estimate printed before it starts."""
     batches = set(cfg.batch_sizes) | set(range(1, cfg.slots + 1))
     # Eager and compiled at every batch. B = 1 reuses the compilation of §2 when it ran
     # first in the same run (the GPU command's order); the batch becoming dynamic costs one.
     # The sweep's extension past its sizes is bounded by its own budget, not counted here.
     calls = cfg.warmup + cfg.repeats
-    return Work(prefill_tokens=sum(cfg.prefill_lengths) * calls, decode_steps=2 * len(batches) * calls, compiles=1)
+    return ForwardPasses(
+        prefill_tokens=sum(cfg.prefill_lengths) * calls, decode_steps=2 * len(batches) * calls, compiles=1
+    )
 
 
 def run(cfg: Config, ctx: Context) -> Result:

@@ -27,7 +27,7 @@ import torch
 
 from measure.lab import memory
 from measure.lab.context import Context
-from measure.lab.estimate import Work
+from measure.lab.estimate import ForwardPasses
 from measure.lab.formulas import kv_bytes_per_token
 from measure.lab.generation import cache_storage_bytes, prefill
 from measure.lab.models import architecture_config, architecture_shape
@@ -232,10 +232,10 @@ def _variants(ctx: Context, cfg: Config, name: str, config) -> list[dict]:
     return rows
 
 
-def work(cfg: Config) -> Work:
+def work(cfg: Config) -> ForwardPasses:
     """The forward passes of a run, for the estimate printed before it starts: the
     prefills whose caches are measured (the rest is allocation)."""
-    return Work(prefill_tokens=sum(b * t for b, t in cfg.prefill_shapes))
+    return ForwardPasses(prefill_tokens=sum(b * t for b, t in cfg.prefill_shapes))
 
 
 def run(cfg: Config, ctx: Context) -> Result:

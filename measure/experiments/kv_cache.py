@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab.context import Context
-from measure.lab.estimate import Work
+from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import greedy_cached, greedy_recompute
 from measure.lab.kv_cache_head import head_step_rows
 from measure.lab.kv_cache_identity import float32_identity, split_finding
@@ -324,18 +324,18 @@ def _memory(cfg: Config, ctx: Context, ids: torch.Tensor) -> tuple[list, dict]:
     return rows, values
 
 
-def work(cfg: Config) -> Work:
+def work(cfg: Config) -> ForwardPasses:
     """The forward passes of a run, for the estimate printed before it starts (the prompt
     is about 41 tokens; the head and MAC tables are small and left out)."""
     prompt = 41
 
-    def recompute(n: int) -> Work:
-        return Work(prefill_tokens=sum(prompt + i for i in range(n)))
+    def recompute(n: int) -> ForwardPasses:
+        return ForwardPasses(prefill_tokens=sum(prompt + i for i in range(n)))
 
-    def cached(n: int) -> Work:
-        return Work(prompt, n - 1)
+    def cached(n: int) -> ForwardPasses:
+        return ForwardPasses(prompt, n - 1)
 
-    total = Work()
+    total = ForwardPasses()
     # Outputs once, timed repeats, the float32 check (at most once more), the memory run.
     for _ in range(cfg.generation_repeats + 2):
         total += recompute(cfg.new_tokens)
@@ -343,7 +343,7 @@ def work(cfg: Config) -> Work:
         total += cached(cfg.new_tokens)
     for n in cfg.memory_tokens:
         total += cached(n)
-        total += recompute(n) if n <= cfg.memory_whole_up_to else Work(prefill_tokens=2 * (prompt + n))
+        total += recompute(n) if n <= cfg.memory_whole_up_to else ForwardPasses(prefill_tokens=2 * (prompt + n))
     return total
 
 

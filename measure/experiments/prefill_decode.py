@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
-from measure.lab.estimate import Work
+from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, prefill, random_cache
 from measure.lab.prefill_decode_split import split_runs
 from measure.lab.timing import Timing, time_call, timed
@@ -350,14 +350,14 @@ def _decode_sweep(cfg: Config, ctx: Context, bytes_per_s: float) -> tuple[list[d
     return rows, values
 
 
-def work(cfg: Config) -> Work:
+def work(cfg: Config) -> ForwardPasses:
     """The forward passes of a run, for the estimate printed before it starts."""
     runs = cfg.split_repeats + 1  # and one warm-up
-    split = Work(cfg.split_prompt_tokens * runs, (cfg.split_new_tokens - 1) * runs)
-    prefills = Work(prefill_tokens=sum(cfg.prompt_lengths) * (cfg.prefill_repeats + 1))
+    split = ForwardPasses(cfg.split_prompt_tokens * runs, (cfg.split_new_tokens - 1) * runs)
+    prefills = ForwardPasses(prefill_tokens=sum(cfg.prompt_lengths) * (cfg.prefill_repeats + 1))
     # Eager and compiled, each warmed up twice, at every C; compiled at the first C, then again
     # when the length becomes dynamic.
-    steps = Work(decode_steps=2 * len(cfg.cache_lengths) * (cfg.decode_repeats + 2), compiles=2)
+    steps = ForwardPasses(decode_steps=2 * len(cfg.cache_lengths) * (cfg.decode_repeats + 2), compiles=2)
     return split + prefills + steps
 
 
