@@ -17,8 +17,9 @@ import torch
 from measure.lab.context import Context
 from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
-from measure.lab.generation import greedy_cached, prefill
+from measure.lab.generation import crop_cache, greedy_cached, prefill
 from measure.lab.quantizers import SCHEMES, quantized_copy
+from measure.lab.speculative_sampling import expected_acceptance, tempered
 from measure.lab.timing import time_call, timed
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
@@ -45,12 +46,6 @@ def draft_label(name: str) -> str:
     if name == DYNAMIC_INT8:
         return "int8 per-row, int8 kernels"
     return SCHEMES[name].label
-
-
-def truncate(cache, length: int) -> None:
-    extra = cache.get_seq_length() - length
-    if extra > 0:
-        cache.crop(-extra)
 
 
 @torch.inference_mode()
@@ -86,8 +81,8 @@ def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma:
         seq += new
         out += new
         accepted.append(n)
-        truncate(tcache, base + n)  # keep seq minus its (new) last token
-        truncate(dcache, min(dcache.get_seq_length(), base + n))
+        crop_cache(tcache, base + n)  # keep seq minus its (new) last token
+        crop_cache(dcache, min(dcache.get_seq_length(), base + n))
     return out[:new_tokens], accepted
 
 
@@ -100,7 +95,7 @@ def step_time(model, ids: torch.Tensor, tokens: int, ctx: Context, repeats: int)
 
     def step():
         model(input_ids=block, past_key_values=cache, use_cache=True)
-        truncate(cache, length)
+        crop_cache(cache, length)
 
     return time_call(step, device=ctx.device, warmup=2, repeats=repeats).median_s
 
@@ -194,8 +189,6 @@ def acceptance_rows(
     keeps the draft's token, averaged over the positions; the drafts named in ``keep``,
     built once, by name in the order of ``keep``; and the draft logits (positions, vocab)
     of those named in ``keep_logits``, with the target's under the key "target"."""
-    from measure.lab.speculative_sampling import expected_acceptance, tempered
-
     target_logits = logits_given_prefix(target, ids, reference)[0]
     p_at = {t: tempered(target_logits, t) for t in temperatures}
     rows, by_temperature, models, logits_of = [], [], {}, {"target": target_logits}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.lab.speculative_algorithm import truncate
+from measure.lab.generation import crop_cache
 
 SIGNIFICANCE = 0.01  # the level at which the chi-square test rejects "distributed as p"
 MIN_EXPECTED = 5.0  # the usual rule for the chi-square approximation: every cell expects at least 5
@@ -176,8 +176,8 @@ def speculative_sampled(
         seq += new
         tokens += new
         accepted.append(n)
-        truncate(tcache, base + n)
-        truncate(dcache, min(dcache.get_seq_length(), base + n))
+        crop_cache(tcache, base + n)
+        crop_cache(dcache, min(dcache.get_seq_length(), base + n))
     return tokens[:new_tokens], accepted
 
 
