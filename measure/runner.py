@@ -75,7 +75,7 @@ def _estimate(modules: dict, todo: list[str], profile: str, model, device, log) 
     experiment to run counts its work (today: the systems experiments of the GPU command)."""
     from measure.lab.estimate import calibrate
 
-    if not all(hasattr(modules[n], "work") for n in todo):
+    if any(modules[n].work is None for n in todo):
         return {}
     units = calibrate(model, device)
     out = {n: units.seconds(modules[n].work(modules[n].Config.for_profile(profile))) for n in todo}
@@ -142,7 +142,7 @@ def run_experiments(
         for i, name in enumerate(todo, 1):
             current = name
             mod = modules[name]
-            if getattr(mod, "NEEDS_TRAINED", False) and not loaded.trained:
+            if mod.NEEDS_TRAINED and not loaded.trained:
                 why = f"{name} measures quality, which random weights do not have; use a trained model"
                 if explicit:
                     raise UserError(why)
