@@ -15,7 +15,8 @@ depend on weight values):
 * ``context_7b``: a 7B-class shape (32 layers, 8 KV heads of dim 128, fp16): its
   measured bytes per token, then the cache at 4k-128k tokens against fp16 weights.
 
-Writes ``site_data/cache_size/``. Alone: ``python -m measure run --only cache_size``.
+Its tables are declared in ``tables``. Writes ``site_data/cache_size/``.
+Alone: ``python -m measure run --only cache_size``.
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ from dataclasses import dataclass
 
 import torch
 
+from measure.experiments.cache_size.tables import TABLES, VALUES
 from measure.lab import memory
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
 from measure.lab.formulas import kv_bytes_per_token
 from measure.lab.generation import cache_storage_bytes, prefill
 from measure.lab.models import architecture_config, architecture_shape
-from sitedata.schema import Column, Result, Table, Value
+from sitedata.schema import Result
+
+__all__ = ["TABLES", "TITLE", "VALUES", "Config", "run", "work"]
 
 TITLE = "How big the cache is"
 SEVEN_B = {  # spec §3.4: a 7B-class Llama shape
@@ -45,73 +49,6 @@ SEVEN_B = {  # spec §3.4: a 7B-class Llama shape
     "vocab_size": 32000,
 }
 SEVEN_B_PARAMS = 7.0e9  # spec §3.4 / §10: the stated parameter count of the class
-
-# Prefill rows hold a cache in the run's dtype, and the formula table has a row per dtype
-# of the run: those bytes reproduce on the same device type and dtype. The allocated
-# caches are float16 whatever the run's dtype: the same bytes on any machine.
-_RUN_DTYPE = dict(compare="exact", scope="device")
-
-TABLES = (
-    Table(
-        "bytes_per_token",
-        "Bytes per cached token, from the formula",
-        (
-            Column("model"),
-            Column("layers", label="L"),
-            Column("kv_heads", label="H_kv"),
-            Column("head_dim", label="d"),
-            Column("dtype", **_RUN_DTYPE),
-            Column("bytes_per_element", "bytes", "bytes/element", **_RUN_DTYPE),
-            Column("formula_bytes_per_token", "bytes", "2·L·H_kv·d·bytes", **_RUN_DTYPE),
-        ),
-    ),
-    Table(
-        "measured",
-        "The real cache, measured, against the formula",
-        (
-            Column("model"),
-            Column("method"),
-            Column("batch", label="B"),
-            Column("tokens", "tokens", "tokens each"),
-            Column("resident_tokens", "tokens", "resident tokens"),
-            Column("dtype", **_RUN_DTYPE),
-            Column("measured_bytes", "bytes", "cache storage, measured", **_RUN_DTYPE),
-            Column("formula_bytes", "bytes", "formula", **_RUN_DTYPE),
-            Column("measured_bytes_per_token", "bytes", "measured per token", **_RUN_DTYPE),
-            Column("matches_formula", label="equal"),
-            Column("allocator_growth_bytes", "bytes", "allocator / RSS growth", compare="timing"),
-        ),
-    ),
-    Table(
-        "attention_variants",
-        "Multi-head, grouped-query and multi-query attention",
-        (
-            Column("model"),
-            Column("variant"),
-            Column("heads", label="H"),
-            Column("kv_heads", label="H_kv"),
-            Column("measured_bytes_per_token", "bytes", "bytes/token, measured"),
-            Column("fraction_of_mha", "", "fraction of MHA", compare="numeric", scope="any"),
-        ),
-    ),
-    Table(
-        "context_7b",
-        "A 7B-class model: cache against weights",
-        (
-            Column("context_tokens", "tokens", "context"),
-            Column("cache_bytes", "bytes", "KV cache (fp16)"),
-            Column("weights_bytes", "bytes", "weights (fp16)"),
-            Column("cache_to_weights", "x", "cache / weights", compare="numeric", scope="any"),
-        ),
-    ),
-)
-VALUES = (
-    Value("seven_b_bytes_per_token", "bytes", description="measured from an allocated 7B-class cache"),
-    Value("seven_b_params", "parameters", description="the stated parameter count of the 7B class (spec §3.4)"),
-    Value("all_match", description="every measured cache equals the formula"),
-    Value("big_shapes_equal", description="the equal-token shapes of the reference model occupy identical bytes"),
-    Value("reference_model"),
-)
 
 
 @dataclass(frozen=True, kw_only=True)
