@@ -1,5 +1,5 @@
 """§2 prefill and decode: one cached generation with a clock around the prefill and
-around each decode step, repeated. Used by measure/experiments/prefill_decode.py."""
+around each decode step, repeated. Its table is built in the package's ``__init__``."""
 
 from __future__ import annotations
 
