@@ -1,7 +1,5 @@
 """§4 batching: the batch sweep's plumbing. Measuring each batch size in turn, stopping
 at the first that runs out of device memory, and finding the knee in the step times.
-
-Used by measure/experiments/batching.py.
 """
 
 from __future__ import annotations
