@@ -48,8 +48,10 @@ def test_packages_and_modules_resolve(fake):
 
 
 def test_imports_are_read_inside_functions_and_relative_ones_resolved(fake):
-    assert provenance.imports_of("measure.experiments.two") == ["measure.lab", "measure.lab.shared", "measure.lab.lazy"]
+    assert provenance.imports_of("measure.experiments.two") == ["measure.lab.shared", "measure.lab.lazy"]
     assert provenance.imports_of("measure.experiments.one.helper") == ["measure.experiments.one.rows"]
+    # a name that is not a submodule is read from the package's namespace
+    assert provenance.imports_of("measure.experiments.one") == ["measure.experiments.one.helper", "measure.lab.shared"]
 
 
 def test_a_package_hashes_its_modules_and_the_packages_above_them(fake):

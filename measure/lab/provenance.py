@@ -41,7 +41,9 @@ def imports_of(module: str) -> list[str]:
             if node.level:  # from . import x, from .x import y, from .. import z
                 parent = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
                 base = f"{parent}.{base}" if base else parent
-            names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            # ``from package import module`` reads the module, not the package's namespace
+            subs = [f"{base}.{a.name}" for a in node.names]
+            names = [n for n in subs if module_path(n)] + ([base] if not all(map(module_path, subs)) else [])
         else:
             continue
         found += [n for n in names if n.split(".")[0] == "measure" and n != module and module_path(n)]
