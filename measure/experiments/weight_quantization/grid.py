@@ -1,10 +1,9 @@
 """Were a model's weights already quantized before it was loaded? Read from the weights alone.
 
-Used by §5 (``measure.experiments.weight_quantization``, table ``distributed_grid``): per
-block of 32 consecutive weights, how many distinct values it holds (a GGUF Q4_1 block
-holds at most 16), and the error of re-quantizing with Q4_1's own rule (asymmetric 4-bit,
-min and step per 32 weights), which is ~0 for weights that are already Q4_1, and with
-Q8_0's.
+For §5's table ``distributed_grid``: per block of 32 consecutive weights, how many
+distinct values it holds (a GGUF Q4_1 block holds at most 16), and the error of
+re-quantizing with Q4_1's own rule (asymmetric 4-bit, min and step per 32 weights),
+which is ~0 for weights that are already Q4_1, and with Q8_0's.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A decode step with its projection matrices computed by low-bit kernels, per variant.
 
 Each variant is a copy of the model whose 7 projection matrices per layer are replaced
-by a layer of ``measure.lab.lowbit_kernels`` and whose other weights (the tied
+by a layer of ``lowbit_kernels`` and whose other weights (the tied
 embedding and output head, the norms) are cast to the variant's activation dtype, not
 quantized: weight-only schemes usually leave them so, and the page's size table counts
 them the same way. Every replaced layer is first checked against the weight it should be
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.lab import lowbit_kernels as lk
+from measure.experiments.weight_quantization import lowbit_kernels as lk
 from measure.lab.bandwidth import weight_bytes
 from measure.lab.generation import decode_step_at, random_cache
 from measure.lab.quantizers import projection_layers

@@ -1,9 +1,8 @@
 """The most outlier-heavy projection matrix, and where int4 puts its ordinary weights.
 
-Used by §5 (``measure.experiments.weight_quantization``, tables ``outlier_matrix``,
-``outlier_levels`` and ``outlier_codes``): the matrix with the largest max|w| / std, its
-statistics, and which int4 levels its ordinary weights (within 3 standard deviations)
-land on under each scale granularity.
+For §5's tables ``outlier_matrix``, ``outlier_levels`` and ``outlier_codes``: the
+matrix with the largest max|w| / std, its statistics, and which int4 levels its ordinary
+weights (within 3 standard deviations) land on under each scale granularity.
 """
 
 from __future__ import annotations
