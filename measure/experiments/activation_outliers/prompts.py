@@ -1,5 +1,5 @@
-"""The residual stream's outliers over several prompts (§6, ``measure.experiments.activation_outliers``,
-tables ``prompts`` and ``prompt_layers``): does the same dimension lead whatever the text?
+"""The residual stream's outliers over several prompts (§6's tables ``prompts`` and
+``prompt_layers``): does the same dimension lead whatever the text?
 
 The prompts are ordinary passages of the committed book, taken at evenly spaced places
 and cut to the same number of tokens, plus two that are not book prose: a question
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import Counter
 
 import torch
+
+from measure.experiments.activation_outliers.residual import residual_stream
 
 CHAT_QUESTION = "What is the capital of France, and why is it built on a river?"
 
@@ -86,3 +88,50 @@ def agreement(dims: list[int]) -> tuple[int, int]:
     (on a tie, the one that came first)."""
     dim, count = Counter(dims).most_common(1)[0]
     return dim, count
+
+
+def prompt_tables(
+    model, prompts: list[tuple[str, torch.Tensor, str]], *, mid: int, biggest_dim: int
+) -> tuple[list, list, dict]:
+    """The ``prompts`` and ``prompt_layers`` tables of ``prompts`` (label, token ids,
+    text), and the values that sum them up."""
+    rows, layer_rows = [], []
+    for label, ids, text in prompts:
+        hs = residual_stream(model, ids)
+        stats = prompt_stats(hs, mid=mid)
+        first_line = " ".join(text.split())
+        rows.append({"prompt": label, "tokens": int(ids.shape[1]), **stats, "text_start": first_line[:40]})
+        dim_max, rest_max = hs.abs().amax(dim=1), hs[:, 1:].abs().amax(dim=1)
+        layer_rows += [
+            {
+                "prompt": label,
+                "layer": layer,
+                "dim_max": float(dim_max[layer, biggest_dim]),
+                "rest_dim_max": float(rest_max[layer, biggest_dim]),
+                "median_dim_max": float(dim_max[layer].median()),
+                "rest_median_dim_max": float(rest_max[layer].median()),
+            }
+            for layer in range(hs.shape[0])
+        ]
+        # which token holds the prompt's biggest value: the first, or another
+        rows[-1]["lead_token"] = int(hs[stats["lead_layer"], :, stats["lead_dim"]].abs().argmax())
+    lead_dim, sharing = agreement([r["lead_dim"] for r in rows])
+    rest_lead_dim, rest_sharing = agreement([r["rest_lead_dim"] for r in rows])
+    rest_most_dim, rest_most_sharing = agreement([r["rest_most_dim"] for r in rows])
+    values = {
+        "prompts_count": len(rows),
+        "book_prompts": sum(r["prompt"].startswith("book") for r in rows),
+        "prompts_lead_dim": lead_dim,
+        "prompts_sharing_lead": sharing,
+        "rest_prompts_lead_dim": rest_lead_dim,
+        "rest_prompts_sharing_lead": rest_sharing,
+        "rest_prompts_most_dim": rest_most_dim,
+        "rest_prompts_sharing_most": rest_most_sharing,
+        "rest_prompts_most_layers_min": min(r["rest_most_layers"] for r in rows if r["rest_most_dim"] == rest_most_dim),
+        "prompts_lead_min": min(r["lead_max"] for r in rows),
+        "prompts_lead_max": max(r["lead_max"] for r in rows),
+        "prompts_lead_layers_min": min(r["lead_layers"] for r in rows),
+        "prompts_median_dim_max": max(r["median_dim_max"] for r in rows),
+        "prompts_lead_token0": sum(r["lead_token"] == 0 for r in rows),
+    }
+    return rows, layer_rows, values

@@ -1,9 +1,9 @@
 """One layer's hidden states as INT8 with one tensor-wide absmax scale (spec §6.3).
 
-Used by §6 (``measure.experiments.activation_outliers``, table ``int8``): distinct levels
-used out of 256, the scale, and the levels a few ordinary dimensions get; then the same
-with the top dimensions left out of the scale, and with the first token left out. The
-rounding is simulated in float32 (round and clamp), not done by an integer kernel.
+For §6's table ``int8``: distinct levels used out of 256, the scale, and the levels a
+few ordinary dimensions get; then the same with the top dimensions left out of the
+scale, and with the first token left out. The rounding is simulated in float32 (round
+and clamp), not done by an integer kernel.
 """
 
 from __future__ import annotations
