@@ -1,5 +1,5 @@
 """§7 helpers: the model's default repetition penalty, and quantizing the run's model in
-place one scheme at a time with the original weights restored (measure/experiments/quality.py)."""
+place one scheme at a time with the original weights restored."""
 
 from __future__ import annotations
 

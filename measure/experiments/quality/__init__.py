@@ -14,17 +14,22 @@ For the full-precision reference and every scheme of ``measure.lab.quantizers.SC
 The quantized weights are written into the run's model and the originals restored
 afterwards (the model is shared with the experiments that follow).
 
+The package: ``tables`` declares what is written, ``questions`` is the battery,
+``variants`` quantizes the model in place and restores it; the rest is here.
+
 Writes ``site_data/quality/``. Alone: ``python -m measure run --only quality``.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
 import torch
 
+from measure.experiments.quality.questions import INSTRUCTION, QUESTIONS, SERVING_PENALTY, score
+from measure.experiments.quality.tables import TABLES, VALUES
+from measure.experiments.quality.variants import Variants, default_penalty
 from measure.lab import quantizers as q
 from measure.lab.context import Context, book_token_ids
 from measure.lab.evaluation import (
@@ -37,101 +42,12 @@ from measure.lab.evaluation import (
     reference_continuation,
 )
 from measure.lab.formulas import binomial_interval
-from measure.lab.quality_variants import Variants, default_penalty
-from sitedata.schema import Column, Result, Table, Value
+from sitedata.schema import Result
+
+__all__ = ["NEEDS_TRAINED", "TABLES", "TITLE", "VALUES", "Config", "run"]
 
 TITLE = "Does quality survive?"
 NEEDS_TRAINED = True
-
-# Keskar et al., 2019 (CTRL, arXiv:1909.05858, §4.1) found a penalty of about 1.2 to
-# balance truthful generation against repetition; it is the usual serving value.
-SERVING_PENALTY = 1.2
-INSTRUCTION = "Answer in a few words."
-
-# (question, accepted answers as regular expressions, matched case-insensitively on
-# word boundaries anywhere in the answer). Written for this site; answers are textbook facts.
-QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("What is the capital of France?", ("paris",)),
-    ("How many legs does a spider have?", ("8", "eight")),
-    ("Who wrote Romeo and Juliet?", ("shakespeare",)),
-    ("What is the largest planet in our solar system?", ("jupiter",)),
-    ("How many days are there in a week?", ("7", "seven")),
-    ("What is the chemical formula of water?", ("h2o", "h₂o")),
-    ("Which planet is known as the Red Planet?", ("mars",)),
-    ("What is the capital of Japan?", ("tokyo",)),
-    ("What gas do plants take in from the air to make food?", ("carbon dioxide", "co2", "co₂")),
-    ("At what temperature in degrees Celsius does water freeze?", ("0", "zero")),
-    ("What is the largest ocean on Earth?", ("pacific",)),
-    ("What language is mainly spoken in Brazil?", ("portuguese",)),
-    ("Who painted the Mona Lisa?", ("leonardo", "da vinci")),
-    ("How many continents are there on Earth?", ("7", "seven")),
-    ("What is the closest star to the Earth?", ("sun",)),
-    ("What do bees make?", ("honey",)),
-)
-
-
-# Perplexity, answers and agreement come from the model's float computation: they
-# reproduce on the same device type and dtype (fp32 on any CPU). Counts of right answers
-# and of agreeing positions are exact there; the Wilson intervals are floats of those counts.
-_MODEL = dict(compare="exact", scope="device")
-_FLOAT = dict(compare="numeric")
-_PARAM = dict(compare="numeric", scope="any")
-_FRACTION = dict(unit="fraction", compare="numeric")
-VARIANTS = ("reference", *q.SCHEMES)  # every variant a full run measures, each with its values
-
-TABLES = (
-    Table(
-        "quality",
-        "Quality of the same model with its projection matrices quantized, per scheme",
-        (
-            Column("variant", label="key"),
-            Column("label", label="weights"),
-            # The reference's is its dtype's width (fp16 on a GPU, fp32 on a CPU).
-            Column("bits_per_weight", "bits", "bits per weight", **_FLOAT),
-            Column("perplexity", label="perplexity", **_FLOAT),
-            # The label is static: the run's battery (cfg.questions) is all of QUESTIONS except in smoke runs.
-            Column("battery_greedy", "correct", f"battery of {len(QUESTIONS)}, greedy", **_MODEL),
-            Column("battery_greedy_low", label="95% CI from", **_FRACTION),
-            Column("battery_greedy_high", label="to", **_FRACTION),
-            Column("battery_penalty", "correct", f"battery, penalty {SERVING_PENALTY:g}", **_MODEL),
-            Column("battery_penalty_low", label="95% CI from", **_FRACTION),
-            Column("battery_penalty_high", label="to", **_FRACTION),
-            Column("agreement_agreed", "positions", "agreeing positions", **_MODEL),
-            Column("agreement_positions", "positions", "of"),
-            Column("agreement", "fraction", "agreement", **_FLOAT),
-            Column("first_disagreement", label="first disagreement", **_MODEL),
-            Column("perplexity_ratio", "x", "perplexity vs reference", **_FLOAT),
-            Column("seconds", "s", "time", compare="timing"),
-        ),
-    ),
-    Table(
-        "battery",
-        "Every answer of the battery",
-        (
-            Column("variant", label="weights"),
-            Column("repetition_penalty", label="repetition penalty", **_PARAM),
-            Column("question", label="question"),
-            Column("expected", label="accepted"),
-            Column("answer", label="answer", **_MODEL),
-            Column("correct", label="scored right", **_MODEL),
-        ),
-    ),
-    Table("protocol", "The evaluation protocol", (Column("item", label="item"), Column("setting", label="setting"))),
-)
-VALUES = (
-    Value("eval_tokens", "tokens"),
-    Value("context", "tokens"),
-    Value("stride", "tokens"),
-    Value("questions", "questions"),
-    Value("agreement_tokens", "tokens"),
-    Value("default_repetition_penalty", **_PARAM),
-    Value("default_penalty_source"),
-    Value("serving_penalty", **_PARAM),
-    Value("agreement_prompt"),
-    Value("reference_text", **_MODEL),
-    Value("reference_perplexity", **_FLOAT),
-    *(v for name in VARIANTS for v in (Value(f"ppl_{name}", **_FLOAT), Value(f"agreement_{name}", **_FRACTION))),
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,11 +74,6 @@ class Config:
             max_new_tokens=6,
             agreement_tokens=8,
         )
-
-
-def score(answer: str, accepted: tuple[str, ...]) -> bool:
-    text = answer.lower()
-    return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text) for a in accepted)
 
 
 def run(cfg: Config, ctx: Context) -> Result:
