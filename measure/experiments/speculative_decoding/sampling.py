@@ -1,8 +1,8 @@
-"""Speculative *sampling* for §8 (measure/experiments/speculative_decoding.py): the
-acceptance rule that keeps sampling exact (Leviathan et al. 2023, §2.3 and appendix A.1;
-Chen et al. 2023, algorithm 2), the expected acceptance it implies, temperature, a
-chi-square goodness-of-fit test to check the rule's output against the target's
-distribution, and a loop that runs the rule with real draft and target models.
+"""Speculative *sampling* for §8: the acceptance rule that keeps sampling exact
+(Leviathan et al. 2023, §2.3 and appendix A.1; Chen et al. 2023, algorithm 2), the
+expected acceptance it implies, temperature, a chi-square goodness-of-fit test to check
+the rule's output against the target's distribution, and a loop that runs the rule with
+real draft and target models.
 
 The rule, for one drafted token x ~ q where the target's distribution is p: keep x with
 probability min(1, p(x) / q(x)); otherwise emit a token drawn from the residual
@@ -12,7 +12,7 @@ The chance of keeping a token is Σ_x min(p(x), q(x)) (Leviathan et al. 2023, §
 
 Temperature 0 is greedy decoding: p and q are one-hot on their argmax, so the rule
 keeps a token exactly when the target would have chosen it, and speculative sampling
-becomes the greedy algorithm of measure/lab/speculative_algorithm.py.
+becomes the greedy algorithm of ``algorithm``.
 """
 
 from __future__ import annotations

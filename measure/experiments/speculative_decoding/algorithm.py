@@ -1,9 +1,9 @@
-"""Speculative decoding itself, for §8 (measure/experiments/speculative_decoding.py): the
-drafts (fake-quantized copies, or PyTorch's dynamic int8 quantization with real int8
-kernels) and their acceptance, greedy speculative decoding with transformers-style
-caches, timed against plain greedy decoding, the cost of one forward pass against a
-fixed cache, and the rows of the formula tables (Leviathan et al. 2023, eq. 1). The
-sampling rule itself is in measure/lab/speculative_sampling.py.
+"""Speculative decoding itself, for §8: the drafts (fake-quantized copies, or PyTorch's
+dynamic int8 quantization with real int8 kernels) and their acceptance, greedy
+speculative decoding with transformers-style caches, timed against plain greedy
+decoding, the cost of one forward pass against a fixed cache, and the rows of the
+formula tables (Leviathan et al. 2023, eq. 1). The sampling rule itself is in
+``sampling``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import warnings
 
 import torch
 
+from measure.experiments.speculative_decoding.sampling import expected_acceptance, tempered
 from measure.lab.context import Context
 from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.generation import crop_cache, greedy_cached, prefill
 from measure.lab.quantizers import SCHEMES, quantized_copy
-from measure.lab.speculative_sampling import expected_acceptance, tempered
 from measure.lab.timing import time_call, timed
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
