@@ -1,6 +1,6 @@
 """§10's measured check: the run's model prefills T tokens, and its peak memory (CUDA
 allocator, or on a CPU the process's peak resident set) is put next to the budget
-formula's weights + cache + reserve. Used by ``measure.experiments.memory_budget``."""
+formula's weights + cache + reserve."""
 
 from __future__ import annotations
 

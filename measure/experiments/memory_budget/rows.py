@@ -1,7 +1,6 @@
 """§10's budget rows, computed from stated assumptions (no model is involved): one card x
 model x precision -> weights, free bytes, max resident tokens, users; public configs and
-what they give; sliding windows; the decode step's floor on named cards. Used by
-``measure.experiments.memory_budget``."""
+what they give; sliding windows; the decode step's floor on named cards."""
 
 from __future__ import annotations
 
