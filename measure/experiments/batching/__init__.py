@@ -12,8 +12,8 @@ Measures, on the run's model:
 * ``step_costs``: the same measurement at every occupancy from 1 to the number of
   slots, the per-step costs the simulations below use.
 
-Simulates, with those measured costs (measure/sim/scheduler.py, measure/sim/paged_kv.py,
-rows built in measure/sim/batching_sim.py):
+Simulates, with those measured costs (measure/sim/scheduler.py, measure/sim/arrivals.py,
+measure/sim/paged_kv.py, rows built in measure/sim/batching_sim.py):
 
 * ``workload``: 64 requests with skewed output lengths, a fixed seeded sample.
 * ``policies`` / ``timeline``: static vs continuous batching of that workload on 8
