@@ -1,4 +1,5 @@
-"""The measuring code's layout: no import circle among ``measure`` modules."""
+"""The measuring code's layout: no import circle among ``measure`` modules, and no module
+so long that it wants splitting by what it holds."""
 
 from measure.lab.provenance import imports_of
 from tests.conftest import REPO
@@ -46,3 +47,16 @@ def test_no_import_circle_among_measure_modules():
     graph = {m: imports_of(m) for m in _modules()}
     assert len(graph) > 40 and "measure.lab.generation" in graph["measure.experiments.speculative_decoding.sampling"]
     assert _cycle(graph) == [], " -> ".join(_cycle(graph))
+
+
+LONGEST = 300  # lines; measure/reference/ (published facts, typed as data) is exempt
+
+
+def test_no_module_over_300_lines():
+    long = {
+        path.relative_to(REPO).as_posix(): n
+        for path in (REPO / "measure").rglob("*.py")
+        if "reference" not in path.relative_to(REPO / "measure").parts
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST
+    }
+    assert not long, long
