@@ -1,12 +1,26 @@
 """The experiments, in the order the chapter presents them. Module name = data folder
-= page marker prefix."""
+= page marker prefix.
+
+An experiment is a module or a package of ``measure.experiments`` whose namespace holds
+the members of ``Experiment``: ``load`` reads them once, checks each, and hands the
+runner a typed record, so that nothing downstream asks a module what it happens to have.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-from types import ModuleType
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from measure.errors import UserError
+from sitedata.schema import Result, Table, Value
+
+if TYPE_CHECKING:
+    from measure.lab.context import Context
+    from measure.lab.estimate import ForwardPasses
 
 EXPERIMENTS: tuple[str, ...] = (
     "kv_cache",
@@ -23,10 +37,78 @@ EXPERIMENTS: tuple[str, ...] = (
 )
 
 
-def load(name: str) -> ModuleType:
+class NotAnExperiment(TypeError):
+    """An experiment's module lacks a member of the interface, or has one of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What an experiment is, as its module spells it (the members keep their names
+    there: ``TITLE``, ``TABLES``, ``VALUES``, ``Config``, ``run``, ``NEEDS_TRAINED``,
+    ``work``). The last two are optional: a module that leaves them out gets the
+    defaults below (random weights will do; no count of its forward passes)."""
+
+    name: str
+    TITLE: str
+    TABLES: tuple[Table, ...]
+    VALUES: tuple[Value, ...]
+    Config: type  # a dataclass of parameters with ``for_profile(profile) -> Config``
+    run: Callable[[Any, Context], Result]  # (config, context) -> Result
+    NEEDS_TRAINED: bool = False  # measures what only trained weights have (quality, outliers)
+    work: Callable[[Any], ForwardPasses] | None = None  # config -> the forward passes a run makes
+
+    def __post_init__(self) -> None:
+        checks = (
+            ("TITLE", isinstance(self.TITLE, str) and bool(self.TITLE), "a non-empty str"),
+            ("TABLES", _tuple_of(self.TABLES, Table) and bool(self.TABLES), "a non-empty tuple of Table"),
+            ("VALUES", _tuple_of(self.VALUES, Value), "a tuple of Value"),
+            ("Config", _config_class(self.Config), "a dataclass with a classmethod for_profile(profile)"),
+            ("run", _takes(self.run, 2), "a function of (config, context)"),
+            ("NEEDS_TRAINED", isinstance(self.NEEDS_TRAINED, bool), "a bool"),
+            ("work", self.work is None or _takes(self.work, 1), "a function of (config), or left out"),
+        )
+        for member, ok, wanted in checks:
+            if not ok:
+                got = type(vars(self)[member]).__name__
+                raise NotAnExperiment(f"experiment {self.name!r}: {member} must be {wanted}, not a {got}")
+
+    @classmethod
+    def of(cls, name: str, namespace: dict[str, Any]) -> Experiment:
+        """The members that ``namespace`` (a module's) defines; a required one missing is an error."""
+        members = [f for f in dataclasses.fields(cls) if f.name != "name"]
+        for f in members:
+            if f.name not in namespace and f.default is dataclasses.MISSING:
+                raise NotAnExperiment(f"experiment {name!r}: its module defines no {f.name}")
+        return cls(name, **{f.name: namespace[f.name] for f in members if f.name in namespace})
+
+
+def _tuple_of(items: object, kind: type) -> bool:
+    return isinstance(items, tuple) and all(isinstance(i, kind) for i in items)
+
+
+def _config_class(config: object) -> bool:
+    return (
+        isinstance(config, type)
+        and dataclasses.is_dataclass(config)
+        and isinstance(inspect.getattr_static(config, "for_profile", None), classmethod)
+    )
+
+
+def _takes(fn: object, arguments: int) -> bool:
+    """A callable that accepts ``arguments`` positional arguments."""
+    if not callable(fn):
+        return False
+    try:
+        inspect.signature(fn).bind(*range(arguments))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def load(name: str) -> Experiment:
     if name not in EXPERIMENTS:
         raise UserError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return importlib.import_module(f"measure.experiments.{name}")
+    return Experiment.of(name, vars(importlib.import_module(f"measure.experiments.{name}")))
 
 
 def select(only: str | None) -> list[str]:

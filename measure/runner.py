@@ -82,7 +82,7 @@ def _estimate(modules: dict, todo: list[str], profile: str, model, device, log) 
     experiment to run counts its work (today: the systems experiments of the GPU command)."""
     from measure.lab.estimate import calibrate
 
-    if not all(hasattr(modules[n], "work") for n in todo):
+    if any(modules[n].work is None for n in todo):
         return {}
     units = calibrate(model, device)
     out = {n: units.seconds(modules[n].work(modules[n].Config.for_profile(profile))) for n in todo}
@@ -107,7 +107,7 @@ def run_experiments(
 
     from measure.lab import memory
     from measure.lab.context import PROFILES, Context, default_profile
-    from measure.lab.devices import choose_device, default_dtype, fingerprint
+    from measure.lab.devices import choose_device, default_dtype, describe_machine
     from measure.lab.models import load_model, preflight
     from measure.lab.provenance import provenance
 
@@ -134,7 +134,7 @@ def run_experiments(
             log(line)
     except OSError as e:
         raise UserError(f"--out {out}: a stopped write's leftover could not be removed ({e})") from None
-    machine = fingerprint(dev)
+    machine = describe_machine(dev)
     outcomes: list[Outcome] = []
     todo = []
     for name in names:
@@ -156,7 +156,7 @@ def run_experiments(
         for i, name in enumerate(todo, 1):
             current = name
             mod = modules[name]
-            if getattr(mod, "NEEDS_TRAINED", False) and not loaded.trained:
+            if mod.NEEDS_TRAINED and not loaded.trained:
                 why = f"{name} measures quality, which random weights do not have; use a trained model"
                 if explicit:
                     raise UserError(why)
@@ -170,7 +170,7 @@ def run_experiments(
                 device=dev,
                 dtype=dtype,
                 profile=prof,
-                fingerprint=machine,
+                machine=machine,
                 memory_method=memory.method(dev),
                 experiment_title=mod.TITLE,
                 quiet=quiet,

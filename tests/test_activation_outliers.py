@@ -45,7 +45,7 @@ def test_the_gap_counts_only_the_octaves_between_the_outlier_and_the_rest():
 def test_percentile_of_a_known_tensor_interpolates_between_order_statistics():
     import torch
 
-    from measure.lab.activation_outliers_prompts import abs_percentile
+    from measure.experiments.activation_outliers.prompts import abs_percentile
 
     h = torch.arange(1, 101, dtype=torch.float32).reshape(10, 10)
     h[::2] *= -1  # signs must not matter: the percentile is of |h|
@@ -68,7 +68,7 @@ def _planted(spike_dim: int, *, layers: int = 4, tokens: int = 5, hidden: int = 
 
 
 def test_prompt_stats_finds_the_planted_spike_and_the_channel_without_the_first_token():
-    from measure.lab.activation_outliers_prompts import prompt_stats
+    from measure.experiments.activation_outliers.prompts import prompt_stats
 
     s = prompt_stats(_planted(3, channel=5), mid=1)
     assert (s["lead_dim"], s["lead_max"], s["lead_layer"], s["lead_layers"]) == (3, 2000.0, 2, 4)
@@ -84,7 +84,7 @@ def test_prompt_stats_finds_the_planted_spike_and_the_channel_without_the_first_
 
 
 def test_agreement_counts_prompts_sharing_the_leading_dimension():
-    from measure.lab.activation_outliers_prompts import agreement, prompt_stats
+    from measure.experiments.activation_outliers.prompts import agreement, prompt_stats
 
     leads = [prompt_stats(_planted(d), mid=0)["lead_dim"] for d in (3, 3, 6, 3)]
     assert leads == [3, 3, 6, 3]
@@ -93,7 +93,7 @@ def test_agreement_counts_prompts_sharing_the_leading_dimension():
 
 
 def test_book_passages_start_at_paragraphs_in_different_places():
-    from measure.lab.activation_outliers_prompts import book_passages
+    from measure.experiments.activation_outliers.prompts import book_passages
 
     text = "front matter\n\nAlice one.\n\nTwo here.\n\nThree here.\n\nFour here.\n"
     got = book_passages(text, first="Alice", count=3)

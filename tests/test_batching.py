@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from measure.experiments import batching
-from measure.lab import batching_sweep
+from measure.experiments.batching import sweep as batching_sweep
+from measure.experiments.batching.steps import estimated_bytes
 from measure.lab.timing import Timing
 from measure.sim.scheduler import skewed_lengths
 
@@ -252,7 +253,7 @@ def test_the_next_batch_memory_estimate_by_hand():
     config = SimpleNamespace(vocab_size=100, intermediate_size=20, hidden_size=10)
     # Per request: two caches of 63 + 1 positions at 8 bytes (1,024), and fp32 activations
     # 4 x (100 + 20 + 4 x 10) = 640 bytes.
-    assert batching._estimated_bytes(config, 4, 63, 8) == 4 * (1024 + 640)
+    assert estimated_bytes(config, 4, 63, 8) == 4 * (1024 + 640)
     assert batching_sweep.available_bytes(torch.device("cpu")) > 0
 
 

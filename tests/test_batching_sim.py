@@ -3,8 +3,9 @@ workload small enough to follow step by step."""
 
 import pytest
 
+from measure.sim.arrivals import poisson_arrivals, serve
 from measure.sim.batching_sim import arrival_rows, capacity_req_s, memory_rows, policy_rows
-from measure.sim.scheduler import percentile, poisson_arrivals, serve
+from measure.sim.scheduler import percentile
 
 # Three requests of 3, 1 and 2 tokens on 2 slots; a step costs 1.0 s with one request
 # computing and 1.5 s with two.

@@ -12,7 +12,7 @@ import torch
 from measure.experiments import batching, cache_size, prefill_decode
 from measure.lab import compiled_decode
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
-from measure.lab.estimate import COMPILE_S, UnitCosts, Work
+from measure.lab.estimate import COMPILE_S, ForwardPasses, UnitCosts
 from measure.lab.generation import random_cache
 from measure.lab.models import load_model
 from measure.runner import run_experiments
@@ -126,15 +126,15 @@ def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
 
 def test_estimate_prices_counted_work():
     units = UnitCosts(prompt_token_s=0.001, step_s=0.05)
-    assert units.seconds(Work(1000, 10, 1)) == pytest.approx(1.0 + 0.5 + COMPILE_S)
-    assert Work(1, 2, 3) + Work(10, 20, 30) == Work(11, 22, 33)
+    assert units.seconds(ForwardPasses(1000, 10, 1)) == pytest.approx(1.0 + 0.5 + COMPILE_S)
+    assert ForwardPasses(1, 2, 3) + ForwardPasses(10, 20, 30) == ForwardPasses(11, 22, 33)
 
 
 def test_work_is_counted_by_hand_for_the_smoke_profile():
     # split: (2 repeats + 1 warm-up) x (6 prompt tokens, 3 steps); prefills: 3 x (4 + 16);
     # decode: eager and compiled x 2 contexts x (2 warm-ups + 2 repeats); two compilations.
-    assert prefill_decode.work(prefill_decode.Config.for_profile("smoke")) == Work(18 + 60, 9 + 16, 2)
+    assert prefill_decode.work(prefill_decode.Config.for_profile("smoke")) == ForwardPasses(18 + 60, 9 + 16, 2)
     # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, 1 warm-up + 2 repeats;
     # the admission prefills at 16 and 64 prompt tokens, 1 warm-up + 2 repeats each.
-    assert batching.work(batching.Config.for_profile("smoke")) == Work((16 + 64) * 3, 2 * 8 * 3, 1)
-    assert cache_size.work(cache_size.Config.for_profile("full")) == Work(295 + 4 * 128, 0, 0)
+    assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses((16 + 64) * 3, 2 * 8 * 3, 1)
+    assert cache_size.work(cache_size.Config.for_profile("full")) == ForwardPasses(295 + 4 * 128, 0, 0)

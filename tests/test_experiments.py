@@ -111,8 +111,8 @@ def test_identity_is_checked_in_float32_and_a_split_is_explained():
     there and the two paths' logit difference, from the model's real logits."""
     import torch
 
+    from measure.experiments.kv_cache.identity import first_mismatch, float32_identity, split_finding
     from measure.lab.generation import greedy_cached, greedy_recompute
-    from measure.lab.kv_cache_identity import first_mismatch, float32_identity, split_finding
     from measure.lab.models import load_model
 
     half = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float16).model

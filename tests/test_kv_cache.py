@@ -28,7 +28,7 @@ class _LengthRecorder:
 
 
 def test_the_last_two_steps_are_the_whole_loops_last_two_forward_passes():
-    from measure.experiments.kv_cache import last_steps_prefix
+    from measure.experiments.kv_cache.memory import last_steps_prefix
     from measure.lab.generation import greedy_recompute
 
     ids = torch.tensor([[1, 2, 3, 4, 5]])

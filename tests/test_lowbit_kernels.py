@@ -7,8 +7,8 @@ import csv
 import pytest
 import torch
 
-from measure.lab import lowbit_decode as ld
-from measure.lab import lowbit_kernels as lk
+from measure.experiments.weight_quantization import lowbit_decode as ld
+from measure.experiments.weight_quantization import lowbit_kernels as lk
 
 
 def _linear(w: torch.Tensor, bias: torch.Tensor | None = None) -> torch.nn.Linear:

@@ -5,7 +5,7 @@ import csv
 import pytest
 import torch
 
-from measure.experiments.quality import QUESTIONS, score
+from measure.experiments.quality.questions import QUESTIONS, score
 from measure.lab.evaluation import agreement, apply_repetition_penalty, perplexity
 
 

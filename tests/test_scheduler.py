@@ -4,17 +4,12 @@ import statistics
 
 import pytest
 
+from measure.sim.arrivals import ArrivalRun, Served, poisson_arrivals, serve, serve_continuous, serve_static
 from measure.sim.scheduler import (
-    ArrivalRun,
-    Served,
     Span,
     continuous_schedule,
     percentile,
-    poisson_arrivals,
     schedule,
-    serve,
-    serve_continuous,
-    serve_static,
     skewed_lengths,
     static_schedule,
     timed,

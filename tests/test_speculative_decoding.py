@@ -82,7 +82,7 @@ class _ListCache:
 
 @pytest.mark.parametrize("gamma", [1, 2, 3, 5])
 def test_speculative_greedy_equals_target_greedy(gamma):
-    from measure.lab.speculative_algorithm import speculative_greedy
+    from measure.experiments.speculative_decoding.algorithm import speculative_greedy
 
     target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])  # counts upward
     draft = _Oracle([1, 2, 3, 4, 0, 6, 7, 0])  # wrong after 4
@@ -97,8 +97,8 @@ def test_speculative_greedy_equals_target_greedy(gamma):
 
 @pytest.mark.parametrize("gamma", [1, 3])
 def test_speculative_sampling_at_temperature_zero_is_greedy(gamma):
-    from measure.lab.speculative_algorithm import speculative_greedy
-    from measure.lab.speculative_sampling import speculative_sampled
+    from measure.experiments.speculative_decoding.algorithm import speculative_greedy
+    from measure.experiments.speculative_decoding.sampling import speculative_sampled
 
     target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
     draft = _Oracle([1, 2, 3, 4, 0, 6, 7, 0])
@@ -109,7 +109,7 @@ def test_speculative_sampling_at_temperature_zero_is_greedy(gamma):
 
 
 def test_speculative_sampling_keeps_every_draft_of_the_target_itself():
-    from measure.lab.speculative_sampling import speculative_sampled
+    from measure.experiments.speculative_decoding.sampling import speculative_sampled
 
     target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
     g = torch.Generator().manual_seed(0)

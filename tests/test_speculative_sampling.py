@@ -1,4 +1,4 @@
-"""§8: the speculative sampling rule (measure/lab/speculative_sampling.py) on hand-worked
+"""§8: the speculative sampling rule (measure/experiments/speculative_decoding/sampling.py) on hand-worked
 distributions, its exactness by a chi-square test, and the test itself."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from measure.lab.speculative_sampling import (
+from measure.experiments.speculative_decoding.sampling import (
     SIGNIFICANCE,
     acceptance_probability,
     chi_square_goodness_of_fit,

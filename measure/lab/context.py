@@ -35,7 +35,7 @@ class Context:
     device: torch.device
     dtype: torch.dtype
     profile: str
-    fingerprint: dict
+    machine: dict  # devices.describe_machine: the hardware, with its id
     memory_method: str
     experiment_title: str = ""
     quiet: bool = False

@@ -1,4 +1,5 @@
-"""Device choice and the fingerprint that says which hardware produced a timing."""
+"""Device choice, and the description of the machine that says which hardware produced a
+timing (meta.json's ``device``)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,9 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def fingerprint(device: torch.device) -> dict:
-    """What a timing depends on. Two runs are comparable only if ``id`` matches."""
+def describe_machine(device: torch.device) -> dict:
+    """What a timing depends on: the processor, and its ``id``. Two runs are comparable
+    only if ``id`` matches."""
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         name = props.name

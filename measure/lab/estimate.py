@@ -18,13 +18,15 @@ COMPILE_S = 60.0  # an allowance per compilation of the decode step (46-82 s wer
 
 
 @dataclass(frozen=True)
-class Work:
+class ForwardPasses:
+    """What a run will ask of the model, counted: the unit of the estimate."""
+
     prefill_tokens: int = 0  # prompt tokens processed, over every prefill and recompute pass
     decode_steps: int = 0  # single-token steps, eager or compiled
     compiles: int = 0  # compilations of the decode step
 
-    def __add__(self, other: Work) -> Work:
-        return Work(
+    def __add__(self, other: ForwardPasses) -> ForwardPasses:
+        return ForwardPasses(
             self.prefill_tokens + other.prefill_tokens,
             self.decode_steps + other.decode_steps,
             self.compiles + other.compiles,
@@ -36,7 +38,7 @@ class UnitCosts:
     prompt_token_s: float  # one prompt token of a 256-token prefill
     step_s: float  # one eager decode step, one request, a short cache
 
-    def seconds(self, work: Work) -> float:
+    def seconds(self, work: ForwardPasses) -> float:
         return work.prefill_tokens * self.prompt_token_s + work.decode_steps * self.step_s + work.compiles * COMPILE_S
 
     def describe(self) -> str:

@@ -90,8 +90,14 @@ def random_cache(model, *, batch: int, tokens: int, seed: int = 0):
 def decode_step_at(model, token: torch.Tensor, cache, tokens: int):
     """One decode step against ``cache`` cut back to ``tokens`` positions first (the
     previous step at this point grew it by one), so repeated steps all see the same
-    context. Cropping makes views: it copies nothing."""
+    context."""
+    crop_cache(cache, tokens)
+    return decode_step(model, token, cache)
+
+
+def crop_cache(cache, tokens: int) -> None:
+    """Cut ``cache`` back to its first ``tokens`` positions, in place (nothing if it holds
+    no more). Cropping makes views: it copies nothing."""
     extra = cache.get_seq_length() - tokens
     if extra > 0:
         cache.crop(-extra)  # negative: remove that many (every transformers version agrees)
-    return decode_step(model, token, cache)

@@ -17,24 +17,55 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = PACKAGE_DIR.parent
 
 
+def module_path(module: str) -> Path | None:
+    """``measure.lab.models`` -> measure/lab/models.py, a package -> its __init__.py;
+    None for a name that is neither (an attribute, as in ``from m import function``)."""
+    base = PACKAGE_DIR.parent.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imports_of(module: str) -> list[str]:
+    """The ``measure`` modules and packages that ``module`` imports, wherever the import
+    stands (one inside a function runs when the function does), relative ones resolved."""
+    path = module_path(module)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from . import x, from .x import y, from .. import z
+                parent = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            # ``from package import module`` reads the module, not the package's namespace
+            subs = [f"{base}.{a.name}" for a in node.names]
+            names = [n for n in subs if module_path(n)] + ([base] if not all(map(module_path, subs)) else [])
+        else:
+            continue
+        found += [n for n in names if n.split(".")[0] == "measure" and n != module and module_path(n)]
+    return list(dict.fromkeys(found))
+
+
 def code_files(experiment: str) -> list[Path]:
-    """The experiment's module and every ``measure`` module it imports, directly or not:
-    the code whose change can move its numbers (found by reading imports, not by
-    convention, so an edit to the batching simulator does not stale the quality page)."""
+    """The experiment's module (or package) and every ``measure`` module it imports,
+    directly or not, with the packages above each (whose __init__.py runs first): the
+    code whose change can move its numbers (found by reading imports, not by convention,
+    so an edit to the batching simulator does not stale the quality page, nor one to a
+    module of the kv_cache package any other page)."""
     seen: dict[str, Path] = {}
     todo = [f"measure.experiments.{experiment}"]
     while todo:
         module = todo.pop()
-        path = PACKAGE_DIR.parent.joinpath(*module.split(".")).with_suffix(".py")
-        if module in seen or not path.is_file():
+        if module in seen or module_path(module) is None:
             continue
-        seen[module] = path
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("measure"):
-                todo.append(node.module)
-                todo += [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                todo += [a.name for a in node.names if a.name.startswith("measure")]
+        seen[module] = module_path(module)
+        parts = module.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += imports_of(module)
     return sorted(seen.values())
 
 
@@ -80,7 +111,7 @@ def provenance(*, experiment: str, config, ctx, duration_s: float) -> dict:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
         "model": ctx.model.describe(),
-        "device": ctx.fingerprint,
+        "device": ctx.machine,
         "dtype": str(ctx.dtype).removeprefix("torch."),
         "libraries": library_versions(),
         "profile": ctx.profile,

@@ -1,9 +1,10 @@
 """§4 batching: the simulations' rows. A workload of output lengths is scheduled
-statically and continuously (measure/sim/scheduler.py), timed with the step costs
-measured by the experiment, and the continuous schedule's KV memory is simulated under
-three allocators (measure/sim/paged_kv.py). Pure Python, no model.
+statically and continuously, all queued at once (measure/sim/scheduler.py) or arriving
+over time (measure/sim/arrivals.py), timed with the step costs measured by the
+experiment, and the continuous schedule's KV memory is simulated under three
+allocators (measure/sim/paged_kv.py). Pure Python, no model.
 
-Used by measure/experiments/batching.py.
+Used by measure/experiments/batching/.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from measure.sim.arrivals import poisson_arrivals, serve
 from measure.sim.paged_kv import SCHEMES, simulate_memory
-from measure.sim.scheduler import POLICIES, Schedule, poisson_arrivals, schedule, serve, timed
+from measure.sim.scheduler import POLICIES, Schedule, schedule, timed
 
 LATENCIES = ("mean_latency", "p50_latency", "p95_latency", "p99_latency")
 

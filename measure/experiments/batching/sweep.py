@@ -1,0 +1,217 @@
+"""§4 batching: the batch sweep's plumbing. Measuring each batch size in turn, stopping
+at the first that runs out of device memory, and finding the knee in the step times.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+
+from measure.lab.timing import Timing
+
+OOM = "out of memory"
+NOT_RUN = "not run: a smaller batch ran out of memory"
+
+
+def is_out_of_memory(e: BaseException) -> bool:
+    """CUDA's own error, or the RuntimeError other backends raise with that message."""
+    return isinstance(e, torch.OutOfMemoryError) or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
+
+
+def sweep(
+    batches: Sequence[int], measure: Callable[[int], Timing], progress: Callable = iter
+) -> dict[int, Timing | str]:
+    """``measure(b)`` for each batch size in order. The first one that runs out of
+    memory is recorded as ``OOM`` and ends the sweep (a larger batch needs more); the
+    rest are recorded as not run. Any other error propagates."""
+    out: dict[int, Timing | str] = {}
+    for i, b in enumerate(progress(batches)):
+        try:
+            out[b] = measure(b)
+        except RuntimeError as e:  # torch.OutOfMemoryError is a RuntimeError
+            if not is_out_of_memory(e):
+                raise
+            out[b] = OOM
+            for later in batches[i + 1 :]:
+                out[later] = NOT_RUN
+            break
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return out
+
+
+def find_knee(points: Sequence[tuple[int, float]]) -> int | None:
+    """The knee of a batch sweep: the batch size B from which every further growth to the
+    next size B' makes the step at least sqrt(B'/B) times slower.
+
+    Growing the batch by B'/B multiplies throughput by (B'/B) / slowdown, so past the
+    knee throughput gains no more than latency loses; before it, growth bought more
+    throughput than it cost. Requiring the test to hold for *every* later growth keeps
+    one noisy point at small B from moving the knee. ``points`` are (batch, step time),
+    batch increasing. None when the last growth of the sweep was still cheap.
+    """
+    knee = None
+    for (b0, t0), (b1, t1) in zip(points, points[1:], strict=False):
+        if t1 / t0 >= math.sqrt(b1 / b0):
+            knee = b0 if knee is None else knee
+        else:
+            knee = None
+    return knee
+
+
+# Why the extended sweep stopped (besides OOM, the status of a batch that did not fit).
+KNEE_ESTABLISHED = "the knee is established"
+CAP_REACHED = "the next batch would pass the cap on batch size"
+WOULD_NOT_FIT = "the next batch's estimated memory would not fit"
+BUDGET_SPENT = "the next batch would overrun the time budget"
+
+
+def next_batch(
+    points: Sequence[tuple[int, float]],
+    *,
+    last_status: str,
+    cap: int,
+    confirmations: int,
+    fits: Callable[[int], bool],
+    spent_s: float,
+    last_cost_s: float,
+    budget_s: float,
+) -> int | str:
+    """The next batch size of a sweep extended by doubling, or why it stops there.
+
+    It stops when the last batch ran out of memory; when the data show a knee
+    (``find_knee``) with at least ``confirmations`` measured growths past it, since one
+    growth alone could be a noisy point; when doubling would pass ``cap``; when
+    ``fits`` says the doubled batch would not fit in memory; or when measuring it,
+    estimated at twice what the last batch cost (double the work, at worst double the
+    time), would take the time spent past ``budget_s``. ``points`` are the measured
+    (batch, step time), batch increasing."""
+    if last_status == OOM:
+        return OOM
+    knee = find_knee(points)
+    if knee is not None and sum(1 for b, _ in points if b > knee) >= confirmations:
+        return KNEE_ESTABLISHED
+    b = 2 * points[-1][0]
+    if b > cap:
+        return CAP_REACHED
+    if not fits(b):
+        return WOULD_NOT_FIT
+    if spent_s + 2 * last_cost_s > budget_s:
+        return BUDGET_SPENT
+    return b
+
+
+def extend_sweep(
+    results: dict[int, object],
+    batches: Sequence[int],
+    measure: Callable[[int], object],
+    *,
+    seconds: Callable[[object], float],
+    last_cost_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+    **rule,
+) -> tuple[list[int], str, float]:
+    """Doubles the batch past the sweep of ``batches`` in ``results`` (batch -> a
+    measurement, or a status; other batches there are ignored) while ``next_batch``
+    says so, measuring each new batch into ``results`` (out of memory recorded as
+    ``OOM``, as ``sweep`` does). ``seconds`` reads a
+    measurement's step time; ``last_cost_s`` is what measuring the sweep's last batch
+    took. Returns the batches added, why it stopped, and the seconds it spent."""
+    if any(r == OOM for r in results.values()):
+        return [], OOM, 0.0
+    added, spent = [], 0.0
+    while True:
+        swept = sorted({*batches, *added})
+        points = [(b, seconds(results[b])) for b in swept if not isinstance(results[b], str)]
+        status = OOM if any(r == OOM for r in results.values()) else "measured"
+        decision = next_batch(points, last_status=status, spent_s=spent, last_cost_s=last_cost_s, **rule)
+        if isinstance(decision, str):
+            return added, decision, spent
+        t0 = clock()
+        results |= sweep([decision], measure)
+        last_cost_s = clock() - t0
+        spent += last_cost_s
+        added.append(decision)
+
+
+def available_bytes(device: torch.device) -> int:
+    """Memory a new batch could still take: the device's free memory on CUDA, the
+    kernel's estimate of what can be allocated without swapping (MemAvailable) on CPU."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    with open("/proc/meminfo", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024  # reported in kB (KiB)
+    raise OSError("MemAvailable not in /proc/meminfo")
+
+
+_MEASURED = (
+    "step_ms",
+    "spread_ms",
+    "throughput_tok_s",
+    "throughput_gain",
+    "latency_factor",
+    "gain_vs_previous",
+    "slowdown_vs_previous",
+)
+
+
+def sweep_rows(
+    batch_sizes: Sequence[int], cache_tokens: int, results: dict[int, Timing | str]
+) -> tuple[list[dict], dict]:
+    """Rows of the ``sweep`` table for ``batch_sizes`` (the first is the base), and the
+    knee's values. A batch that did not run keeps its status and empty measurements."""
+    base = results[batch_sizes[0]]
+    if not isinstance(base, Timing):
+        raise RuntimeError(f"the smallest batch ({batch_sizes[0]}) did not run: {base}")
+    rows, prev, ok = [], None, []
+    for b in batch_sizes:
+        r = results[b]
+        row = {"batch": b, "cache_tokens": cache_tokens, "status": "measured" if isinstance(r, Timing) else r}
+        if isinstance(r, Timing):
+            tput = b / r.median_s
+            row |= {
+                "step_ms": r.median_ms,
+                "spread_ms": r.spread_ms,
+                "throughput_tok_s": tput,
+                "throughput_gain": tput / (batch_sizes[0] / base.median_s),
+                "latency_factor": r.median_s / base.median_s,
+                "gain_vs_previous": tput / (prev[0] / prev[1].median_s) if prev else None,
+                "slowdown_vs_previous": r.median_s / prev[1].median_s if prev else None,
+            }
+            prev = (b, r)
+            ok.append((b, r.median_s))
+        else:
+            row |= dict.fromkeys(_MEASURED)
+        rows.append(row)
+    knee = find_knee(ok)
+    after = [b for b, _ in ok if knee is not None and b > knee]
+    past = next((r for r in rows if after and r["batch"] == after[0]), None)
+    values = {
+        "knee_found": knee is not None,
+        "knee_batch": knee if knee is not None else ok[-1][0],
+        "knee_next_batch": after[0] if after else ok[-1][0],
+        "knee_next_gain": past["gain_vs_previous"] if past else None,
+        "knee_next_slowdown": past["slowdown_vs_previous"] if past else None,
+        "largest_measured_batch": ok[-1][0],
+        "out_of_memory": any(r == OOM for r in results.values()),
+        "sweep_samples_ms": {str(b): r.samples_ms() for b, r in results.items() if isinstance(r, Timing)},
+    }
+    return rows, values
+
+
+def step_costs(results: dict[int, Timing | str], slots: int) -> dict[int, float]:
+    """The measured step time (median, seconds) at every occupancy 1..slots: the simulations' input."""
+    costs = {}
+    for k in range(1, slots + 1):
+        r = results[k]
+        if not isinstance(r, Timing):
+            raise RuntimeError(f"the simulations need a measured step at occupancy {k}, which did not run: {r}")
+        costs[k] = r.median_s
+    return costs

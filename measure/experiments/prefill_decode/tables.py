@@ -1,0 +1,113 @@
+"""What §2 writes (``site_data/prefill_decode/``): its tables and values, declared once."""
+
+from sitedata.schema import Column, Table, Value
+
+FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
+
+_TIMING = dict(compare="timing")
+# Bytes held in the run's dtype (fp16 on a GPU, fp32 on a CPU): the same device type and dtype.
+_BYTES = dict(compare="exact", scope="device")
+
+TABLES = (
+    Table(
+        "split",
+        "One generation, prefill and decode timed apart",
+        (
+            Column("phase", label="phase"),
+            Column("tokens", "tokens", "tokens"),
+            Column("total_ms", "ms", "time", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("ms_per_token", "ms", "per token", **_TIMING),
+            Column("cost_vs_prompt_token", "x", "per token, vs a prompt token", **_TIMING),
+        ),
+    ),
+    Table(
+        "prefill",
+        "Prefill against prompt length",
+        (
+            Column("prompt_tokens", "tokens", "prompt P"),
+            Column("time_ms", "ms", "prefill = time to first token", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("ms_per_token", "ms", "per prompt token", **_TIMING),
+            Column("tokens_per_s", "tokens/s", "prompt tokens/s", **_TIMING),
+        ),
+    ),
+    Table(
+        "bandwidth",
+        "Memory bandwidth, from one large copy",
+        (
+            Column("copy_bytes", "bytes", "buffer copied"),
+            Column("moved_bytes", "bytes", "bytes moved per copy (read + write)"),
+            Column("copies_per_sample", "copies", "copies per timed sample"),
+            Column("time_ms", "ms", "time per copy", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth", **_TIMING),
+        ),
+    ),
+    Table(
+        "decode",
+        "One decode step against cache length",
+        (
+            Column("cache_tokens", "tokens", "cache C"),
+            Column("step_ms", "ms", "decode step", **_TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("tokens_per_s", "tokens/s", "tokens/s (1 / step)", **_TIMING),
+            Column("cache_bytes", "bytes", "cache size", **_BYTES),
+            Column("floor_ms", "ms", "floor: weights / bandwidth", **_TIMING),
+            Column("fraction_of_floor", "fraction", "floor / step", **_TIMING),
+            Column("floor_with_cache_ms", "ms", "floor with the cache", **_TIMING),
+            Column("compiled_ms", "ms", "compiled step", **_TIMING),
+            Column("compiled_spread_ms", "ms", "compiled spread (IQR)", **_TIMING),
+            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", **_TIMING),
+            Column("compiled_speedup", "x", "eager step / compiled step", **_TIMING),
+        ),
+    ),
+)
+VALUES = (
+    Value("split_prompt_tokens", "tokens"),
+    Value("split_decode_steps", "steps"),
+    Value("split_prefill_ms", "ms", **_TIMING),
+    Value("split_prefill_ms_per_token", "ms", **_TIMING),
+    Value("split_decode_ms_per_token", "ms", **_TIMING),
+    Value("split_ratio", "x", description="a generated token costs this many prompt tokens", **_TIMING),
+    Value("split_step_min_ms", "ms", description="fastest step", **_TIMING),
+    Value("split_step_max_ms", "ms", description="slowest step", **_TIMING),
+    Value("split_prefill_samples_ms", "ms", **_TIMING),
+    Value("split_decode_samples_ms", "ms", **_TIMING),
+    Value("ttft_smallest_ms", "ms", **_TIMING),
+    Value("ttft_largest_ms", "ms", **_TIMING),
+    Value("prompt_smallest", "tokens"),
+    Value("prompt_largest", "tokens"),
+    Value("ttft_growth", "x", description="time to first token at the longest prompt / at the shortest", **_TIMING),
+    Value("prefill_samples_ms", "ms", **_TIMING),
+    Value("bandwidth_gb_s", "GB/s", **_TIMING),
+    Value("bandwidth_samples_ms", "ms", **_TIMING),
+    Value("weight_bytes", "bytes", description="bytes of the model's parameters", **_BYTES),
+    Value("floor_ms", "ms", description="weight bytes / bandwidth", **_TIMING),
+    Value("cache_smallest", "tokens"),
+    Value("cache_largest", "tokens"),
+    Value("step_smallest_ms", "ms", **_TIMING),
+    Value("step_largest_ms", "ms", **_TIMING),
+    Value("tok_s_smallest", "tokens/s", **_TIMING),
+    Value("tok_s_largest", "tokens/s", **_TIMING),
+    Value("fraction_smallest", "fraction", **_TIMING),
+    Value("fraction_largest", "fraction", **_TIMING),
+    Value("flat_up_to", "tokens"),
+    Value("flat_spread", "x", description=f"slowest / fastest decode step for C up to {FLAT_UP_TO}", **_TIMING),
+    Value("step_growth", "x", description="decode step at the largest cache / at the smallest", **_TIMING),
+    Value("decode_samples_ms", "ms", **_TIMING),
+    # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
+    Value("compiled_available", description="torch.compile ran on this machine", compare="exact", scope="machine"),
+    Value("compiled_method", description="how the compiled step was built, or why it was not", scope="machine"),
+    Value(
+        "compile_s", "s", description="time spent compiling: each context's first call beyond a timed step", **_TIMING
+    ),
+    Value("compiled_fraction_smallest", "fraction", **_TIMING),
+    Value("compiled_fraction_largest", "fraction", **_TIMING),
+    Value("compiled_speedup_smallest", "x", **_TIMING),
+    Value("compiled_speedup_largest", "x", **_TIMING),
+    Value("compiled_speedup_best", "x", description="the largest speed-up over the contexts measured", **_TIMING),
+    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the contexts measured", **_TIMING),
+    Value("compiled_worst_cache", "tokens", description="the context of the smallest speed-up", **_TIMING),
+    Value("compiled_samples_ms", "ms", **_TIMING),
+)

@@ -1,0 +1,250 @@
+"""Speculative decoding itself, for §8: the drafts (fake-quantized copies, or PyTorch's
+dynamic int8 quantization with real int8 kernels) and their acceptance, greedy
+speculative decoding with transformers-style caches, timed against plain greedy
+decoding, the cost of one forward pass against a fixed cache, and the rows of the
+formula tables (Leviathan et al. 2023, eq. 1). The sampling rule itself is in
+``sampling``.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import warnings
+
+import torch
+
+from measure.experiments.speculative_decoding.sampling import expected_acceptance, tempered
+from measure.lab.context import Context
+from measure.lab.evaluation import agreement_of, logits_given_prefix
+from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
+from measure.lab.generation import crop_cache, greedy_cached, prefill
+from measure.lab.quantizers import SCHEMES, quantized_copy
+from measure.lab.timing import time_call, timed
+
+DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
+
+
+def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy with every Linear layer replaced by PyTorch's dynamically quantized int8
+    Linear: weights int8 per output row, activations quantized per tensor on the fly,
+    int8 matrix kernels (fbgemm / qnnpack). CPU only."""
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
+        return quantize_dynamic(
+            copy.deepcopy(model), {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8
+        ).eval()
+
+
+def make_draft(model, name: str):
+    return dynamic_int8(model) if name == DYNAMIC_INT8 else quantized_copy(model, name)
+
+
+def draft_label(name: str) -> str:
+    if name == DYNAMIC_INT8:
+        return "int8 per-row, int8 kernels"
+    return SCHEMES[name].label
+
+
+@torch.inference_mode()
+def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma: int) -> tuple[list[int], list[int]]:
+    """Greedy speculative decoding, batch 1. Returns the generated token ids and, per
+    round, how many drafted tokens the target accepted.
+
+    Invariant between rounds: ``seq`` is prompt + output; the target's cache holds every
+    token of ``seq`` but the last; the draft's cache holds a prefix of ``seq``.
+    """
+    token, tcache = prefill(target, ids)
+    seq = ids[0].tolist() + [int(token)]
+    _, dcache = prefill(draft, ids)
+    out, accepted = [int(token)], []
+    while len(out) < new_tokens:
+        # Draft gamma tokens, feeding the draft whatever part of seq it has not seen.
+        pending = torch.tensor([seq[dcache.get_seq_length() :]], device=ids.device)
+        drafted = []
+        for _ in range(gamma):
+            logits = draft(input_ids=pending, past_key_values=dcache, use_cache=True).logits
+            nxt = int(logits[0, -1].argmax())
+            drafted.append(nxt)
+            pending = torch.tensor([[nxt]], device=ids.device)
+        # Verify: the target scores the last token of seq and the gamma drafts in one pass;
+        # position i of its output is its own choice after seq + drafted[:i].
+        block = torch.tensor([[seq[-1], *drafted]], device=ids.device)
+        choice = target(input_ids=block, past_key_values=tcache, use_cache=True).logits[0].argmax(dim=-1).tolist()
+        n = 0
+        while n < gamma and drafted[n] == choice[n]:
+            n += 1
+        new = drafted[:n] + [choice[n]]  # the accepted drafts, then the target's own token
+        base = len(seq)
+        seq += new
+        out += new
+        accepted.append(n)
+        crop_cache(tcache, base + n)  # keep seq minus its (new) last token
+        crop_cache(dcache, min(dcache.get_seq_length(), base + n))
+    return out[:new_tokens], accepted
+
+
+def step_time(model, ids: torch.Tensor, tokens: int, ctx: Context, repeats: int) -> float:
+    """Median seconds of one forward pass over ``tokens`` new tokens against a cache of the
+    prompt, the cache cut back after each pass so that every pass sees the same length."""
+    _, cache = prefill(model, ids)
+    length = cache.get_seq_length()
+    block = ids[:, -tokens:] if tokens <= ids.shape[1] else ids[:, :1].repeat(1, tokens)
+
+    def step():
+        model(input_ids=block, past_key_values=cache, use_cache=True)
+        crop_cache(cache, length)
+
+    return time_call(step, device=ctx.device, warmup=2, repeats=repeats).median_s
+
+
+def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, repeats: int):
+    """The target's decode step in seconds; the rows of ``draft_cost`` (each draft in
+    ``models``: its step, and c = its step / the target's) and of ``verify_cost`` (the
+    target verifying gamma + 1 tokens in one pass, for each gamma)."""
+    target_step = step_time(target, ids, 1, ctx, repeats)
+    cost_rows = [
+        {
+            "draft": name,
+            "label": draft_label(name),
+            "target_step_ms": target_step * 1e3,
+            "draft_step_ms": (s := step_time(draft, ids, 1, ctx, repeats)) * 1e3,
+            "draft_cost": s / target_step,
+        }
+        for name, draft in models.items()
+    ]
+    verify_rows = []
+    for g in gammas:
+        v = step_time(target, ids, g + 1, ctx, repeats)
+        verify_rows.append(
+            {"gamma": g, "tokens_verified": g + 1, "verify_ms": v * 1e3, "relative_to_one_step": v / target_step}
+        )
+    return target_step, cost_rows, verify_rows
+
+
+def formula_rows(
+    alphas: list[tuple[str, float]], gammas: tuple[int, ...], costs: tuple[float, ...]
+) -> tuple[list[dict], list[dict]]:
+    """Rows of the tables ``expected_tokens`` (per alpha) and ``speedup`` (per alpha and
+    draft cost c), for each (source, alpha) given."""
+    rows_e, rows_s = [], []
+    for source, alpha in alphas:
+        row = {"alpha_source": source, "alpha": alpha}
+        for g in gammas:
+            row[f"tokens_g{g}"] = expected_tokens_per_verification(alpha=alpha, gamma=g)
+        rows_e.append(row)
+        for c in costs:
+            s = {g: speculative_speedup(alpha=alpha, gamma=g, draft_cost=c) for g in gammas}
+            losses = [g for g in gammas if s[g] < 1]
+            rows_s.append(
+                {
+                    "alpha_source": source,
+                    "alpha": alpha,
+                    "draft_cost": c,
+                    **{f"speedup_g{g}": s[g] for g in gammas},
+                    "best_gamma": max(gammas, key=lambda g: s[g]),
+                    "losses": ", ".join(f"γ = {g}" for g in losses) if losses else "none",
+                }
+            )
+    return rows_e, rows_s
+
+
+def position_rows(draft: str, gamma: int, accepted: list[int], alpha: float) -> list[dict]:
+    """Rows of ``acceptance_by_position``: how often the i-th drafted token of a round was
+    kept, given that the ones before it were."""
+    rows = []
+    for i in range(1, gamma + 1):
+        reached = sum(1 for n in accepted if n >= i - 1)
+        kept = sum(1 for n in accepted if n >= i)
+        rows.append(
+            {
+                "draft": draft,
+                "gamma": gamma,
+                "position": i,
+                "proposed": reached,
+                "accepted": kept,
+                "rate": kept / reached if reached else 0.0,
+                "alpha": alpha,
+            }
+        )
+    return rows
+
+
+def acceptance_rows(
+    target,
+    ids: torch.Tensor,
+    names: list[str],
+    keep: list[str],
+    ctx: Context,
+    reference: torch.Tensor,
+    temperatures: tuple[float, ...] = (),
+    keep_logits: tuple[str, ...] = (),
+) -> tuple:
+    """Rows of ``acceptance``: each draft's agreement with the target's greedy
+    continuation ``reference`` (the same count as measure/lab/evaluation.py's
+    ``agreement``); rows of ``acceptance_by_temperature``: at every position of the same
+    continuation, the chance Σ min(p_T, q_T) that speculative sampling at temperature T
+    keeps the draft's token, averaged over the positions; the drafts named in ``keep``,
+    built once, by name in the order of ``keep``; and the draft logits (positions, vocab)
+    of those named in ``keep_logits``, with the target's under the key "target"."""
+    target_logits = logits_given_prefix(target, ids, reference)[0]
+    p_at = {t: tempered(target_logits, t) for t in temperatures}
+    rows, by_temperature, models, logits_of = [], [], {}, {"target": target_logits}
+    for name in ctx.progress(names, "acceptance of each quantized draft"):
+        draft = make_draft(target, name)
+        logits = logits_given_prefix(draft, ids, reference)
+        a = agreement_of(logits.argmax(dim=-1), reference)
+        rows.append(
+            {
+                "draft": name,
+                "label": draft_label(name),
+                "kernels": "int8" if name == DYNAMIC_INT8 else "target dtype (fake-quantized weights)",
+                "agreed": a.agreed,
+                "positions": a.total,
+                "alpha": a.fraction,
+                "first_disagreement": a.first_disagreement,
+            }
+        )
+        for t in temperatures:
+            kept = expected_acceptance(p_at[t], tempered(logits[0], t))
+            by_temperature.append(
+                {
+                    "draft": name,
+                    "label": draft_label(name),
+                    "temperature": t,
+                    "positions": kept.numel(),
+                    # A sum divided by the count, as agreed / positions is: at T = 0 the two are equal floats.
+                    "expected_acceptance": float(kept.sum()) / kept.numel(),
+                    "lowest": float(kept.min()),
+                }
+            )
+        if name in keep_logits:
+            logits_of[name] = logits[0]
+        if name in keep:
+            models[name] = draft
+        else:
+            del draft
+            gc.collect()
+    return rows, {name: models[name] for name in keep}, by_temperature, logits_of
+
+
+def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_tokens: int, repeats: int, ctx: Context):
+    """Plain greedy decoding and speculative decoding with every (draft, gamma) of
+    ``runs``, ``repeats`` times, interleaved. Returns the plain greedy tokens, each run's
+    (tokens, accepted per round), and the seconds of every repeat by run ("greedy" too)."""
+    plain: list[int] = []
+    samples: dict = {"greedy": [], **{r: [] for r in runs}}
+    results: dict = {}
+    for _ in ctx.progress(range(repeats), "repeats (greedy, then every draft x gamma)"):
+        # Interleaved, so that a machine busy with something else slows every method alike.
+        out, seconds = timed(lambda: greedy_cached(target, ids, new_tokens), device=ctx.device)
+        plain = out[0].tolist()
+        samples["greedy"].append(seconds)
+        for d, g in runs:
+            results[(d, g)], seconds = timed(
+                lambda draft=models[d]: speculative_greedy(target, draft, ids, new_tokens, g), device=ctx.device
+            )
+            samples[(d, g)].append(seconds)
+    return plain, results, samples

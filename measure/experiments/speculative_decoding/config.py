@@ -1,0 +1,62 @@
+"""§8's parameters: the published sweep, and the smaller profiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.experiments.speculative_decoding.algorithm import DYNAMIC_INT8
+from measure.experiments.speculative_decoding.tables import FORMULA_GAMMAS
+from measure.lab.evaluation import AGREEMENT_TOKENS
+from measure.lab.quantizers import SCHEMES
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    agreement_tokens: int = AGREEMENT_TOKENS  # spec §7: the agreement column that gives alpha
+    schemes: tuple[str, ...] = tuple(SCHEMES)
+    formula_alphas: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)  # spec §8
+    formula_gammas: tuple[int, ...] = FORMULA_GAMMAS
+    formula_costs: tuple[float, ...] = (0.1, 0.2)  # spec §8
+    drafts: tuple[str, ...] = ("int8_row", "nf4_b64", DYNAMIC_INT8)  # DYNAMIC_INT8: CPU runs only
+    run_gammas: tuple[int, ...] = (1, 2, 4, 8)
+    new_tokens: int = 128
+    repeats: int = 3
+    step_repeats: int = 15
+    temperatures: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5)
+    exactness_draft: str = "int4_row"  # a draft that differs from the target enough to show
+    exactness_positions: int = 3
+    exactness_draws: int = 100_000
+    exactness_temperature: float = 1.0
+    sampled_temperature: float = 1.0
+    sampled_gamma: int = 4
+    sampled_tokens: int = 128
+    seed: int = 0
+
+    @classmethod
+    def for_profile(cls, profile: str) -> Config:
+        if profile == "full":
+            return cls()
+        if profile == "cpu":
+            # Each fake-quantized draft step costs a full target step on a CPU: two
+            # drafts, two gammas and a shorter generation keep §8 near a minute.
+            return cls(
+                drafts=("int8_row", DYNAMIC_INT8),
+                run_gammas=(2, 4),
+                new_tokens=48,
+                repeats=2,
+                step_repeats=10,
+                sampled_tokens=96,
+            )
+        return cls(
+            agreement_tokens=8,
+            schemes=("int8_row",),
+            drafts=("int8_row",),
+            run_gammas=(2,),
+            new_tokens=6,
+            repeats=1,
+            step_repeats=2,
+            exactness_draft="int8_row",
+            exactness_positions=2,
+            exactness_draws=2_000,
+            sampled_tokens=6,
+        )
