@@ -34,6 +34,12 @@ def budget_kv_bytes_per_token(*, layers: int, kv_heads: int, head_dim: int, byte
     )
 
 
+def free_bytes(*, card_bytes: int, reserve_bytes: int, weight_bytes: int) -> int:
+    """What is left for the cache once the weights and the reserve are on the card;
+    negative when they do not fit."""
+    return card_bytes - reserve_bytes - weight_bytes
+
+
 def max_resident_tokens(
     *, vram_bytes: int, reserve_bytes: int, weight_bytes: int, kv_bytes_per_token: int
 ) -> int | None:
@@ -42,7 +48,7 @@ def max_resident_tokens(
     alone exceed the card (it does not fit)."""
     if kv_bytes_per_token <= 0:
         raise ValueError("kv_bytes_per_token must be positive")
-    free = vram_bytes - reserve_bytes - weight_bytes
+    free = free_bytes(card_bytes=vram_bytes, reserve_bytes=reserve_bytes, weight_bytes=weight_bytes)
     if free < 0:
         return None
     return free // kv_bytes_per_token
