@@ -2,9 +2,9 @@
 windows, and the decode step's floor. Pure functions on whole bytes, each tested against
 hand-worked cases in tests/test_budget.py.
 
-The calculator (docs/javascripts/budget.js) does the same arithmetic in the same order;
-tests/test_calculator_browser.py holds the two equal, and tests/test_budget.py holds the
-roundings without a browser.
+The calculator (docs/javascripts/calculator/budget.js) does the same arithmetic in the
+same order; tests/test_calculator_browser.py holds the two equal, and tests/test_budget.py
+holds the roundings without a browser.
 """
 
 from __future__ import annotations
