@@ -3,8 +3,9 @@ windows, and the decode step's floor. Pure functions on whole bytes, each tested
 hand-worked cases in tests/test_budget.py.
 
 The calculator (docs/javascripts/calculator/budget.js) does the same arithmetic in the
-same order; tests/test_calculator_browser.py holds the two equal, and tests/test_budget.py
-holds the roundings without a browser.
+same order, with the same names; tests/test_calculator_browser.py holds the two equal,
+tests/test_calculator_mirror.py their names, and tests/test_budget.py the roundings
+without a browser.
 """
 
 from __future__ import annotations
