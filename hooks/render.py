@@ -135,8 +135,8 @@ def on_page_content(html, page, config, files, **kwargs):
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
     if "data-calculator" not in html:
         return html
-    script = Path(config.docs_dir) / "javascripts" / "calculator.js"
-    return html + "\n" + calculator_locale.locale_script(script)
+    scripts = Path(config.docs_dir) / "javascripts" / "calculator"
+    return html + "\n" + calculator_locale.locale_script(scripts)
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')

@@ -4,8 +4,9 @@ writes numbers with, and its messages translated from the catalogs.
 The calculator formats and reads numbers itself with these separators rather than with
 the browser's locale data, so it agrees with its page even in a browser without that
 locale (Chromium has no Galician). Its messages are the string literals it passes to
-``t("...")`` in docs/javascripts/calculator.js: the script is their one source, and a
-build asks the catalog for each of them like any other generated text."""
+``t("...")`` in its scripts, every ``.js`` file of docs/javascripts/calculator/: the
+scripts are their one source, and a build asks the catalog for each of them like any
+other generated text."""
 
 from __future__ import annotations
 
@@ -22,21 +23,29 @@ MESSAGE = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"')
 COUNTED = re.compile(r'(?:\bunit\([^;]*?,\s*|\bunit:\s*)t\(\s*"([^"]+)"\s*\)')
 
 
+def scripts(folder: Path) -> dict[str, str]:
+    """The calculator's scripts, file name -> text: every ``.js`` file of ``folder``."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.js"))}
+
+
 def messages(script: str) -> list[str]:
     """Every ``t("...")`` literal of the script, in order, once."""
     found = [json.loads(f'"{m}"') for m in MESSAGE.findall(script)]
     return list(dict.fromkeys(found))
 
 
-def locale_script(calculator_js: Path) -> str:
-    """The ``<script type="application/json" data-calculator-locale>`` element its page carries."""
-    script = calculator_js.read_text(encoding="utf-8")
-    counted = set(COUNTED.findall(script))
+def locale_script(folder: Path) -> str:
+    """The ``<script type="application/json" data-calculator-locale>`` element its page
+    carries; ``folder``: the calculator's scripts (docs/javascripts/calculator). The
+    messages are in alphabetical order, whichever script writes them."""
+    texts = scripts(folder).values()
+    counted = {m for text in texts for m in COUNTED.findall(text)}
     payload = {
         "locale": i18n.language(),
         **formatting.symbols(),
         "messages": {
-            m: i18n._(m, "calculator", context=i18n.COUNT if m in counted else None) for m in messages(script)
+            m: i18n._(m, "calculator", context=i18n.COUNT if m in counted else None)
+            for m in sorted({m for text in texts for m in messages(text)})
         },
     }
     body = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")

@@ -2,9 +2,10 @@
 windows, and the decode step's floor. Pure functions on whole bytes, each tested against
 hand-worked cases in tests/test_budget.py.
 
-The calculator (docs/javascripts/budget.js) does the same arithmetic in the same order;
-tests/test_calculator_browser.py holds the two equal, and tests/test_budget.py holds the
-roundings without a browser.
+The calculator (docs/javascripts/calculator/budget.js) does the same arithmetic in the
+same order, with the same names; tests/test_calculator_browser.py holds the two equal,
+tests/test_calculator_mirror.py their names, and tests/test_budget.py the roundings
+without a browser.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def budget_kv_bytes_per_token(*, layers: int, kv_heads: int, head_dim: int, byte
     )
 
 
+def free_bytes(*, card_bytes: int, reserve_bytes: int, weight_bytes: int) -> int:
+    """What is left for the cache once the weights and the reserve are on the card;
+    negative when they do not fit."""
+    return card_bytes - reserve_bytes - weight_bytes
+
+
 def max_resident_tokens(
     *, vram_bytes: int, reserve_bytes: int, weight_bytes: int, kv_bytes_per_token: int
 ) -> int | None:
@@ -42,7 +49,7 @@ def max_resident_tokens(
     alone exceed the card (it does not fit)."""
     if kv_bytes_per_token <= 0:
         raise ValueError("kv_bytes_per_token must be positive")
-    free = vram_bytes - reserve_bytes - weight_bytes
+    free = free_bytes(card_bytes=vram_bytes, reserve_bytes=reserve_bytes, weight_bytes=weight_bytes)
     if free < 0:
         return None
     return free // kv_bytes_per_token

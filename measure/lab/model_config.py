@@ -4,9 +4,9 @@ What the memory budget needs: layers, key-value heads, head dimension, which lay
 only a sliding window of tokens, and the parameter count, computed from the shapes of
 every weight (embeddings tied or not, biases where the architecture has them, the MLP's
 width, the vocabulary). A field that cannot be derived is named in a message, never
-guessed. The calculator (docs/javascripts/budget.js) does the same from the same rules:
-``ARCHITECTURE_RULES`` is written into site_data and read by the page, and
-tests/test_calculator_browser.py holds the two derivations equal.
+guessed. The calculator (docs/javascripts/calculator/model_config.js) does the same from
+the same rules: ``ARCHITECTURE_RULES`` is written into site_data and read by the page,
+and tests/test_calculator_browser.py holds the two derivations equal.
 """
 
 from __future__ import annotations

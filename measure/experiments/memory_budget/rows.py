@@ -8,6 +8,7 @@ from measure.lab.budget import (
     cache_bytes_per_user,
     concurrent_users,
     decode_floor,
+    free_bytes,
     gib_to_bytes,
     kv_bytes_per_layer_token,
     max_resident_tokens,
@@ -32,7 +33,7 @@ def budget_row(card: float, m: dict, precision: str, bits: float, *, reserve_gib
         "weight_bits": bits,
         "weights_bytes": w,
         "kv_bytes_per_token": m["kv_bytes_per_token"],
-        "free_bytes": vram - reserve - w,
+        "free_bytes": free_bytes(card_bytes=vram, reserve_bytes=reserve, weight_bytes=w),
         "max_tokens": tokens,
         "users": concurrent_users(max_tokens=tokens, context_per_user=context_per_user),
         "verdict": verdict,
@@ -73,7 +74,8 @@ def windowed_row(c: dict, context: int, *, card_gib: float, reserve_gib: float, 
     """A row of the ``windowed`` table: the config row ``c`` at ``context`` tokens, its
     cache with the sliding window and as if every layer attended fully."""
     layer_token = kv_bytes_per_layer_token(kv_heads=c["kv_heads"], head_dim=c["head_dim"], bytes_per_element=kv_bytes)
-    free = gib_to_bytes(card_gib) - gib_to_bytes(reserve_gib) - weight_bytes(params=c["params"], bits_per_weight=bits)
+    w = weight_bytes(params=c["params"], bits_per_weight=bits)
+    free = free_bytes(card_bytes=gib_to_bytes(card_gib), reserve_bytes=gib_to_bytes(reserve_gib), weight_bytes=w)
     shape = dict(layer_token_bytes=layer_token, layers=c["layers"], context=context)
     full = cache_bytes_per_user(**shape, windowed_layers=0, window=0)
     windowed = cache_bytes_per_user(**shape, windowed_layers=c["windowed_layers"], window=c["window"])
@@ -96,7 +98,7 @@ def speed_row(card, m: dict, users: int, *, bits: float, reserve_gib: float, con
     measure.reference.cards.Card) for ``users`` of the model row ``m`` at ``context``."""
     w = weight_bytes(params=m["params"], bits_per_weight=bits)
     per_user = m["kv_bytes_per_token"] * context
-    free = gib_to_bytes(card.memory_gib) - gib_to_bytes(reserve_gib) - w
+    free = free_bytes(card_bytes=gib_to_bytes(card.memory_gib), reserve_bytes=gib_to_bytes(reserve_gib), weight_bytes=w)
     fit = users_at_context(free_bytes=free, cache_bytes=per_user)
     floor = decode_floor(weight_bytes=w, cache_bytes_per_user=per_user, users=users, bandwidth_gb_s=card.bandwidth_gb_s)
     return {

@@ -1,0 +1,125 @@
+/*
+ * The calculator's presets: the site_data tables the page carries (models, public
+ * configs, precisions, cards, the stated assumptions), the options of its selects, and
+ * the fields a chosen preset sets. P is the page (locale.js).
+ */
+(function () {
+  "use strict";
+
+  var CUSTOM = "custom";
+
+  function tableRows(name) {
+    var el = document.querySelector('script[data-json-table="' + name + '"]');
+    if (!el) return [];
+    try {
+      return JSON.parse(el.textContent).rows || [];
+    } catch (e) {
+      return [];
+    }
+  }
+
+  function find(rows, key, value) {
+    for (var i = 0; i < rows.length; i++) if (rows[i][key] === value) return rows[i];
+    return null;
+  }
+
+  /* The presets, from the page's tables, each model's with its option's text. */
+  function read(P) {
+    var t = P.t;
+    var models = tableRows("memory_budget.models");
+    var configs = tableRows("memory_budget.configs").filter(function (c) { return c.params !== null && c.reference === "published"; });
+    // Model presets: the budget page's shapes, then the public configs.
+    var modelPresets = models.map(function (m) {
+      return { name: m.model, params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim, window: m.window || 0, windowed_layers: m.windowed_layers || 0,
+        label: t("{model}: {layers} layers, {kv_heads} KV heads × {head_dim}", {
+          model: m.model, layers: P.integer(m.layers), kv_heads: P.integer(m.kv_heads), head_dim: P.integer(m.head_dim),
+        }) };
+    }).concat(configs.map(function (c) {
+      return { name: c.model, params: c.params, layers: c.layers, kv_heads: c.kv_heads, head_dim: c.head_dim, window: c.window, windowed_layers: c.windowed_layers,
+        label: c.windowed_layers
+          ? t("{model} (window {window} on {windowed_layers} of {layers} layers)", {
+              model: c.model, window: P.integer(c.window), windowed_layers: P.integer(c.windowed_layers), layers: P.integer(c.layers),
+            })
+          : c.model };
+    }));
+    return {
+      models: modelPresets,
+      precisions: tableRows("memory_budget.precisions"),
+      caches: tableRows("memory_budget.cache_precisions"),
+      cards: tableRows("memory_budget.card_presets"),
+      rules: tableRows("memory_budget.architectures"),
+      assumptions: tableRows("memory_budget.assumptions")[0] || {},
+      defaults: tableRows("memory_budget.calculator_defaults")[0] || {},
+    };
+  }
+
+  function fillSelect(select, rows, value, label) {
+    rows.forEach(function (row) {
+      var opt = document.createElement("option");
+      opt.value = value(row);
+      opt.textContent = label(row);
+      select.appendChild(opt);
+    });
+  }
+
+  function addCustom(select, text) {
+    var opt = document.createElement("option");
+    opt.value = CUSTOM;
+    opt.textContent = text;
+    select.appendChild(opt);
+  }
+
+  /* sel: the selects by kind (model, precision, cache, card); p: read()'s presets. */
+  function fillSelects(sel, p, P) {
+    var t = P.t;
+    fillSelect(sel.model, p.models, function (m) { return m.name; }, function (m) { return m.label; });
+    addCustom(sel.model, t("Your own values (typed, or from a config.json)"));
+    fillSelect(sel.precision, p.precisions, function (r) { return r.precision; }, function (r) {
+      return t("{precision} ({bits} bits per weight)", { precision: r.precision, bits: P.plain(r.weight_bits) });
+    });
+    addCustom(sel.precision, t("Your own bits per weight"));
+    fillSelect(sel.cache, p.caches, function (r) { return r.precision; }, function (r) {
+      return t("{precision} ({bytes} per element)", { precision: r.precision, bytes: P.unit(P.plain(r.kv_bytes_per_element), "B") });
+    });
+    fillSelect(sel.card, p.cards, function (c) { return c.card; }, function (c) {
+      return t("{card} ({memory}, {bandwidth})", { card: c.card, memory: P.unit(P.plain(c.memory_gib), "GiB"), bandwidth: P.unit(P.integer(c.bandwidth_gb_s), "GB/s") });
+    });
+    addCustom(sel.card, t("Your own card"));
+  }
+
+  /* The fields the chosen preset of a kind sets (field id -> value, "" for none), or
+     null when none is chosen (your own values). */
+  function values(p, kind, name) {
+    if (kind === "model") {
+      var m = find(p.models, "name", name);
+      if (!m) return null;
+      return {
+        params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim,
+        window: m.window ? m.window : "", windowed_layers: m.window ? m.windowed_layers : "",
+      };
+    }
+    if (kind === "precision") {
+      var r = find(p.precisions, "precision", name);
+      return r ? { weight_bits: r.weight_bits } : null;
+    }
+    var c = find(p.cards, "card", name);
+    return c ? { vram_gib: c.memory_gib, bandwidth_gb_s: c.bandwidth_gb_s } : null;
+  }
+
+  /* The selects' first choices: the first preset of each kind, the stated cache
+     precision, the stated card. */
+  function initial(p) {
+    var a = p.assumptions;
+    var fp16 = p.caches.filter(function (r) { return r.kv_bytes_per_element === a.kv_bytes_per_element; })[0];
+    var card = find(p.cards, "card", p.defaults.card) || p.cards[0];
+    return {
+      model: p.models.length ? p.models[0].name : CUSTOM,
+      precision: p.precisions.length ? p.precisions[0].precision : CUSTOM,
+      cache: fp16 ? fp16.precision : null,
+      card: card ? card.card : CUSTOM,
+    };
+  }
+
+  window.LLMCalculator = window.LLMCalculator || {};
+  window.LLMCalculator.presets = { CUSTOM: CUSTOM, read: read, fillSelects: fillSelects, find: find, values: values, initial: initial };
+})();
