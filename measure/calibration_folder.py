@@ -165,7 +165,8 @@ def merge_into(into: Path, source: Experiment) -> str:
     provenance = {k: v for k, v in source.meta.items() if k not in _FORMAT_KEYS}
     write(into, rows, provenance)
     new = {r["run"] for r in theirs} & {r["run"] for r in rows}
-    return f"calibration: {len(rows)} runs kept, {len(new)} of them from {source.folder.parent}"
+    kept_runs = f"{len(rows)} run{'s' if len(rows) != 1 else ''} kept"
+    return f"calibration: {kept_runs}, {len(new)} of them from {source.folder.parent}"
 
 
 def kept(root: Path, *row_lists: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -184,7 +184,7 @@ def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str
         seed=0 if moment == "start" else 1,
         target=plan.target,
         budget_s=plan.budget_s,
-        warmup=2,
+        warmup=1,
         before=before,
         timer=(lambda fn: clocked(fn, device)) if device.type == "cuda" else None,
     )
