@@ -48,11 +48,16 @@ def page_table_refs(docs: Path) -> dict[str, set[str]]:
 
 def _pages_findings(names: list[str], docs: Path) -> list[Finding]:
     """The pages' table use against the tables the code of the experiments checked
-    (``names``) produces; a table of an experiment not checked here is not judged."""
+    (``names``) produces; a table of an experiment not checked here is not judged. The
+    runner's calibration folder is produced by every run: a page may use its tables, and
+    one that none shows is not a finding (it is a record of the runs, not a result)."""
+    from measure import calibration_folder
+
+    runner = {f"{calibration_folder.FOLDER}.{t.name}" for t in calibration_folder.TABLES}
     produced = {f"{name}.{t.name}" for name in names for t in registry.load(name).TABLES}
     used = page_table_refs(docs)
     out = []
-    for ref in sorted(set(used) - produced):
+    for ref in sorted(set(used) - produced - runner):
         exp, table = ref.split(".")
         if exp in registry.EXPERIMENTS and exp not in names:
             continue

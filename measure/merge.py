@@ -8,13 +8,17 @@ numbers from other code, and have a place in the target that is not a link. Each
 then swapped into site_data whole, from the very text verified, its provenance (device,
 dtype, libraries, date) kept as measured. A stop or an error says, per experiment, what
 the target holds then.
+
+FOLDER's calibration folder (the runs its experiments were measured in) is verified
+with them and merged last: its rows join those already in site_data, and every row whose
+run an experiment still names is kept (``measure/calibration_folder.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from measure import registry
+from measure import calibration_folder, registry
 from measure.errors import UserError
 from measure.ondisk import Writes
 from sitedata import DataError, FolderError, experiment_names, read_experiment
@@ -30,7 +34,7 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
     problem = folder_problem(into)
     if problem:
         raise UserError(f"nothing merged: {problem}")
-    found = experiment_names(source)
+    found = [n for n in experiment_names(source) if n != calibration_folder.FOLDER]
     names = [n for n in registry.select(only) if n in found] if only else found
     if not names:
         raise UserError(f"{source} holds no experiment folder to merge" + (f" among {only}" if only else ""))
@@ -50,6 +54,13 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
         if problem:
             raise UserError(f"nothing merged: {problem}")
         checked.append(exp)
+    try:
+        calibration = calibration_folder.incoming(source)
+    except DataError as e:
+        raise UserError(f"nothing merged: {e}") from None
+    problem = calibration and target_problem(into, calibration_folder.FOLDER)
+    if problem:
+        raise UserError(f"nothing merged: {problem}")
     writes = writes if writes is not None else Writes(into, merge=True)
     lines = []
     for exp in checked:
@@ -62,4 +73,9 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
             raise UserError(f"merging {exp.name} into {into} failed ({e}); {writes.describe()}") from None
         m = exp.meta
         lines.append(f"merged {exp.name}: {m['device']['id']}, {m['dtype']}, {m['profile']} profile, {m['date']}")
+    if calibration is not None:
+        try:
+            lines.append(calibration_folder.merge_into(Path(into), calibration))
+        except (OSError, FolderError) as e:
+            raise UserError(f"merging the calibration into {into} failed ({e}); {writes.describe()}") from None
     return lines

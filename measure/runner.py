@@ -7,6 +7,12 @@ a device, the model's name, an output folder that is a data folder of this proje
 can be written); then what a stopped write left is cleaned up, and an experiment whose
 committed data came from the same code, model, machine and profile is skipped unless
 ``force`` is given. A stop or an error is reported by what is on disk (``Writes``).
+
+A run that measures anything calibrates the machine first and last
+(``measure/lab/calibration.py``): every experiment gets the start calibration in its
+context and its provenance (``run``), and ``calibration/`` gets the run's row at the end
+(``measure/calibration_folder.py``), its end columns empty if the run stopped before
+its end was measured. A run with everything up to date measures nothing, not even that.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from measure import registry
+from measure.calibration_folder import FOLDER as CALIBRATION
+from measure.calibration_folder import RunRecord
 from measure.errors import UserError
 from measure.ondisk import Writes
 from sitedata import DataError, FolderError, read_experiment, recover
@@ -105,7 +113,7 @@ def run_experiments(
 ) -> list[Outcome]:
     import torch
 
-    from measure.lab import memory
+    from measure.lab import calibration, memory
     from measure.lab.context import PROFILES, Context, default_profile
     from measure.lab.devices import choose_device, default_dtype, describe_machine
     from measure.lab.models import load_model, preflight
@@ -118,7 +126,7 @@ def run_experiments(
         raise UserError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     dev = choose_device(device)
     preflight(model, network=False)
-    check_output_folder(out, names)
+    check_output_folder(out, [*names, CALIBRATION])  # the run writes its calibration too
     # Every input checked: from here on files are touched, and only the data layer's own.
     writes = writes if writes is not None else Writes(out)
     prof = profile or default_profile(dev)
@@ -150,6 +158,10 @@ def run_experiments(
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
+    plan = calibration.plan(prof, dev)
+    start = calibration.measure(loaded.model, dev, run_id=calibration.new_run_id(), plan=plan)
+    log(f"calibration of run {start.run_id}: {start.describe()}")
+    calibrated = RunRecord(out, start, model=loaded, machine=machine, dtype=dtype, profile=prof, plan=plan, log=log)
     estimates = _estimate(modules, todo, prof, loaded.model, dev, log)
     current = ""
     try:
@@ -175,6 +187,7 @@ def run_experiments(
                 experiment_title=mod.TITLE,
                 quiet=quiet,
                 started=started,
+                calibration=start,
             )
             log(f"({i}/{len(todo)}) {name}: {mod.TITLE}")
             t0 = time.perf_counter()
@@ -202,11 +215,18 @@ def run_experiments(
             log(f"({i}/{len(todo)}) {name} done in {seconds:.1f}s{guess}: {detail}")
             outcomes.append(Outcome(name, "written", detail, seconds))
             current = ""
+        wrote = any(o.status == "written" for o in outcomes)  # else there is no row to complete
+        end = calibration.measure(loaded.model, dev, run_id=start.run_id, plan=plan, moment="end") if wrote else None
     except KeyboardInterrupt:
         if current and writes.state(current) == "new":  # stopped after its folder was in place
             outcomes.append(Outcome(current, "written", "stopped while finishing; its data is whole", 0.0))
             current = ""
+        calibrated.stopped()
         raise Interrupted(outcomes, current) from None
+    except BaseException:
+        calibrated.stopped()
+        raise
+    calibrated.finished(end)
     return outcomes
 
 

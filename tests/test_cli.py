@@ -138,7 +138,14 @@ def test_a_stopped_run_says_what_it_wrote_and_keeps_the_rest(tmp_path):
     proc = run_cli(*args, "--only", "kv_cache", SITEDATA_FAULT="swapped:interrupt")
     assert proc.returncode == 130 and _last(proc) == "interrupted; kv_cache was written"
     assert {p: p.read_bytes() for p in sorted((tmp_path / "kv_cache").iterdir())} != before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".sitedata", "cache_size", "kv_cache"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".sitedata", "cache_size", "calibration", "kv_cache"]
+    # The calibration holds the run of each experiment: the stopped one without its end.
+    from sitedata import read_experiment
+
+    runs = {r["run"]: r for r in read_experiment(tmp_path, "calibration").rows("runs")}
+    named = {n: read_experiment(tmp_path, n).meta["run"]["id"] for n in ("cache_size", "kv_cache")}
+    assert sorted(runs) == sorted(named.values())
+    assert runs[named["cache_size"]]["end_step_ms"] and runs[named["kv_cache"]]["end_step_ms"] == ""
 
 
 def test_list_names_every_experiment():
@@ -207,7 +214,7 @@ def test_a_stop_or_an_error_after_the_swap_says_the_data_was_written(tmp_path):
     )
     seen.add(meta.read_bytes())
     assert len(seen) == 3  # each run's data in place
-    assert sorted(p.name for p in out.iterdir()) == [".sitedata", "cache_size"]
+    assert sorted(p.name for p in out.iterdir()) == [".sitedata", "cache_size", "calibration"]
 
 
 def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):

@@ -102,6 +102,10 @@ def test_the_command_runs_on_cpu(tmp_path):
         assert (site / name / "meta.json").read_bytes() == (out / name / "meta.json").read_bytes()
         read_experiment(site, name)
     assert (site / "quality" / "meta.json").read_bytes() == untouched
+    # The run's calibration came with it: the one run its experiments name, beside the rest.
+    runs = {read_experiment(out, name).meta["run"]["id"] for name in _experiments()}
+    assert len(runs) == 1 and f"calibration: 1 run kept, 1 of them from {out}" in merged.stdout
+    assert [r["run"] for r in read_experiment(site, "calibration").rows("runs")] == sorted(runs)
 
     # Data from other code, or damaged on the way, is refused whole: nothing merged.
     before = {name: (site / name / "meta.json").read_bytes() for name in _experiments()}

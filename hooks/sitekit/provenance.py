@@ -89,10 +89,17 @@ def provenance(ctx, exp: str) -> str:
     return provenance_html(ctx, exp)
 
 
+# Folders the runner writes beside the experiments' (measure/calibration_folder.py: the
+# calibration of every run), read like theirs but no experiment: not listed as one.
+RUNNER_FOLDERS = ("calibration",)
+
+
 def experiments(ctx) -> str:
     """One row per measured experiment: what, on which model and device, when, how long."""
     rows = []
     for exp in ctx.data.experiments:
+        if exp in RUNNER_FOLDERS:
+            continue
         m = ctx.data.meta(exp)
         title = m["title"]
         cells = (

@@ -1,4 +1,8 @@
-"""The device's memory bandwidth, measured once per run by a large copy.
+"""The device's memory bandwidth, measured by a large copy: once per run, by the run's
+calibration (``measure/lab/calibration.py``, which samples ``copier`` in interleaved
+rounds and gives every experiment ``ctx.calibration.bandwidth_bytes_per_s``);
+``copy_bandwidth``, one block of samples, stays for the experiments that still measure
+their own until they take the calibration's.
 
 A copy of ``n`` bytes reads ``n`` and writes ``n``, so it moves ``2 n`` bytes: the rate
 is ``2 n / time``, the figure a decode step's floor is set against (the same
@@ -44,7 +48,7 @@ class Bandwidth:
         }
 
 
-def _clocked(fn, device: torch.device) -> float:
+def clocked(fn, device: torch.device) -> float:
     """Seconds ``fn()`` takes: CUDA events on a GPU, a synchronised host clock otherwise."""
     if device.type != "cuda":
         return timed(fn, device=device)[1]
@@ -56,21 +60,29 @@ def _clocked(fn, device: torch.device) -> float:
     return start.elapsed_time(end) / 1e3  # elapsed_time is in milliseconds
 
 
-def copy_bandwidth(
-    *, copy_bytes: int, device: torch.device, warmup: int = 2, repeats: int = 10, copies_per_sample: int = 4
-) -> Bandwidth:
+def copier(*, copy_bytes: int, device: torch.device, copies_per_sample: int = 4):
+    """A function that copies one ``copy_bytes`` buffer into another ``copies_per_sample``
+    times: one sample of the probe. Both buffers are touched first (first touch
+    allocates the pages) and live as long as the function does."""
     src = torch.empty(copy_bytes, dtype=torch.uint8, device=device)
     src.fill_(1)  # touch every page before timing
-    dst = torch.empty_like(src)
+    dst = torch.empty_like(src)  # touched by the warm-up's first copy
 
     def copies() -> None:
         for _ in range(copies_per_sample):
             dst.copy_(src)
 
+    return copies
+
+
+def copy_bandwidth(
+    *, copy_bytes: int, device: torch.device, warmup: int = 2, repeats: int = 10, copies_per_sample: int = 4
+) -> Bandwidth:
+    copies = copier(copy_bytes=copy_bytes, device=device, copies_per_sample=copies_per_sample)
     with torch.inference_mode():
         for _ in range(warmup):
             copies()
-        samples = tuple(_clocked(copies, device) / copies_per_sample for _ in range(repeats))
+        samples = tuple(clocked(copies, device) / copies_per_sample for _ in range(repeats))
     return Bandwidth(copy_bytes, Timing(samples), copies_per_sample)  # the buffers are freed on return
 
 

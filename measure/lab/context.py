@@ -1,4 +1,5 @@
-"""What an experiment is given: the model, the device, the profile, and a progress bar."""
+"""What an experiment is given: the model, the device, the profile, the run's calibration,
+and a progress bar."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
 from measure.lab.models import LoadedModel
+
+if TYPE_CHECKING:
+    from measure.lab.calibration import Calibration
 
 T = TypeVar("T")
 PROFILES = ("full", "cpu", "smoke")
@@ -40,6 +44,9 @@ class Context:
     experiment_title: str = ""
     quiet: bool = False
     started: float = field(default_factory=time.perf_counter)
+    # The run's start calibration: its copy bandwidth (``calibration.bandwidth_bytes_per_s``)
+    # is the one every floor divides by; None only where no run calibrated (a unit test).
+    calibration: Calibration | None = None
 
     def log(self, message: str) -> None:
         if not self.quiet:

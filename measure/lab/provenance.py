@@ -56,8 +56,13 @@ def code_files(experiment: str) -> list[Path]:
     code whose change can move its numbers (found by reading imports, not by convention,
     so an edit to the batching simulator does not stale the quality page, nor one to a
     module of the kv_cache package any other page)."""
+    return reached_files(f"measure.experiments.{experiment}")
+
+
+def reached_files(module: str) -> list[Path]:
+    """``module`` and every ``measure`` module it reaches, with the packages above each."""
     seen: dict[str, Path] = {}
-    todo = [f"measure.experiments.{experiment}"]
+    todo = [module]
     while todo:
         module = todo.pop()
         if module in seen or module_path(module) is None:
@@ -69,14 +74,23 @@ def code_files(experiment: str) -> list[Path]:
     return sorted(seen.values())
 
 
-def code_hash(experiment: str) -> str:
-    """sha256 of the code that produced an experiment's numbers, so that a result can be
-    recognised as stale after it changes (content, not file times, which a clone resets)."""
+def _files_hash(files: list[Path]) -> str:
     h = hashlib.sha256()
-    for p in code_files(experiment):
+    for p in files:
         h.update(p.relative_to(PACKAGE_DIR).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
+
+
+def code_hash(experiment: str) -> str:
+    """sha256 of the code that produced an experiment's numbers, so that a result can be
+    recognised as stale after it changes (content, not file times, which a clone resets)."""
+    return _files_hash(code_files(experiment))
+
+
+def module_hash(module: str) -> str:
+    """The same hash for a folder that no experiment writes (the runner's calibration)."""
+    return _files_hash(reached_files(module))
 
 
 def git_state() -> dict:
@@ -104,17 +118,40 @@ def library_versions() -> dict:
 
 
 def provenance(*, experiment: str, config, ctx, duration_s: float) -> dict:
+    """An experiment's meta.json provenance; ``run``, the run's start calibration
+    (``Context.calibration``), where the run was calibrated."""
+    run = {"run": ctx.calibration.provenance()} if ctx.calibration is not None else {}
     return {
         "title": ctx.experiment_title,
         "code_hash": code_hash(experiment),
+        **_where(ctx.model, ctx.machine, ctx.dtype, ctx.profile, duration_s),
+        "parameters": asdict(config),
+        "memory_method": ctx.memory_method,
+        **run,
+    }
+
+
+def folder_provenance(
+    *, title: str, module: str, parameters: dict, model, machine: dict, dtype, profile: str, duration_s: float
+) -> dict:
+    """The provenance of a folder the runner writes itself (the calibration): its code
+    is ``module`` and what it reaches."""
+    return {
+        "title": title,
+        "code_hash": module_hash(module),
+        **_where(model, machine, dtype, profile, duration_s),
+        "parameters": parameters,
+    }
+
+
+def _where(model, machine: dict, dtype, profile: str, duration_s: float) -> dict:
+    return {
         **git_state(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
-        "model": ctx.model.describe(),
-        "device": ctx.machine,
-        "dtype": str(ctx.dtype).removeprefix("torch."),
+        "model": model.describe(),
+        "device": machine,
+        "dtype": str(dtype).removeprefix("torch."),
         "libraries": library_versions(),
-        "profile": ctx.profile,
-        "parameters": asdict(config),
-        "memory_method": ctx.memory_method,
+        "profile": profile,
     }

@@ -1,4 +1,12 @@
-"""Timing written once: warm up and discard, synchronise, repeat, keep raw samples."""
+"""Timing written once: warm up and discard, synchronise, repeat, keep raw samples.
+
+``timed`` and ``synchronize`` are the clock every measurement reads. ``time_call`` and
+``Timing`` are the old method, one point's repeats back to back: a machine that slows
+for a while draws a shape on the points it was timing then, and the IQR they report is
+no interval of the median. New code times through ``measure/lab/sampling.py``
+(``interleaved``; its docstring shows how a ``time_call`` loop becomes one sweep); the
+experiments still calling ``time_call`` move to it, and then these two go.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,270 @@
+"""One timing method for a shared, noisy machine: the points of a sweep measured in
+interleaved rounds, until each median's 95 % interval is as narrow as asked.
+
+``interleaved`` times every point of a sweep once per round, in a fresh random order
+each round (``random.Random(seed + round)``, the seed recorded), after each point's own
+warm-up; so a machine that slows down for a while slows every point a little instead
+of drawing a shape on the few it was measuring then. After ``min_rounds`` a round
+measures only the points whose interval is still wider than ``target``: the time goes
+where the intervals need it. It stops when every point meets its target, when
+``budget_s`` (wall time, warm-up included) is spent, or after ``max_rounds``; a point that
+missed its width says so (``Estimate.met``).
+
+The interval is the distribution-free confidence interval of the median from order
+statistics (the number of samples below the median is binomial(n, 1/2)): exactly what
+``scipy.stats.quantile_test(x, p=0.5).confidence_interval(0.95)`` gives (a test holds
+the two equal), computed with ``math.comb`` because the GPU command runs with torch and
+transformers only. Six samples is the least that reaches 95 % (the minimum and the
+maximum of six cover the median with probability 1 - 2/64).
+
+Why not a library. ``torch.utils.benchmark`` times one statement at a time
+(``Timer.blocked_autorange``, ``adaptive_autorange``): the points of a sweep cannot be
+interleaved, which is the remedy for drift, and ``adaptive_autorange`` stops on
+IQR / median < threshold, a spread of the samples, not an interval of the median (its
+``Measurement.significant_figures`` calls itself "by no means statistically rigorous").
+pyperf spreads samples over many worker processes and reports mean ± standard
+deviation; a process per sample would reload the model each time, and the mean is what
+an outlier moves. asv's ``statistics.quantile_ci`` is this very interval (at 99 %, with
+a Laplace posterior where n is too small); asv is not a dependency of the measuring
+code, so the few lines are written here and checked against scipy instead.
+``scipy.stats.bootstrap`` would need scipy on the GPU machine and is less exact than the
+order-statistic interval at the sample counts used (6 to a few dozen).
+
+How to time a sweep (the pattern every experiment follows). A loop of ``time_call``::
+
+    for p in cfg.prompt_lengths:
+        ids = ctx.prompt_ids(p)
+        t = time_call(lambda: prefill(model, ids), device=ctx.device, warmup=1, repeats=5)
+        rows.append({"prompt_tokens": p, "time_ms": t.median_ms, "spread_ms": t.spread_ms})
+
+becomes one call over all points, then one row per point::
+
+    ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
+    sweep = interleaved(
+        {p: (lambda ids=ids[p]: prefill(model, ids)) for p in cfg.prompt_lengths},
+        device=ctx.device, seed=cfg.seed, budget_s=cfg.prefill_budget_s,
+    )
+    for p, est in sweep.points.items():
+        rows.append({"prompt_tokens": p, **est.columns("time"), "tokens_per_s": p / est.median_s})
+    notes["prefill_sweep"] = sweep.describe()
+
+(``columns("time")`` gives ``time_ms``, ``time_low_ms``, ``time_high_ms`` and
+``time_samples``.) Bind each point's inputs as a default argument, as above, or every
+lambda sees the last one. A decode step that grows its cache takes
+``before=lambda key: crop_cache(caches[key], key)``: it runs before every call, untimed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Generic, TypeVar
+
+from measure.lab.timing import synchronize
+
+K = TypeVar("K", bound=Hashable)
+CONFIDENCE = 0.95
+MIN_ROUNDS = 6  # the least n whose order-statistic interval of the median reaches 95 %
+
+
+def median_interval(samples, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The distribution-free interval of the median: the order statistics ``x[lo]`` and
+    ``x[hi]`` (0-based, sorted) with ``lo = ppf(a) - 1`` and ``hi = isf(a)`` of
+    binomial(n, 1/2), ``a = (1 - confidence) / 2``; NaN for a bound that n samples cannot
+    give (fewer than six at 95 %). The same indices as scipy's ``quantile_test``."""
+    x = sorted(samples)
+    n = len(x)
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be strictly between 0 and 1")
+    a = Fraction((1 - confidence) / 2)  # the float scipy computes, held exactly
+    total = 2**n
+    below = 0  # sum of C(n, i) for i <= k
+    lo = hi = None
+    for k in range(n + 1):
+        below += math.comb(n, k)
+        if lo is None and below >= a * total:  # ppf(a): the least k with cdf(k) >= a
+            lo = k - 1
+        if hi is None and total - below <= a * total:  # isf(a): the least k with sf(k) <= a
+            hi = k
+    low = x[lo] if lo is not None and lo >= 0 else math.nan
+    high = x[hi] if hi is not None and hi < n else math.nan
+    return low, high
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One point of a sweep: its raw samples (seconds, in the order taken), their median
+    and the 95 % interval of the median, and whether that interval met ``target``."""
+
+    samples_s: tuple[float, ...]
+    median_s: float
+    low_s: float
+    high_s: float
+    target: float  # the relative half-width asked for, e.g. 0.03
+    met: bool  # (high - low) / 2 <= target * median
+
+    @classmethod
+    def of(cls, samples_s, target: float) -> Estimate:
+        samples = tuple(float(s) for s in samples_s)
+        if len(samples) < MIN_ROUNDS:
+            raise ValueError(f"{len(samples)} samples give no 95 % interval of the median; {MIN_ROUNDS} are needed")
+        median = statistics.median(samples)
+        low, high = median_interval(samples)
+        return cls(samples, median, low, high, target, (high - low) / 2 <= target * median)
+
+    @property
+    def n(self) -> int:
+        return len(self.samples_s)
+
+    @property
+    def median_ms(self) -> float:
+        return self.median_s * 1e3
+
+    @property
+    def low_ms(self) -> float:
+        return self.low_s * 1e3
+
+    @property
+    def high_ms(self) -> float:
+        return self.high_s * 1e3
+
+    @property
+    def half_width(self) -> float:
+        """The interval's half-width relative to the median (0.03 is ±3 %)."""
+        return (self.high_s - self.low_s) / 2 / self.median_s
+
+    def samples_ms(self) -> list[float]:
+        return [round(x * 1e3, 4) for x in self.samples_s]
+
+    def scaled(self, factor: float) -> Estimate:
+        """The same estimate of ``factor`` times the quantity (per copy, per token)."""
+        s = tuple(x * factor for x in self.samples_s)
+        return Estimate(s, self.median_s * factor, self.low_s * factor, self.high_s * factor, self.target, self.met)
+
+    def columns(self, name: str) -> dict[str, float | int]:
+        """A table's four cells for this point: ``<name>_ms`` (the median),
+        ``<name>_low_ms``, ``<name>_high_ms`` and ``<name>_samples``."""
+        return {
+            f"{name}_ms": self.median_ms,
+            f"{name}_low_ms": self.low_ms,
+            f"{name}_high_ms": self.high_ms,
+            f"{name}_samples": self.n,
+        }
+
+
+@dataclass(frozen=True)
+class Sweep(Generic[K]):
+    points: dict[K, Estimate]
+    seed: int
+    rounds: int  # rounds begun (the last may have been cut short by the budget)
+    seconds: float  # wall time of the sampling, warm-up included
+    budget_s: float
+    target: float
+
+    def describe(self) -> dict:
+        """What provenance and notes record about how the sweep was sampled."""
+        missed = [str(k) for k, e in self.points.items() if not e.met]
+        return {
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "seconds": round(self.seconds, 3),
+            "budget_s": self.budget_s,
+            "target": self.target,
+            "points": len(self.points),
+            "met": len(self.points) - len(missed),
+            "missed": missed,
+            "samples": sum(e.n for e in self.points.values()),
+        }
+
+
+def round_order(keys, seed: int, round_: int) -> list:
+    """The order of round ``round_`` (0 is the warm-up): ``keys`` shuffled by
+    ``random.Random(seed + round_)``."""
+    order = list(keys)
+    random.Random(seed + round_).shuffle(order)
+    return order
+
+
+def host_timer(device, now: Callable[[], float] = time.perf_counter) -> Callable[[Callable[[], object]], float]:
+    """Seconds one call takes on the host clock, the device synchronised on both sides
+    (on a GPU kernels are queued asynchronously: an unsynchronised clock sees the launch)."""
+
+    def timer(fn: Callable[[], object]) -> float:
+        synchronize(device)
+        t0 = now()
+        fn()
+        synchronize(device)
+        return now() - t0
+
+    return timer
+
+
+def interleaved(
+    points: Mapping[K, Callable[[], object]],
+    *,
+    device,
+    seed: int,
+    budget_s: float,
+    target: float = 0.03,
+    min_rounds: int = MIN_ROUNDS,
+    max_rounds: int = 200,
+    warmup: int = 1,
+    before: Callable[[K], None] | None = None,
+    timer: Callable[[Callable[[], object]], float] | None = None,
+    now: Callable[[], float] = time.perf_counter,
+) -> Sweep[K]:
+    """Time every point of ``points`` in interleaved rounds (see the module's docstring).
+
+    ``min_rounds`` are always completed, whatever the budget (fewer give no interval);
+    after them no call begins once ``budget_s`` is spent. ``timer(fn)`` returns the
+    seconds of one call (default: ``host_timer``; CUDA events for a copy on a GPU);
+    ``now`` is the clock of the budget. Both are injected by the tests."""
+    if not points:
+        raise ValueError("no point to time")
+    if min_rounds < MIN_ROUNDS or max_rounds < min_rounds:
+        raise ValueError(f"min_rounds must be at least {MIN_ROUNDS} and max_rounds at least min_rounds")
+    import torch
+
+    timer = timer or host_timer(device, now)
+    keys = list(points)
+    samples: dict[K, list[float]] = {k: [] for k in keys}
+    start = now()
+
+    def call(key: K) -> None:
+        if before is not None:
+            before(key)
+        points[key]()
+
+    def timed(key: K) -> None:
+        if before is not None:
+            before(key)
+        samples[key].append(timer(points[key]))
+
+    with torch.inference_mode():
+        for key in round_order(keys, seed, 0):
+            for _ in range(warmup):
+                call(key)
+        active, rounds, spent = keys, 0, False
+        while active and rounds < max_rounds and not spent:
+            rounds += 1
+            for key in round_order(active, seed, rounds):
+                if rounds > min_rounds and now() - start >= budget_s:
+                    spent = True
+                    break
+                timed(key)
+            if rounds >= min_rounds:
+                active = [k for k in active if not Estimate.of(samples[k], target).met]
+                spent = spent or now() - start >= budget_s
+    return Sweep(
+        points={k: Estimate.of(samples[k], target) for k in keys},
+        seed=seed,
+        rounds=rounds,
+        seconds=now() - start,
+        budget_s=budget_s,
+        target=target,
+    )

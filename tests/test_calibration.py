@@ -1,0 +1,178 @@
+"""The calibration of every run (measure/lab/calibration.py) and its folder
+(measure/calibration_folder.py): one row per run that an experiment names, kept while
+one does; the runner's, the merge's, the drift gate's and the home page's use of it.
+One real smoke run on the tiny model; every other calibration here is made up."""
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from measure import calibration_folder as folder
+from measure import registry
+from measure.check import _pages_findings
+from measure.errors import UserError
+from measure.lab import calibration
+from measure.lab.calibration import DRIFT_LIMIT, Calibration, drift
+from measure.lab.provenance import code_hash
+from measure.lab.sampling import Estimate
+from measure.merge import merge
+from sitedata import read_experiment
+from tests.conftest import PROVENANCE, write_data
+
+
+def _cal(run_id: str, *, copy_s: float = 0.01, step_s: float = 0.05, moment: str = "start") -> Calibration:
+    spread = (0.99, 1.0, 1.0, 1.0, 1.01, 1.02)
+    return Calibration(
+        run_id=run_id,
+        moment=moment,
+        copy_bytes=1 << 28,
+        copy=Estimate.of([copy_s * f for f in spread], 0.03),
+        step=Estimate.of([step_s * f for f in spread], 0.03),
+        sweep={"missed": []},
+        seconds=2.0,
+    )
+
+
+def _experiment(root, name: str, run_id: str | None, **provenance):
+    run = {"run": _cal(run_id).provenance()} if run_id else {}
+    return write_data(root, name, {"t": [{"n": 1}]}, **run, **provenance)
+
+
+def _runs(root) -> list[dict]:
+    return read_experiment(root, "calibration").rows("runs")
+
+
+def test_the_buffer_exceeds_the_last_level_cache(tmp_path, monkeypatch):
+    for index, (level, size) in enumerate([(1, "32K"), (2, "512K"), (3, "96M")]):
+        (tmp_path / f"index{index}").mkdir()
+        (tmp_path / f"index{index}" / "level").write_text(f"{level}\n")
+        (tmp_path / f"index{index}" / "size").write_text(f"{size}\n")
+    assert calibration.last_level_cache_bytes(tmp_path) == 96 << 20
+    assert calibration.last_level_cache_bytes(tmp_path / "absent") is None
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(calibration, "last_level_cache_bytes", lambda: 96 << 20)
+    assert calibration.plan("cpu", cpu).copy_bytes == 384 << 20
+    monkeypatch.setattr(calibration, "last_level_cache_bytes", lambda: None)
+    assert calibration.plan("full", cpu).copy_bytes == 256 << 20  # unreadable: 256 MiB
+    assert calibration.plan("smoke", cpu).budget_s < calibration.plan("cpu", cpu).budget_s
+
+
+def test_the_provenance_of_a_run_and_its_drift():
+    start, end = _cal("r1"), _cal("r1", copy_s=0.0125, step_s=0.06, moment="end")
+    run = start.provenance()
+    assert run["id"] == "r1" and run["bandwidth_gb_s"] == pytest.approx(2 * (1 << 28) / 0.01 / 1e9)
+    assert run["bandwidth_low_gb_s"] < run["bandwidth_gb_s"] < run["bandwidth_high_gb_s"]  # a slower copy is lower
+    assert run["reference_step_low_ms"] <= run["reference_step_ms"] == 50.0 <= run["reference_step_high_ms"]
+    d = drift(start, end)
+    assert d["step_drift"] == pytest.approx(0.2) and d["bandwidth_drift"] == pytest.approx(-0.2) and d["drifted"]
+    assert not drift(start, _cal("r1", step_s=0.05 * (1 + DRIFT_LIMIT / 2), moment="end"))["drifted"]
+    assert drift(start, None) == {"step_drift": None, "bandwidth_drift": None, "drifted": None}
+    assert calibration.new_run_id()[:2] == "20" and len(calibration.new_run_id().split("-")[1]) == 8
+
+
+def test_rows_are_kept_while_an_experiment_names_their_run(tmp_path):
+    _experiment(tmp_path, "kv_cache", "r1")
+    _experiment(tmp_path, "cache_size", "r1")
+    folder.record(tmp_path, _cal("r1"), _cal("r1", moment="end"), PROVENANCE)
+    _experiment(tmp_path, "kv_cache", "r2")  # re-measured by run r2, which stopped before its end
+    folder.record(tmp_path, _cal("r2"), None, PROVENANCE)
+    rows = _runs(tmp_path)
+    assert [r["run"] for r in rows] == ["r1", "r2"]
+    assert rows[1]["end_step_ms"] == rows[1]["step_drift"] == rows[1]["drifted"] == ""  # not measured
+    assert float(rows[0]["end_step_ms"]) == 50.0 and rows[0]["drifted"] == "false"
+    _experiment(tmp_path, "cache_size", "r3")  # nothing names r1 any more
+    folder.record(tmp_path, _cal("r3"), _cal("r3", moment="end"), PROVENANCE)
+    assert [r["run"] for r in _runs(tmp_path)] == ["r2", "r3"]
+    assert read_experiment(tmp_path, "calibration").meta["values"]["drift_limit"]["value"] == DRIFT_LIMIT
+
+
+def test_a_run_that_wrote_nothing_leaves_the_folder_as_it_was(tmp_path):
+    _experiment(tmp_path, "kv_cache", "r1")
+    folder.record(tmp_path, _cal("r1"), None, PROVENANCE)
+    before = (tmp_path / "calibration" / "meta.json").read_bytes()
+    record = folder.RunRecord(tmp_path, _cal("r2"), model=None, machine={}, dtype="", profile="", plan=None, log=print)
+    record.stopped()
+    assert (tmp_path / "calibration" / "meta.json").read_bytes() == before
+
+
+def test_a_merge_keeps_the_runs_of_both(tmp_path):
+    """A GPU run's folder brings its calibration; the target's rows stay for the
+    experiments the merge did not replace, and a row nothing names any more goes."""
+    gpu, site = tmp_path / "gpu", tmp_path / "site_data"
+    for name in ("kv_cache", "batching"):
+        _experiment(gpu, name, "gpu1", code_hash=code_hash(name))
+    h200 = {**PROVENANCE, "device": {"id": "cuda:H200", "type": "cuda"}}
+    folder.record(gpu, _cal("gpu1"), _cal("gpu1", moment="end"), h200)
+    _experiment(site, "kv_cache", "cpu1")
+    _experiment(site, "quality", "cpu2")
+    folder.record(site, _cal("cpu1"), None, PROVENANCE)
+    folder.record(site, _cal("cpu2"), _cal("cpu2", moment="end"), PROVENANCE)
+    lines = merge(source=gpu, into=site)
+    assert lines[-1] == f"calibration: 2 runs kept, 1 of them from {gpu}"
+    rows = {r["run"]: r for r in _runs(site)}
+    assert sorted(rows) == ["cpu2", "gpu1"] and rows["gpu1"]["device"] == "cuda:H200"  # cpu1: kv_cache replaced
+    assert read_experiment(site, "calibration").meta["device"]["id"] == "cuda:H200"
+
+
+def test_a_damaged_calibration_refuses_the_whole_merge(tmp_path):
+    gpu, site = tmp_path / "gpu", tmp_path / "site_data"
+    _experiment(gpu, "kv_cache", "gpu1", code_hash=code_hash("kv_cache"))
+    folder.record(gpu, _cal("gpu1"), None, PROVENANCE)
+    _experiment(site, "kv_cache", "cpu1")
+    before = (site / "kv_cache" / "meta.json").read_bytes()
+    runs = gpu / "calibration" / "runs.csv"
+    runs.write_text(runs.read_text().replace("gpu1", "gpu2"))
+    damaged = "nothing merged: gpu/calibration/runs.csv: content differs .*; measure that run again$"
+    with pytest.raises(UserError, match=damaged):
+        merge(source=gpu, into=site)
+    assert (site / "kv_cache" / "meta.json").read_bytes() == before and not (site / "calibration").exists()
+
+
+def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_path):
+    from sitekit.markers import PageContext
+    from sitekit.pagedata import SiteData
+    from sitekit.provenance import experiments
+
+    assert "calibration" not in registry.EXPERIMENTS
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "methods.md").write_text("{{ table('calibration.runs') }}\n{{ table('calibration.nothing') }}\n")
+    found = {(f.experiment, f.table): f.verdict for f in _pages_findings(["cache_size"], docs)}
+    assert found.get(("calibration", "runs")) is None and found[("calibration", "nothing")] == "unknown"
+    (docs / "methods.md").write_text("")
+    assert not [f for f in _pages_findings(["cache_size"], docs) if f.experiment == "calibration"]
+
+    _experiment(tmp_path / "data", "kv_cache", "r1")
+    folder.record(tmp_path / "data", _cal("r1"), None, PROVENANCE)
+    html = experiments(PageContext(data=SiteData(tmp_path / "data"), page="index.md", url_prefix=""))
+    assert html.count("<tr><td><code>") == 1 and "<code>kv&#95;cache</code>" in html and "calibration" not in html
+
+
+def test_a_smoke_run_calibrates_and_an_unchanged_rerun_does_not(smoke_data, tmp_path, monkeypatch):
+    """The one real calibration: two smoke runs (cache_size and kv_cache, each its own run)."""
+    smoke_data / "cache_size", smoke_data / "kv_cache"
+    root = smoke_data.root
+    runs = {r["run"]: r for r in _runs(root)}
+    for name in ("cache_size", "kv_cache"):
+        run = read_experiment(root, name).meta["run"]
+        row = runs[run["id"]]
+        assert float(row["start_bandwidth_gb_s"]) == pytest.approx(run["bandwidth_gb_s"])
+        assert float(row["start_step_ms"]) == pytest.approx(run["reference_step_ms"]) and row["end_step_ms"]
+        assert int(row["start_step_samples"]) >= 6 and row["model"] == "arch:tiny" and row["profile"] == "smoke"
+    meta = read_experiment(root, "calibration").meta
+    assert meta["code_hash"] and meta["parameters"]["copy_bytes"] == calibration.SMOKE_COPY_BYTES
+
+    from measure import runner
+
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    before = (copy / "calibration" / "meta.json").read_bytes()
+    monkeypatch.setattr(calibration, "measure", lambda *a, **k: pytest.fail("an unchanged re-run calibrated"))
+    outcomes = runner.run_experiments(
+        names=["cache_size"], model="arch:tiny", device="cpu", profile="smoke", out=copy, quiet=True, force=False
+    )
+    assert [o.status for o in outcomes] == ["up to date"]
+    assert (copy / "calibration" / "meta.json").read_bytes() == before
+    assert json.loads(before)["experiment"] == "calibration"

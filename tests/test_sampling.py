@@ -1,0 +1,166 @@
+"""The timing method (measure/lab/sampling.py) on a fake machine: a clock that each
+call advances by its point's cost, times how slow the machine is at that moment. No
+real timing is taken, so these tests hold on a busy machine."""
+
+import math
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from measure.lab import timing
+from measure.lab.sampling import MIN_ROUNDS, Estimate, interleaved, median_interval
+
+CPU = torch.device("cpu")
+
+
+class Machine:
+    """A fake clock. ``slow`` = (from, to, factor): calls that start in that stretch of
+    (fake) seconds cost ``factor`` times more, as on a shared machine another job's burst."""
+
+    def __init__(self, slow: tuple[float, float, float] | None = None, seed: int = 0) -> None:
+        self.t = 0.0
+        self.slow = slow
+        self.rng = random.Random(seed)
+
+    def now(self) -> float:
+        return self.t
+
+    def point(self, cost: float, noise: float = 0.002, log: list | None = None, key=None):
+        """A callable that costs ``cost`` seconds, times a uniform noise of ±``noise``."""
+
+        def call() -> None:
+            factor = 1.0
+            if self.slow and self.slow[0] <= self.t < self.slow[1]:
+                factor = self.slow[2]
+            self.t += cost * factor * (1 + self.rng.uniform(-noise, noise))
+            if log is not None:
+                log.append(key)
+
+        return call
+
+
+def _sweep(machine, points, **kw):
+    kw = {"device": CPU, "seed": 0, "budget_s": 100.0, "now": machine.now, **kw}
+    return interleaved(points, **kw)
+
+
+def test_each_round_is_a_fresh_permutation_drawn_with_the_recorded_seed():
+    machine, log = Machine(), []
+    keys = list(range(1, 9))
+    points = {k: machine.point(0.01, log=log, key=k) for k in keys}
+
+    def before(k):
+        log.append(("before", k))
+        machine.t += 1.0  # untimed: must not show in any sample
+
+    sweep = _sweep(machine, points, seed=41, target=1e-9, max_rounds=9, before=before)
+    assert sweep.seed == 41 and sweep.rounds == 9
+    calls = [entry for entry in log if not isinstance(entry, tuple)]
+    assert all(log[2 * i] == ("before", k) and log[2 * i + 1] == k for i, k in enumerate(calls))
+    rounds = [calls[i : i + len(keys)] for i in range(0, len(calls), len(keys))]
+    assert len(rounds) == 10  # the warm-up, then nine timed rounds
+    for r, order in enumerate(rounds):
+        expected = list(keys)
+        random.Random(41 + r).shuffle(expected)
+        assert order == expected
+    assert len({tuple(o) for o in rounds}) == len(rounds)
+    assert all(max(e.samples_s) < 0.011 for e in sweep.points.values())
+
+
+def _old_blocks(machine, points, monkeypatch):
+    """The method the sweeps used before: each point's repeats back to back, one point after another."""
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=machine.now))
+    return {k: timing.time_call(fn, device=CPU, warmup=1, repeats=7).median_s for k, fn in points.items()}
+
+
+def test_a_slow_stretch_spreads_over_all_points_instead_of_drawing_a_step(monkeypatch):
+    """A flat sweep (every point costs 10 ms) on a machine 30 % slower for 0.2 s: measured
+    point after point, two points come out 30 % slower, a shape that is not there;
+    interleaved, every point takes a few slow samples and every median stays flat."""
+    slow = (0.20, 0.40, 1.3)
+    keys = list(range(1, 9))
+    old_machine = Machine(slow)
+    old = _old_blocks(old_machine, {k: old_machine.point(0.01) for k in keys}, monkeypatch)
+    assert max(old.values()) / min(old.values()) > 1.25  # the false step
+    assert sorted(k for k, m in old.items() if m > 0.012) == [3, 4]
+
+    machine = Machine(slow)
+    sweep = _sweep(machine, {k: machine.point(0.01) for k in keys})
+    medians = [e.median_s for e in sweep.points.values()]
+    assert max(medians) / min(medians) < 1.01
+    assert all(max(e.samples_s) > 0.012 for e in sweep.points.values())  # the stretch touched every point
+    assert all(e.met for e in sweep.points.values())
+
+
+def test_rounds_go_to_the_points_whose_interval_is_still_wide():
+    machine = Machine()
+    rng = random.Random(3)
+
+    def noisy() -> None:
+        machine.t += 0.01 * math.exp(rng.gauss(0, 0.2))
+
+    sweep = _sweep(machine, {"quiet": machine.point(0.01), "noisy": noisy})
+    quiet, loud = sweep.points["quiet"], sweep.points["noisy"]
+    assert quiet.n == MIN_ROUNDS and quiet.met
+    assert loud.n > 3 * quiet.n and loud.met
+    assert loud.half_width <= 0.03 < Estimate.of(loud.samples_s[:MIN_ROUNDS], 0.03).half_width
+    assert sweep.rounds == loud.n
+
+
+def test_the_budget_ends_the_sampling_and_a_point_that_missed_says_so():
+    machine = Machine()
+    points = {k: machine.point(0.01, noise=0.5) for k in "abc"}
+    sweep = _sweep(machine, points, budget_s=1.0, target=0.001)
+    assert 1.0 <= sweep.seconds < 1.0 + 0.0151  # no call began once the budget was spent
+    assert MIN_ROUNDS < sweep.rounds < 40
+    assert not any(e.met for e in sweep.points.values())
+    assert sweep.describe()["missed"] == ["a", "b", "c"] and sweep.describe()["met"] == 0
+
+
+def test_min_rounds_are_measured_whatever_the_budget_and_max_rounds_ends_it():
+    machine = Machine()
+    sweep = _sweep(machine, {k: machine.point(0.01, noise=0.5) for k in "ab"}, budget_s=0.0, min_rounds=8)
+    assert [e.n for e in sweep.points.values()] == [8, 8] and sweep.seconds > sweep.budget_s
+    machine = Machine()
+    sweep = _sweep(machine, {k: machine.point(0.01, noise=0.5) for k in "ab"}, target=1e-6, max_rounds=11)
+    assert [e.n for e in sweep.points.values()] == [11, 11] and sweep.rounds == 11
+    with pytest.raises(ValueError, match="at least 6"):
+        _sweep(machine, {"a": machine.point(0.01)}, min_rounds=5)
+    with pytest.raises(ValueError, match="6 are needed"):
+        Estimate.of([1.0] * 5, 0.03)
+
+
+def test_an_estimate_gives_its_columns_and_scales():
+    e = Estimate.of([0.010, 0.011, 0.012, 0.013, 0.014, 0.015, 0.016], 0.03)
+    assert e.median_s == 0.013 and (e.low_s, e.high_s) == (0.010, 0.016) and not e.met
+    assert e.columns("step") == {"step_ms": 13.0, "step_low_ms": 10.0, "step_high_ms": 16.0, "step_samples": 7}
+    quarter = e.scaled(0.25)
+    assert quarter.median_s == pytest.approx(0.00325) and quarter.n == 7 and quarter.high_s == pytest.approx(0.004)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.90, 0.99])
+def test_the_interval_is_scipys_quantile_test_interval(confidence):
+    """Equal to scipy's, bound for bound (NaN where n is too small), on continuous
+    samples and on samples with ties, for every n up to 300."""
+    rng = np.random.default_rng(23)
+    for n in range(1, 301):
+        for x in (rng.lognormal(0, 0.3, n), rng.integers(0, 5, n).astype(float)):
+            ours = median_interval(x.tolist(), confidence)
+            ci = stats.quantile_test(x, p=0.5).confidence_interval(confidence_level=confidence)
+            assert _same(ours[0], ci.low) and _same(ours[1], ci.high), (n, ours, ci)
+
+
+def test_the_interval_covers_the_true_median_at_least_95_percent_of_the_time():
+    rng = np.random.default_rng(5)
+    for n in (6, 9, 20, 60):
+        x = rng.exponential(1.0, (4000, n))  # the true median is ln 2
+        covered = [lo <= math.log(2) <= hi for lo, hi in (median_interval(row) for row in x.tolist())]
+        assert sum(covered) / len(covered) >= 0.94, n
