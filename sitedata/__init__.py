@@ -2,13 +2,13 @@
 
 ``site_data/<experiment>/`` holds one CSV per table and a ``meta.json`` that describes
 them: provenance, per-column unit, label, how to compare and where it reproduces, and
-per file its checksum, row count and columns. This package declares (``schema``),
-names and confines (``names``), writes whole experiment folders (``store``) into data
-folders of its own only (``folder``: a marker file, and nothing else ever deleted or
-renamed), reads and verifies them within bounds and never through a link (``read``,
-``bounds``) and compares two runs (``compare``). ``measure`` writes with it,
-the drift gate compares with it, the MkDocs hook reads with it; it imports nothing but
-the standard library.
+per file its checksum, row count and columns. This package declares (``schema``, with
+the named comparison policies of ``policies``), names and confines (``names``), writes
+whole experiment folders (``store``) into data folders of its own only (``folder``: a
+marker file, and nothing else ever deleted or renamed), reads and verifies them within
+bounds and never through a link (``read``, ``bounds``) and compares two runs
+(``compare``). ``measure`` writes with it, the drift gate compares with it, the MkDocs
+hook reads with it; it imports nothing but the standard library.
 """
 
 from sitedata.folder import FolderError, recover

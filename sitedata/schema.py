@@ -1,22 +1,6 @@
 """Declarations: an experiment's tables and values, each column and value saying its
-unit, its label, how a regenerated run is compared with it, and where it reproduces.
-
-How to compare (``compare``):
-
-* ``exact``    equal as written: bytes, counts, token ids, names;
-* ``numeric``  within a small relative tolerance: float results of a fixed method;
-* ``timing``   against the measured spread: times, memory read from the OS.
-
-Where it reproduces (``scope``):
-
-* ``any``      on any machine: formulas, counts, weight statistics, fp32 reference tokens;
-* ``device``   on the same device type and dtype: float results of the model's kernels;
-* ``machine``  only on the same machine (device fingerprint): timings, OS memory,
-  results of kernels that differ by CPU model, anything chosen by a timing.
-
-The scope defaults from ``compare`` (exact: any, numeric: device, timing: machine);
-declare it whenever the default is wrong, e.g. a count produced by a CPU-specific int8
-kernel is ``exact`` in ``machine`` scope.
+unit, its label, and how a regenerated run is compared with it and where it reproduces
+(a named policy, ``sitedata.policies``).
 
 An experiment module declares ``TABLES`` and ``VALUES`` once at its top; its ``run``
 returns a ``Result`` of plain rows and values that ``check`` holds against them.
@@ -27,47 +11,55 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from sitedata.names import BadName, check_name
+from sitedata.policies import COMPARE, EXACT, POLICIES, SCOPES, Policy
 
-COMPARE = ("exact", "numeric", "timing")
-SCOPES = ("any", "device", "machine")
+__all__ = ["COMPARE", "LENGTHS", "SCOPES", "Column", "Result", "SchemaError", "Table", "Value", "check"]
+
 LENGTHS = ("fixed", "timing")
-DEFAULT_SCOPE = {"exact": "any", "numeric": "device", "timing": "machine"}
 
 
 class SchemaError(ValueError):
     """An experiment produced something its declarations do not allow (a bug, not a user error)."""
 
 
-def _checked(what: str, name: str, compare: str, scope: str | None) -> str:
+def _checked(what: str, name: str, policy: Any) -> None:
     try:
         check_name(what, name)
     except BadName as e:
         raise SchemaError(str(e)) from None
-    if compare not in COMPARE:
-        raise SchemaError(f"{what} {name}: compare {compare!r} not in {COMPARE}")
-    scope = scope or DEFAULT_SCOPE[compare]
-    if scope not in SCOPES:
-        raise SchemaError(f"{what} {name}: scope {scope!r} not in {SCOPES}")
-    return scope
+    if not isinstance(policy, Policy) or policy not in POLICIES:
+        raise SchemaError(f"{what} {name}: policy {policy!r} is none of sitedata.policies' named ones")
 
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a table. ``label`` is the header a page shows (the name when left
+    out); ``policy`` how a rerun is compared with it and where it reproduces;
+    ``description`` a line a header's tooltip shows."""
+
     name: str
     unit: str = ""
     label: str = ""
-    compare: str = "exact"
-    scope: str | None = None
+    _: KW_ONLY
+    policy: Policy = EXACT
     description: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scope", _checked("column", self.name, self.compare, self.scope))
+        _checked("column", self.name, self.policy)
 
-    def as_meta(self) -> dict[str, str]:
+    @property
+    def compare(self) -> str:
+        return self.policy.compare
+
+    @property
+    def scope(self) -> str:
+        return self.policy.scope
+
+    def as_meta(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "unit": self.unit,
@@ -111,12 +103,29 @@ class Value:
 
     name: str
     unit: str = ""
-    compare: str = "exact"
-    scope: str | None = None
+    _: KW_ONLY
+    policy: Policy = EXACT
     description: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scope", _checked("value", self.name, self.compare, self.scope))
+        _checked("value", self.name, self.policy)
+
+    @property
+    def compare(self) -> str:
+        return self.policy.compare
+
+    @property
+    def scope(self) -> str:
+        return self.policy.scope
+
+    def as_meta(self) -> dict[str, Any]:
+        """What meta.json records of the declaration beside the value itself."""
+        return {
+            "unit": self.unit,
+            "compare": self.compare,
+            "scope": self.scope,
+            "description": self.description,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -129,16 +129,7 @@ def render_files(
         "experiment": experiment,
         **provenance,
         "tables": table_meta,
-        "values": {
-            v.name: {
-                "value": result.values[v.name],
-                "unit": v.unit,
-                "compare": v.compare,
-                "scope": v.scope,
-                "description": v.description,
-            }
-            for v in values
-        },
+        "values": {v.name: {"value": result.values[v.name], **v.as_meta()} for v in values},
         "notes": dict(result.notes),
     }
     try:

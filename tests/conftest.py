@@ -122,6 +122,7 @@ def write_data(
     hand-made data: ``tables`` maps a table name to its rows; every column is exact,
     every value numeric."""
     from sitedata import Column, Result, Table, Value, write_experiment
+    from sitedata.policies import NUMERIC
 
     specs = tuple(Table(t, t.upper(), tuple(Column(c) for c in rows[0])) for t, rows in tables.items())
     meta = {**PROVENANCE, "title": name, **provenance}
@@ -130,7 +131,7 @@ def write_data(
         name,
         Result(tables=tables, values=values or {}),
         tables=specs,
-        values=tuple(Value(v, (units or {}).get(v, ""), compare="numeric") for v in values or {}),
+        values=tuple(Value(v, (units or {}).get(v, ""), policy=NUMERIC) for v in values or {}),
         provenance=meta,
     )
 

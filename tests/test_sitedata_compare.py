@@ -13,6 +13,7 @@ from sitedata.compare import (
     scope_gap,
 )
 from sitedata.declared import declaration_findings
+from sitedata.policies import named
 from sitedata.read import Experiment
 from sitedata.schema import Column, Table, Value
 
@@ -36,7 +37,7 @@ def _run(tables: dict, values: dict | None = None, **where) -> Experiment:
     meta = _meta(**where)
     texts = {}
     for name, (columns, rows) in tables.items():
-        cols = [Column(c, compare=k, scope=s).as_meta() for c, k, s in columns]
+        cols = [Column(c, policy=named(k, s)).as_meta() for c, k, s in columns]
         meta["tables"][name] = {"title": name.upper(), "columns": cols}
         texts[name] = "\n".join(",".join(r) for r in [[c for c, _, _ in columns], *rows]) + "\n"
     for name, (value, compare, scope) in (values or {}).items():
@@ -52,14 +53,23 @@ def _code(run: Experiment) -> Declared:
             name,
             t["title"],
             tuple(
-                Column(c["name"], c["unit"], c["label"], c["compare"], c["scope"], c["description"])
+                Column(
+                    c["name"],
+                    c["unit"],
+                    c["label"] if c["label"] != c["name"] else "",
+                    policy=named(c["compare"], c["scope"]),
+                    description=c["description"],
+                )
                 for c in t["columns"]
             ),
             t.get("length", "fixed"),
         )
         for name, t in meta["tables"].items()
     )
-    values = tuple(Value(n, v["unit"], v["compare"], v["scope"], v["description"]) for n, v in meta["values"].items())
+    values = tuple(
+        Value(n, v["unit"], policy=named(v["compare"], v["scope"]), description=v["description"])
+        for n, v in meta["values"].items()
+    )
     return Declared(meta["title"], tables, values, meta["parameters"], meta["dtype"])
 
 

@@ -22,13 +22,14 @@ from sitedata import (
 )
 from sitedata import folder as folder_mod
 from sitedata.folder import MARKER
+from sitedata.policies import EXACT_ON_MACHINE, NUMERIC, TIMING, Policy, named
 from tests.conftest import PROVENANCE, REPO
 
 TABLES = (
-    Table("t", "T with {n_max} rows at most", (Column("n", "tokens"), Column("x_ms", "ms", compare="timing"))),
+    Table("t", "T with {n_max} rows at most", (Column("n", "tokens"), Column("x_ms", "ms", policy=TIMING))),
     Table("u", "U", (Column("name"),)),
 )
-VALUES = (Value("v", "x", compare="numeric"),)
+VALUES = (Value("v", "x", policy=NUMERIC),)
 
 
 def _result(v=1.0, **over):
@@ -109,19 +110,28 @@ def test_a_result_is_held_against_its_declarations(tmp_path, result, message):
     assert not (tmp_path / "exp").exists()
 
 
-def test_declarations_refuse_bad_names_rules_and_scopes():
+def test_declarations_refuse_bad_names_and_policies():
     with pytest.raises(ValueError, match="snake_case"):
         Column("../x")
-    with pytest.raises(SchemaError, match="compare"):
-        Column("a", compare="approximate")
-    with pytest.raises(SchemaError, match="scope"):
-        Value("a", scope="galaxy")
+    with pytest.raises(SchemaError, match="policy {'compare': 'timing'} is none of sitedata.policies' named ones"):
+        Column("a", policy={"compare": "timing"})
+    with pytest.raises(SchemaError, match="none of sitedata.policies' named ones"):
+        Value("a", policy=Policy("MINE", "timing", "any"))
+    with pytest.raises(ValueError, match="compare in"):
+        Policy("BAD", "approximate", "any")
     with pytest.raises(SchemaError, match="each once"):
         Table("t", "T", (Column("a"), Column("a")))
     with pytest.raises(SchemaError, match="length"):
         Table("t", "T", (Column("a"),), length="random")
-    assert Column("a", compare="numeric").scope == "device"
-    assert Column("a", compare="exact", scope="machine").scope == "machine"
+    assert (Column("a").compare, Column("a").scope, Column("a").as_meta()["label"]) == ("exact", "any", "a")
+    assert (Column("a", policy=NUMERIC).compare, Column("a", policy=NUMERIC).scope) == ("numeric", "device")
+    assert (Value("a", policy=EXACT_ON_MACHINE).compare, Value("a", policy=EXACT_ON_MACHINE).scope) == (
+        "exact",
+        "machine",
+    )
+    assert named("timing", "machine") is TIMING
+    with pytest.raises(ValueError, match="no named policy compares 'timing' in scope 'any'"):
+        named("timing", "any")
 
 
 def test_a_table_no_longer_produced_leaves_with_the_rest(tmp_path):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from measure.lab.context import Context
+from sitedata.policies import EXACT_ON_DEVICE, NUMERIC
 from sitedata.schema import Column, Result, Table, Value
 
 TITLE = "Distillation: what soft labels carry"
@@ -33,13 +34,12 @@ TOP_K = 5  # spec §9: top-5
 SIGNIFICANT = 0.01  # a token "carries something" above 1% probability
 
 # Everything read from the logits is the model's float computation: it reproduces on the
-# same device type and dtype (fp32 on any CPU); the token ids and texts that rank top too.
-_MODEL = dict(compare="exact", scope="device")
-_NUM = dict(compare="numeric")
+# same device type and dtype (fp32 on any CPU; NUMERIC), and so do the token ids and
+# texts that rank top (EXACT_ON_DEVICE).
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
 
 _TEMPERATURE = Column("temperature", label="T")
-_TOKEN_ID = Column("token_id", label="token id", **_MODEL)
+_TOKEN_ID = Column("token_id", label="token id", policy=EXACT_ON_DEVICE)
 
 TABLES = (
     Table(
@@ -48,9 +48,9 @@ TABLES = (
         (
             Column("rank"),
             _TOKEN_ID,
-            Column("token", label="token", **_MODEL),
-            Column("logit", label="logit", **_NUM),
-            Column("probability", label="probability", **_NUM),
+            Column("token", label="token", policy=EXACT_ON_DEVICE),
+            Column("logit", label="logit", policy=NUMERIC),
+            Column("probability", label="probability", policy=NUMERIC),
         ),
     ),
     Table(
@@ -58,12 +58,12 @@ TABLES = (
         "The same logits divided by a temperature T",
         (
             _TEMPERATURE,
-            *(Column(f"p{r}", label=f"p({_ORDINAL.get(r, f'{r}th')})", **_NUM) for r in range(1, TOP_K + 1)),
-            Column("top_k_mass", label=f"top-{TOP_K} mass", **_NUM),
-            Column("entropy_bits", "bits", "entropy", **_NUM),
-            Column("perplexity", "tokens", "2^entropy", **_NUM),
-            Column("tokens_above_threshold", "tokens", f"tokens above {SIGNIFICANT:.0%}", **_MODEL),
-            Column("top_to_third", "x", "top / third", **_NUM),
+            *(Column(f"p{r}", label=f"p({_ORDINAL.get(r, f'{r}th')})", policy=NUMERIC) for r in range(1, TOP_K + 1)),
+            Column("top_k_mass", label=f"top-{TOP_K} mass", policy=NUMERIC),
+            Column("entropy_bits", "bits", "entropy", policy=NUMERIC),
+            Column("perplexity", "tokens", "2^entropy", policy=NUMERIC),
+            Column("tokens_above_threshold", "tokens", f"tokens above {SIGNIFICANT:.0%}", policy=EXACT_ON_DEVICE),
+            Column("top_to_third", "x", "top / third", policy=NUMERIC),
         ),
     ),
     Table(
@@ -73,8 +73,8 @@ TABLES = (
             _TEMPERATURE,
             Column("rank", label="rank at T = 1"),
             _TOKEN_ID,
-            Column("token", **_MODEL),
-            Column("probability", **_NUM),
+            Column("token", policy=EXACT_ON_DEVICE),
+            Column("probability", policy=NUMERIC),
         ),
     ),
 )
@@ -82,17 +82,21 @@ VALUES = (
     Value("sentence"),
     Value("prompt_tokens", "tokens"),
     Value("vocabulary", "tokens"),
-    Value("top_token", **_MODEL),
-    Value("top_probability", **_NUM),
-    Value("entropy_bits_t1", "bits", description="entropy of the full next-token distribution at T = 1", **_NUM),
+    Value("top_token", policy=EXACT_ON_DEVICE),
+    Value("top_probability", policy=NUMERIC),
+    Value(
+        "entropy_bits_t1", "bits", description="entropy of the full next-token distribution at T = 1", policy=NUMERIC
+    ),
     Value(
         "tokens_above_threshold_t1",
         "tokens",
         description=f"tokens with probability above {SIGNIFICANT:.0%} at T = 1",
-        **_MODEL,
+        policy=EXACT_ON_DEVICE,
     ),
     Value("threshold", "fraction"),
-    Value("ratio_power_law_error", description="largest |ratio(T) - ratio(1)^(1/T)| over the temperatures", **_NUM),
+    Value(
+        "ratio_power_law_error", description="largest |ratio(T) - ratio(1)^(1/T)| over the temperatures", policy=NUMERIC
+    ),
 )
 
 

@@ -1,22 +1,19 @@
 """What §4 writes (``site_data/batching/``): its tables and values, declared once."""
 
 from measure.experiments.batching.config import SLOTS
+from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value
 
-_TIMING = dict(compare="timing")
-# Whether a batch ran out of memory: this machine's memory, the same on every rerun here.
-_BY_MACHINE = dict(compare="exact", scope="machine")
-# Chosen by timings (the knee): may move with timing noise even on this machine, so
-# compared only when timings are.
-_BY_TIMING = dict(compare="timing")
-# The seeded workload's schedules and allocators are pure arithmetic: any machine.
-_SIM = dict(compare="numeric", scope="any")
-# Bytes of the KV cache: the model's shape times the run's dtype (fp16 on a GPU, fp32 on a CPU).
-_BYTES = dict(compare="exact", scope="device")
+# Whether a batch ran out of memory is this machine's memory, the same on every rerun here
+# (EXACT_ON_MACHINE). What timings chose (the knee, where the sweep stops) may move with
+# timing noise even on this machine, so it is compared only when timings are (TIMING).
+# The seeded workload's schedules and allocators are pure arithmetic (NUMERIC_ANYWHERE).
+# Bytes of the KV cache are the model's shape times the run's dtype, fp16 on a GPU and
+# fp32 on a CPU (EXACT_ON_DEVICE).
 
 # Mean and percentiles of the requests' latency, in the static and the arrivals tables alike.
 _LATENCY_COLUMNS = tuple(
-    Column(f"{k}_latency_ms", "ms", f"{k} latency", **_TIMING) for k in ("mean", "p50", "p95", "p99")
+    Column(f"{k}_latency_ms", "ms", f"{k} latency", policy=TIMING) for k in ("mean", "p50", "p95", "p99")
 )
 
 TABLES = (
@@ -26,20 +23,20 @@ TABLES = (
         (
             Column("batch", "requests", "batch B"),
             Column("cache_tokens", "tokens", "cache per request"),
-            Column("status", label="status", **_BY_MACHINE),
-            Column("step_ms", "ms", "step latency", **_TIMING),
-            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
-            Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
-            Column("throughput_gain", "x", "throughput vs B = 1", **_TIMING),
-            Column("latency_factor", "x", "latency vs B = 1", **_TIMING),
-            Column("gain_vs_previous", "x", "throughput vs previous B", **_TIMING),
-            Column("slowdown_vs_previous", "x", "latency vs previous B", **_TIMING),
-            Column("floor_ms", "ms", "floor: weights and caches / bandwidth", **_TIMING),
-            Column("fraction_of_floor", "fraction", "floor / step", **_TIMING),
-            Column("compiled_step_ms", "ms", "compiled step", **_TIMING),
-            Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", **_TIMING),
-            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", **_TIMING),
-            Column("compiled_speedup", "x", "eager step / compiled step", **_TIMING),
+            Column("status", label="status", policy=EXACT_ON_MACHINE),
+            Column("step_ms", "ms", "step latency", policy=TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
+            Column("throughput_gain", "x", "throughput vs B = 1", policy=TIMING),
+            Column("latency_factor", "x", "latency vs B = 1", policy=TIMING),
+            Column("gain_vs_previous", "x", "throughput vs previous B", policy=TIMING),
+            Column("slowdown_vs_previous", "x", "latency vs previous B", policy=TIMING),
+            Column("floor_ms", "ms", "floor: weights and caches / bandwidth", policy=TIMING),
+            Column("fraction_of_floor", "fraction", "floor / step", policy=TIMING),
+            Column("compiled_step_ms", "ms", "compiled step", policy=TIMING),
+            Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", policy=TIMING),
+            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", policy=TIMING),
+            Column("compiled_speedup", "x", "eager step / compiled step", policy=TIMING),
         ),
         length="timing",  # past the chapter's sizes, the timings decide where the sweep stops
     ),
@@ -48,8 +45,8 @@ TABLES = (
         "Measured step cost at each occupancy ({cache_tokens}-token caches): the simulations' input",
         (
             Column("occupancy", "requests", "requests in the step"),
-            Column("step_ms", "ms", "step", **_TIMING),
-            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("step_ms", "ms", "step", policy=TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
         ),
     ),
     Table(
@@ -70,10 +67,10 @@ TABLES = (
             Column("slots", "slots", "slots"),
             Column("output_tokens", "tokens", "useful tokens"),
             Column("steps", "steps", "steps"),
-            Column("slot_utilisation", "fraction", "slot utilisation", **_SIM),
-            Column("mean_latency_steps", "steps", "mean latency in steps", **_SIM),
-            Column("total_ms", "ms", "total time", **_TIMING),
-            Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
+            Column("slot_utilisation", "fraction", "slot utilisation", policy=NUMERIC_ANYWHERE),
+            Column("mean_latency_steps", "steps", "mean latency in steps", policy=NUMERIC_ANYWHERE),
+            Column("total_ms", "ms", "total time", policy=TIMING),
+            Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             *_LATENCY_COLUMNS,
         ),
     ),
@@ -82,8 +79,8 @@ TABLES = (
         "One prefill of P prompt tokens, alone: the price of admitting a request",
         (
             Column("prompt_tokens", "tokens", "prompt P"),
-            Column("prefill_ms", "ms", "prefill", **_TIMING),
-            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
+            Column("prefill_ms", "ms", "prefill", policy=TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
         ),
     ),
     Table(
@@ -91,16 +88,16 @@ TABLES = (
         "Static vs continuous batching, {requests} requests arriving over time on {slots} slots (simulated)",
         (
             Column("load", "fraction", "load: rate / capacity"),
-            Column("rate_req_s", "requests/s", "arrival rate", **_TIMING),
+            Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
             Column("policy", label="policy"),
             Column("output_tokens", "tokens", "useful tokens"),
-            Column("decode_steps", "steps", "decode steps", **_TIMING),
-            Column("slot_utilisation", "fraction", "slot utilisation", **_TIMING),
-            Column("total_ms", "ms", "total time", **_TIMING),
-            Column("throughput_tok_s", "tokens/s", "throughput", **_TIMING),
+            Column("decode_steps", "steps", "decode steps", policy=TIMING),
+            Column("slot_utilisation", "fraction", "slot utilisation", policy=TIMING),
+            Column("total_ms", "ms", "total time", policy=TIMING),
+            Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             *_LATENCY_COLUMNS,
-            Column("mean_ttft_ms", "ms", "mean time to first token", **_TIMING),
-            Column("p95_ttft_ms", "ms", "p95 time to first token", **_TIMING),
+            Column("mean_ttft_ms", "ms", "mean time to first token", policy=TIMING),
+            Column("p95_ttft_ms", "ms", "p95 time to first token", policy=TIMING),
         ),
     ),
     Table(
@@ -108,13 +105,13 @@ TABLES = (
         "Continuous against static under arrivals, at each load",
         (
             Column("load", "fraction", "load: rate / capacity"),
-            Column("rate_req_s", "requests/s", "arrival rate", **_TIMING),
-            Column("throughput_ratio", "x", "throughput: continuous / static", **_TIMING),
-            Column("mean_latency_ratio", "x", "mean latency: static / continuous", **_TIMING),
-            Column("p50_latency_ratio", "x", "p50: static / continuous", **_TIMING),
-            Column("p95_latency_ratio", "x", "p95: static / continuous", **_TIMING),
-            Column("p99_latency_ratio", "x", "p99: static / continuous", **_TIMING),
-            Column("mean_ttft_ratio", "x", "mean time to first token: static / continuous", **_TIMING),
+            Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
+            Column("throughput_ratio", "x", "throughput: continuous / static", policy=TIMING),
+            Column("mean_latency_ratio", "x", "mean latency: static / continuous", policy=TIMING),
+            Column("p50_latency_ratio", "x", "p50: static / continuous", policy=TIMING),
+            Column("p95_latency_ratio", "x", "p95: static / continuous", policy=TIMING),
+            Column("p99_latency_ratio", "x", "p99: static / continuous", policy=TIMING),
+            Column("mean_ttft_ratio", "x", "mean time to first token: static / continuous", policy=TIMING),
         ),
     ),
     Table(
@@ -124,12 +121,12 @@ TABLES = (
             Column("load", "fraction", "load"),
             Column("policy", label="policy"),
             Column("request", label="request"),
-            Column("slot", label="slot", **_TIMING),
-            Column("arrival_ms", "ms", "arrives", **_TIMING),
-            Column("first_token_ms", "ms", "first token", **_TIMING),
-            Column("release_ms", "ms", "result returned", **_TIMING),
-            Column("ttft_ms", "ms", "time to first token", **_TIMING),
-            Column("latency_ms", "ms", "latency", **_TIMING),
+            Column("slot", label="slot", policy=TIMING),
+            Column("arrival_ms", "ms", "arrives", policy=TIMING),
+            Column("first_token_ms", "ms", "first token", policy=TIMING),
+            Column("release_ms", "ms", "result returned", policy=TIMING),
+            Column("ttft_ms", "ms", "time to first token", policy=TIMING),
+            Column("latency_ms", "ms", "latency", policy=TIMING),
         ),
     ),
     Table(
@@ -143,9 +140,9 @@ TABLES = (
             Column("start_step", "step", "starts"),
             Column("finish_step", "step", "last token after"),
             Column("release_step", "step", "slot freed after"),
-            Column("start_ms", "ms", "starts", **_TIMING),
-            Column("finish_ms", "ms", "last token", **_TIMING),
-            Column("release_ms", "ms", "result returned", **_TIMING),
+            Column("start_ms", "ms", "starts", policy=TIMING),
+            Column("finish_ms", "ms", "last token", policy=TIMING),
+            Column("release_ms", "ms", "result returned", policy=TIMING),
         ),
     ),
     Table(
@@ -154,11 +151,11 @@ TABLES = (
         (
             Column("scheme", label="allocator"),
             Column("unit_tokens", "tokens", "allocation unit"),
-            Column("peak_reserved_bytes", "bytes", "reserved, peak", **_BYTES),
-            Column("peak_stored_bytes", "bytes", "holding tokens, peak", **_BYTES),
-            Column("waste_at_peak", "fraction", "waste at peak", **_SIM),
-            Column("waste", "fraction", "waste over the run", **_SIM),
-            Column("peak_vs_contiguous", "fraction", "peak vs contiguous", **_SIM),
+            Column("peak_reserved_bytes", "bytes", "reserved, peak", policy=EXACT_ON_DEVICE),
+            Column("peak_stored_bytes", "bytes", "holding tokens, peak", policy=EXACT_ON_DEVICE),
+            Column("waste_at_peak", "fraction", "waste at peak", policy=NUMERIC_ANYWHERE),
+            Column("waste", "fraction", "waste over the run", policy=NUMERIC_ANYWHERE),
+            Column("peak_vs_contiguous", "fraction", "peak vs contiguous", policy=NUMERIC_ANYWHERE),
         ),
     ),
     Table(
@@ -166,41 +163,48 @@ TABLES = (
         "KV memory after every step of the continuous schedule",
         (
             Column("step", "step", "step"),
-            Column("context_bytes", "bytes", "contexts (unshared)", **_BYTES),
-            Column("contiguous_reserved_bytes", "bytes", "contiguous: reserved", **_BYTES),
-            Column("paged_reserved_bytes", "bytes", "paged: reserved", **_BYTES),
-            Column("shared_reserved_bytes", "bytes", "paged + shared prefix: reserved", **_BYTES),
-            Column("shared_stored_bytes", "bytes", "paged + shared prefix: stored", **_BYTES),
+            Column("context_bytes", "bytes", "contexts (unshared)", policy=EXACT_ON_DEVICE),
+            Column("contiguous_reserved_bytes", "bytes", "contiguous: reserved", policy=EXACT_ON_DEVICE),
+            Column("paged_reserved_bytes", "bytes", "paged: reserved", policy=EXACT_ON_DEVICE),
+            Column("shared_reserved_bytes", "bytes", "paged + shared prefix: reserved", policy=EXACT_ON_DEVICE),
+            Column("shared_stored_bytes", "bytes", "paged + shared prefix: stored", policy=EXACT_ON_DEVICE),
         ),
     ),
 )
 VALUES = (
-    Value("knee_found", description="a knee lies inside the sweep", **_BY_TIMING),
+    Value("knee_found", description="a knee lies inside the sweep", policy=TIMING),
     Value(
-        "knee_batch", "requests", description="the knee, or the largest batch measured when there is none", **_BY_TIMING
+        "knee_batch",
+        "requests",
+        description="the knee, or the largest batch measured when there is none",
+        policy=TIMING,
     ),
-    Value("knee_next_batch", "requests", description="the batch size after the knee", **_BY_TIMING),
-    Value("knee_next_gain", "x", description="throughput factor from the knee to the next batch size", **_TIMING),
-    Value("knee_next_slowdown", "x", description="step-time factor from the knee to the next batch size", **_TIMING),
+    Value("knee_next_batch", "requests", description="the batch size after the knee", policy=TIMING),
+    Value("knee_next_gain", "x", description="throughput factor from the knee to the next batch size", policy=TIMING),
+    Value(
+        "knee_next_slowdown", "x", description="step-time factor from the knee to the next batch size", policy=TIMING
+    ),
     # Where the sweep ends is chosen by its timings once it is extended past its sizes.
-    Value("largest_measured_batch", "requests", **_BY_TIMING),
-    Value("out_of_memory", **_BY_MACHINE),
-    Value("sweep_samples_ms", "ms", **_TIMING),
-    Value("bandwidth_gb_s", "GB/s", description="the same copy as §2's probe, in this run", **_TIMING),
-    Value("weight_bytes", "bytes", **_BYTES),
-    Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", **_TIMING),
-    Value("fraction_largest_batch", "fraction", description="floor / step at the largest batch measured", **_TIMING),
+    Value("largest_measured_batch", "requests", policy=TIMING),
+    Value("out_of_memory", policy=EXACT_ON_MACHINE),
+    Value("sweep_samples_ms", "ms", policy=TIMING),
+    Value("bandwidth_gb_s", "GB/s", description="the same copy as §2's probe, in this run", policy=TIMING),
+    Value("weight_bytes", "bytes", policy=EXACT_ON_DEVICE),
+    Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", policy=TIMING),
+    Value(
+        "fraction_largest_batch", "fraction", description="floor / step at the largest batch measured", policy=TIMING
+    ),
     # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
-    Value("compiled_available", description="torch.compile ran on this machine", compare="exact", scope="machine"),
-    Value("compiled_method", description="how the compiled step was built, or why it was not", scope="machine"),
-    Value("compiled_fraction_smallest_batch", "fraction", **_TIMING),
-    Value("compiled_fraction_largest_batch", "fraction", **_TIMING),
-    Value("compiled_speedup_best", "x", description="the largest speed-up over the batches measured", **_TIMING),
-    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the batches measured", **_TIMING),
-    Value("compiled_samples_ms", "ms", **_TIMING),
+    Value("compiled_available", description="torch.compile ran on this machine", policy=EXACT_ON_MACHINE),
+    Value("compiled_method", description="how the compiled step was built, or why it was not", policy=EXACT_ON_MACHINE),
+    Value("compiled_fraction_smallest_batch", "fraction", policy=TIMING),
+    Value("compiled_fraction_largest_batch", "fraction", policy=TIMING),
+    Value("compiled_speedup_best", "x", description="the largest speed-up over the batches measured", policy=TIMING),
+    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the batches measured", policy=TIMING),
+    Value("compiled_samples_ms", "ms", policy=TIMING),
     Value("requests", "requests"),
     Value("slots", "slots"),
-    Value("output_median", "tokens", **_SIM),
+    Value("output_median", "tokens", policy=NUMERIC_ANYWHERE),
     Value("output_max", "tokens"),
     Value("output_min", "tokens"),
     Value("output_total", "tokens"),
@@ -208,15 +212,15 @@ VALUES = (
         "output_top_share",
         "fraction",
         description="share of all output tokens in the longest tenth of the requests",
-        **_SIM,
+        policy=NUMERIC_ANYWHERE,
     ),
-    Value("throughput_ratio", "x", description="continuous throughput / static throughput", **_TIMING),
-    Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", **_TIMING),
-    Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", **_TIMING),
-    Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", **_TIMING),
-    Value("sweep_stop_reason", description="why the extended sweep stopped", **_BY_TIMING),
-    Value("sweep_extended", description="the sweep went past the published batch sizes", **_BY_TIMING),
-    Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", **_TIMING),
+    Value("throughput_ratio", "x", description="continuous throughput / static throughput", policy=TIMING),
+    Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", policy=TIMING),
+    Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", policy=TIMING),
+    Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", policy=TIMING),
+    Value("sweep_stop_reason", description="why the extended sweep stopped", policy=TIMING),
+    Value("sweep_extended", description="the sweep went past the published batch sizes", policy=TIMING),
+    Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", policy=TIMING),
     Value("sweep_cap", "requests", description="the largest batch the extension may try"),
     Value("sweep_budget_s", "s", description="the time the extension may take"),
     Value("knee_confirmations", "growths", description="growths past the knee that establish it"),
@@ -224,24 +228,24 @@ VALUES = (
         "capacity_req_s",
         "requests/s",
         description="continuous batching with every slot busy: 1 / (prefill + (mean output - 1) x full step / slots)",
-        **_TIMING,
+        policy=TIMING,
     ),
-    Value("prefill_ms", "ms", description="one prefill of the workload's prompt", **_TIMING),
+    Value("prefill_ms", "ms", description="one prefill of the workload's prompt", policy=TIMING),
     Value("arrival_seed", description="seed of the Poisson arrivals"),
     Value("load_lowest", "fraction"),
     Value("load_highest", "fraction"),
     Value("padding_slot_steps", "slot-steps", description="slot-steps static batching spent computing padding"),
-    Value("step_cost_ratio", "x", description=f"a step with {SLOTS} requests / a step with one", **_TIMING),
+    Value("step_cost_ratio", "x", description=f"a step with {SLOTS} requests / a step with one", policy=TIMING),
     Value("stored_within_reserved", description="at every step, under every allocator"),
-    Value("kv_bytes_per_token", "bytes", description="read from the sweep's cache", **_BYTES),
+    Value("kv_bytes_per_token", "bytes", description="read from the sweep's cache", policy=EXACT_ON_DEVICE),
     Value("max_context_tokens", "tokens"),
     Value("longest_request_tokens", "tokens"),
     Value("prompt_tokens", "tokens"),
     Value("shared_prefix_tokens", "tokens"),
     Value("block_tokens", "tokens"),
-    Value("contiguous_waste", "fraction", **_SIM),
-    Value("paged_waste", "fraction", **_SIM),
-    Value("shared_waste", "fraction", **_SIM),
-    Value("shared_peak_vs_contiguous", "fraction", **_SIM),
-    Value("paged_peak_vs_contiguous", "fraction", **_SIM),
+    Value("contiguous_waste", "fraction", policy=NUMERIC_ANYWHERE),
+    Value("paged_waste", "fraction", policy=NUMERIC_ANYWHERE),
+    Value("shared_waste", "fraction", policy=NUMERIC_ANYWHERE),
+    Value("shared_peak_vs_contiguous", "fraction", policy=NUMERIC_ANYWHERE),
+    Value("paged_peak_vs_contiguous", "fraction", policy=NUMERIC_ANYWHERE),
 )

@@ -1,11 +1,12 @@
 """What §3 writes (``site_data/cache_size/``): its tables and values, declared once."""
 
+from sitedata.policies import EXACT_ON_DEVICE, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value
 
 # Prefill rows hold a cache in the run's dtype, and the formula table has a row per dtype
-# of the run: those bytes reproduce on the same device type and dtype. The allocated
-# caches are float16 whatever the run's dtype: the same bytes on any machine.
-_RUN_DTYPE = dict(compare="exact", scope="device")
+# of the run: those bytes reproduce on the same device type and dtype (EXACT_ON_DEVICE).
+# The allocated caches are float16 whatever the run's dtype: the same bytes on any
+# machine (EXACT).
 
 TABLES = (
     Table(
@@ -16,9 +17,9 @@ TABLES = (
             Column("layers", label="L"),
             Column("kv_heads", label="H_kv"),
             Column("head_dim", label="d"),
-            Column("dtype", **_RUN_DTYPE),
-            Column("bytes_per_element", "bytes", "bytes/element", **_RUN_DTYPE),
-            Column("formula_bytes_per_token", "bytes", "2·L·H_kv·d·bytes", **_RUN_DTYPE),
+            Column("dtype", policy=EXACT_ON_DEVICE),
+            Column("bytes_per_element", "bytes", "bytes/element", policy=EXACT_ON_DEVICE),
+            Column("formula_bytes_per_token", "bytes", "2·L·H_kv·d·bytes", policy=EXACT_ON_DEVICE),
         ),
     ),
     Table(
@@ -30,12 +31,12 @@ TABLES = (
             Column("batch", label="B"),
             Column("tokens", "tokens", "tokens each"),
             Column("resident_tokens", "tokens", "resident tokens"),
-            Column("dtype", **_RUN_DTYPE),
-            Column("measured_bytes", "bytes", "cache storage, measured", **_RUN_DTYPE),
-            Column("formula_bytes", "bytes", "formula", **_RUN_DTYPE),
-            Column("measured_bytes_per_token", "bytes", "measured per token", **_RUN_DTYPE),
+            Column("dtype", policy=EXACT_ON_DEVICE),
+            Column("measured_bytes", "bytes", "cache storage, measured", policy=EXACT_ON_DEVICE),
+            Column("formula_bytes", "bytes", "formula", policy=EXACT_ON_DEVICE),
+            Column("measured_bytes_per_token", "bytes", "measured per token", policy=EXACT_ON_DEVICE),
             Column("matches_formula", label="equal"),
-            Column("allocator_growth_bytes", "bytes", "allocator / RSS growth", compare="timing"),
+            Column("allocator_growth_bytes", "bytes", "allocator / RSS growth", policy=TIMING),
         ),
     ),
     Table(
@@ -47,7 +48,7 @@ TABLES = (
             Column("heads", label="H"),
             Column("kv_heads", label="H_kv"),
             Column("measured_bytes_per_token", "bytes", "bytes/token, measured"),
-            Column("fraction_of_mha", "", "fraction of MHA", compare="numeric", scope="any"),
+            Column("fraction_of_mha", "", "fraction of MHA", policy=NUMERIC_ANYWHERE),
         ),
     ),
     Table(
@@ -57,7 +58,7 @@ TABLES = (
             Column("context_tokens", "tokens", "context"),
             Column("cache_bytes", "bytes", "KV cache (fp16)"),
             Column("weights_bytes", "bytes", "weights (fp16)"),
-            Column("cache_to_weights", "x", "cache / weights", compare="numeric", scope="any"),
+            Column("cache_to_weights", "x", "cache / weights", policy=NUMERIC_ANYWHERE),
         ),
     ),
 )

@@ -1,12 +1,12 @@
 """What §10 writes (``site_data/memory_budget/``): its tables and values, declared once."""
 
 from measure.experiments.memory_budget.config import CONTEXT_PER_USER, USER_CONTEXTS
+from sitedata.policies import EXACT_ON_DEVICE, TIMING
 from sitedata.schema import Column, Table, Value
 
 # The measured check runs in the run's dtype (its bytes per weight and per cached
-# element): those bytes reproduce on the same device type and dtype.
-_RUN_DTYPE = dict(compare="exact", scope="device")
-_TIMING = dict(compare="timing")
+# element): those bytes reproduce on the same device type and dtype (EXACT_ON_DEVICE).
+# The budget itself is arithmetic on stated assumptions (EXACT).
 _CARD = Column("card_gib", "GiB", "card")
 
 TABLES = (
@@ -163,28 +163,28 @@ TABLES = (
         (
             Column("tokens", "tokens", "resident tokens"),
             Column("logits_kept", label="logits computed for"),
-            Column("weights_bytes", "bytes", "weights (formula)", **_RUN_DTYPE),
-            Column("cache_formula_bytes", "bytes", "cache (formula)", **_RUN_DTYPE),
-            Column("cache_measured_bytes", "bytes", "cache (measured storage)", **_RUN_DTYPE),
-            Column("predicted_bytes", "bytes", "weights + cache + reserve", **_RUN_DTYPE),
-            Column("baseline_bytes", "bytes", "in use before", **_TIMING),
-            Column("peak_bytes", "bytes", "measured peak", **_TIMING),
-            Column("above_baseline_bytes", "bytes", "peak above before", **_TIMING),
+            Column("weights_bytes", "bytes", "weights (formula)", policy=EXACT_ON_DEVICE),
+            Column("cache_formula_bytes", "bytes", "cache (formula)", policy=EXACT_ON_DEVICE),
+            Column("cache_measured_bytes", "bytes", "cache (measured storage)", policy=EXACT_ON_DEVICE),
+            Column("predicted_bytes", "bytes", "weights + cache + reserve", policy=EXACT_ON_DEVICE),
+            Column("baseline_bytes", "bytes", "in use before", policy=TIMING),
+            Column("peak_bytes", "bytes", "measured peak", policy=TIMING),
+            Column("above_baseline_bytes", "bytes", "peak above before", policy=TIMING),
             Column(
                 "transient_bytes",
                 "bytes",
                 "of which not cache",
                 description="peak above before, minus the cache: the pass's working memory",
-                **_TIMING,
+                policy=TIMING,
             ),
             Column(
                 "beyond_weights_and_cache_bytes",
                 "bytes",
                 "peak − weights − cache",
                 description="what the reserve has to cover",
-                **_TIMING,
+                policy=TIMING,
             ),
-            Column("gap_bytes", "bytes", "peak − predicted", **_TIMING),
+            Column("gap_bytes", "bytes", "peak − predicted", policy=TIMING),
         ),
     ),
 )
@@ -197,40 +197,40 @@ VALUES = (
         "check_gap_bytes",
         "bytes",
         description="measured peak minus weights + cache + reserve, at the largest token count",
-        **_TIMING,
+        policy=TIMING,
     ),
     Value(
         "check_prediction_excess_bytes",
         "bytes",
         description="weights + cache + reserve minus the measured peak (positive: the formula over-predicts)",
-        **_TIMING,
+        policy=TIMING,
     ),
     Value(
         "check_overhead_bytes",
         "bytes",
         description="measured peak minus weights and cache, at the largest token count",
-        **_TIMING,
+        policy=TIMING,
     ),
     Value("cache_matches_formula", description="every measured cache storage equals the formula"),
-    Value("check_dtype", **_RUN_DTYPE),
-    Value("check_weight_bits", "bits", **_RUN_DTYPE),
+    Value("check_dtype", policy=EXACT_ON_DEVICE),
+    Value("check_weight_bits", "bits", policy=EXACT_ON_DEVICE),
     Value("check_params", "parameters"),
-    Value("check_weights_bytes", "bytes", **_RUN_DTYPE),
+    Value("check_weights_bytes", "bytes", policy=EXACT_ON_DEVICE),
     Value(
         "check_weights_storage_bytes",
         "bytes",
         description="bytes of the parameter storages actually held by the model",
-        **_RUN_DTYPE,
+        policy=EXACT_ON_DEVICE,
     ),
-    Value("check_kv_bytes_per_token", "bytes", **_RUN_DTYPE),
+    Value("check_kv_bytes_per_token", "bytes", policy=EXACT_ON_DEVICE),
     Value(
         "all_logits_bytes",
         "bytes",
         description="logits of every position at the largest count: tokens x vocabulary x bytes",
-        **_RUN_DTYPE,
+        policy=EXACT_ON_DEVICE,
     ),
     Value("vocabulary", "tokens"),
-    Value("check_device", **_RUN_DTYPE),
+    Value("check_device", policy=EXACT_ON_DEVICE),
     Value("configs_checked", "models", description="public configs whose derived parameter count is checked"),
     Value("configs_agree", description="every public config gives its published parameter count"),
     Value(

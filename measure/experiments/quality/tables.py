@@ -2,15 +2,13 @@
 
 from measure.experiments.quality.questions import QUESTIONS, SERVING_PENALTY
 from measure.lab import quantizers as q
+from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value
 
 # Perplexity, answers and agreement come from the model's float computation: they
-# reproduce on the same device type and dtype (fp32 on any CPU). Counts of right answers
-# and of agreeing positions are exact there; the Wilson intervals are floats of those counts.
-_MODEL = dict(compare="exact", scope="device")
-_FLOAT = dict(compare="numeric")
-_PARAM = dict(compare="numeric", scope="any")
-_FRACTION = dict(unit="fraction", compare="numeric")
+# reproduce on the same device type and dtype (fp32 on any CPU): NUMERIC. Counts of right
+# answers and of agreeing positions are exact there (EXACT_ON_DEVICE); the Wilson
+# intervals are floats of those counts (NUMERIC).
 VARIANTS = ("reference", *q.SCHEMES)  # every variant a full run measures, each with its values
 
 TABLES = (
@@ -21,21 +19,21 @@ TABLES = (
             Column("variant", label="key"),
             Column("label", label="weights"),
             # The reference's is its dtype's width (fp16 on a GPU, fp32 on a CPU).
-            Column("bits_per_weight", "bits", "bits per weight", **_FLOAT),
-            Column("perplexity", label="perplexity", **_FLOAT),
+            Column("bits_per_weight", "bits", "bits per weight", policy=NUMERIC),
+            Column("perplexity", label="perplexity", policy=NUMERIC),
             # The label is static: the run's battery (cfg.questions) is all of QUESTIONS except in smoke runs.
-            Column("battery_greedy", "correct", f"battery of {len(QUESTIONS)}, greedy", **_MODEL),
-            Column("battery_greedy_low", label="95% CI from", **_FRACTION),
-            Column("battery_greedy_high", label="to", **_FRACTION),
-            Column("battery_penalty", "correct", f"battery, penalty {SERVING_PENALTY:g}", **_MODEL),
-            Column("battery_penalty_low", label="95% CI from", **_FRACTION),
-            Column("battery_penalty_high", label="to", **_FRACTION),
-            Column("agreement_agreed", "positions", "agreeing positions", **_MODEL),
+            Column("battery_greedy", "correct", f"battery of {len(QUESTIONS)}, greedy", policy=EXACT_ON_DEVICE),
+            Column("battery_greedy_low", "fraction", "95% CI from", policy=NUMERIC),
+            Column("battery_greedy_high", "fraction", "to", policy=NUMERIC),
+            Column("battery_penalty", "correct", f"battery, penalty {SERVING_PENALTY:g}", policy=EXACT_ON_DEVICE),
+            Column("battery_penalty_low", "fraction", "95% CI from", policy=NUMERIC),
+            Column("battery_penalty_high", "fraction", "to", policy=NUMERIC),
+            Column("agreement_agreed", "positions", "agreeing positions", policy=EXACT_ON_DEVICE),
             Column("agreement_positions", "positions", "of"),
-            Column("agreement", "fraction", "agreement", **_FLOAT),
-            Column("first_disagreement", label="first disagreement", **_MODEL),
-            Column("perplexity_ratio", "x", "perplexity vs reference", **_FLOAT),
-            Column("seconds", "s", "time", compare="timing"),
+            Column("agreement", "fraction", "agreement", policy=NUMERIC),
+            Column("first_disagreement", label="first disagreement", policy=EXACT_ON_DEVICE),
+            Column("perplexity_ratio", "x", "perplexity vs reference", policy=NUMERIC),
+            Column("seconds", "s", "time", policy=TIMING),
         ),
     ),
     Table(
@@ -43,11 +41,11 @@ TABLES = (
         "Every answer of the battery",
         (
             Column("variant", label="weights"),
-            Column("repetition_penalty", label="repetition penalty", **_PARAM),
+            Column("repetition_penalty", label="repetition penalty", policy=NUMERIC_ANYWHERE),
             Column("question", label="question"),
             Column("expected", label="accepted"),
-            Column("answer", label="answer", **_MODEL),
-            Column("correct", label="scored right", **_MODEL),
+            Column("answer", label="answer", policy=EXACT_ON_DEVICE),
+            Column("correct", label="scored right", policy=EXACT_ON_DEVICE),
         ),
     ),
     Table("protocol", "The evaluation protocol", (Column("item", label="item"), Column("setting", label="setting"))),
@@ -58,11 +56,15 @@ VALUES = (
     Value("stride", "tokens"),
     Value("questions", "questions"),
     Value("agreement_tokens", "tokens"),
-    Value("default_repetition_penalty", **_PARAM),
+    Value("default_repetition_penalty", policy=NUMERIC_ANYWHERE),
     Value("default_penalty_source"),
-    Value("serving_penalty", **_PARAM),
+    Value("serving_penalty", policy=NUMERIC_ANYWHERE),
     Value("agreement_prompt"),
-    Value("reference_text", **_MODEL),
-    Value("reference_perplexity", **_FLOAT),
-    *(v for name in VARIANTS for v in (Value(f"ppl_{name}", **_FLOAT), Value(f"agreement_{name}", **_FRACTION))),
+    Value("reference_text", policy=EXACT_ON_DEVICE),
+    Value("reference_perplexity", policy=NUMERIC),
+    *(
+        v
+        for name in VARIANTS
+        for v in (Value(f"ppl_{name}", policy=NUMERIC), Value(f"agreement_{name}", "fraction", policy=NUMERIC))
+    ),
 )

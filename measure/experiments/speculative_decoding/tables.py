@@ -1,5 +1,6 @@
 """What §8 writes (``site_data/speculative_decoding/``): its tables and values, declared once."""
 
+from sitedata.policies import EXACT_ON_MACHINE, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
 from sitedata.schema import Column, Table, Value
 
 FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
@@ -7,14 +8,12 @@ FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 # What a draft agrees on, and all that follows from it, reproduces with the draft's
 # kernels: fake-quantized drafts compute in the target's dtype (same device type and
 # dtype), the dynamic int8 draft in CPU int8 kernels that round differently from one CPU
-# model to another (same machine). A column holds rows of both kinds: machine.
-_DRAFTED = dict(scope="machine")
-_NUM_DRAFTED = dict(compare="numeric", **_DRAFTED)
-_TIMING = dict(compare="timing")
+# model to another (same machine). A column holds rows of both kinds: EXACT_ON_MACHINE,
+# and NUMERIC_ON_MACHINE for its floats.
 
 _DRAFT = Column("draft")
 _LABEL = Column("label", label="draft")
-_ALPHA = Column("alpha", label="α", **_NUM_DRAFTED)
+_ALPHA = Column("alpha", label="α", policy=NUMERIC_ON_MACHINE)
 _GAMMA = Column("gamma", label="γ")
 _SOURCE = Column("alpha_source", label="alpha from")
 
@@ -26,10 +25,10 @@ TABLES = (
             _DRAFT,
             _LABEL,
             Column("kernels", label="computes in"),
-            Column("agreed", label="agreed", **_DRAFTED),
+            Column("agreed", label="agreed", policy=EXACT_ON_MACHINE),
             Column("positions", label="positions"),
             _ALPHA,
-            Column("first_disagreement", label="first disagreement", **_DRAFTED),
+            Column("first_disagreement", label="first disagreement", policy=EXACT_ON_MACHINE),
         ),
     ),
     Table(
@@ -38,7 +37,7 @@ TABLES = (
         (
             _SOURCE,
             _ALPHA,
-            *(Column(f"tokens_g{g}", "tokens", f"γ = {g}", **_NUM_DRAFTED) for g in FORMULA_GAMMAS),
+            *(Column(f"tokens_g{g}", "tokens", f"γ = {g}", policy=NUMERIC_ON_MACHINE) for g in FORMULA_GAMMAS),
         ),
     ),
     Table(
@@ -48,9 +47,9 @@ TABLES = (
             _SOURCE,
             _ALPHA,
             Column("draft_cost", label="draft cost c"),  # a parameter, copied as given
-            *(Column(f"speedup_g{g}", "x", f"γ = {g}", **_NUM_DRAFTED) for g in FORMULA_GAMMAS),
-            Column("best_gamma", label="best γ", **_DRAFTED),
-            Column("losses", label="losses (speedup < 1)", **_DRAFTED),
+            *(Column(f"speedup_g{g}", "x", f"γ = {g}", policy=NUMERIC_ON_MACHINE) for g in FORMULA_GAMMAS),
+            Column("best_gamma", label="best γ", policy=EXACT_ON_MACHINE),
+            Column("losses", label="losses (speedup < 1)", policy=EXACT_ON_MACHINE),
         ),
     ),
     Table(
@@ -59,9 +58,9 @@ TABLES = (
         (
             _DRAFT,
             _LABEL,
-            Column("target_step_ms", "ms", "target step", **_TIMING),
-            Column("draft_step_ms", "ms", "draft step", **_TIMING),
-            Column("draft_cost", label="c", **_TIMING),
+            Column("target_step_ms", "ms", "target step", policy=TIMING),
+            Column("draft_step_ms", "ms", "draft step", policy=TIMING),
+            Column("draft_cost", label="c", policy=TIMING),
         ),
     ),
     Table(
@@ -70,8 +69,8 @@ TABLES = (
         (
             _GAMMA,
             Column("tokens_verified", "tokens", "tokens in the pass"),
-            Column("verify_ms", "ms", "one pass", **_TIMING),
-            Column("relative_to_one_step", "x", "vs one decode step", **_TIMING),
+            Column("verify_ms", "ms", "one pass", policy=TIMING),
+            Column("relative_to_one_step", "x", "vs one decode step", policy=TIMING),
         ),
     ),
     Table(
@@ -82,18 +81,18 @@ TABLES = (
             _LABEL,
             _GAMMA,
             Column("new_tokens", "tokens", "tokens"),
-            Column("identical_to_greedy", label="same tokens as greedy", **_DRAFTED),
-            Column("first_mismatch", label="first mismatch", **_DRAFTED),
-            Column("rounds", label="rounds", **_DRAFTED),
+            Column("identical_to_greedy", label="same tokens as greedy", policy=EXACT_ON_MACHINE),
+            Column("first_mismatch", label="first mismatch", policy=EXACT_ON_MACHINE),
+            Column("rounds", label="rounds", policy=EXACT_ON_MACHINE),
             _ALPHA,
-            Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", **_NUM_DRAFTED),
-            Column("tokens_per_round", "tokens", "tokens/round, run", **_NUM_DRAFTED),
-            Column("draft_cost", label="c, measured", **_TIMING),
-            Column("predicted_speedup", "x", "speedup, formula", **_TIMING),
-            Column("predicted_with_verify_cost", "x", "formula with run's tokens/round and verify cost", **_TIMING),
-            Column("greedy_ms", "ms", "plain greedy", **_TIMING),
-            Column("speculative_ms", "ms", "speculative", **_TIMING),
-            Column("measured_speedup", "x", "speedup, measured", **_TIMING),
+            Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", policy=NUMERIC_ON_MACHINE),
+            Column("tokens_per_round", "tokens", "tokens/round, run", policy=NUMERIC_ON_MACHINE),
+            Column("draft_cost", label="c, measured", policy=TIMING),
+            Column("predicted_speedup", "x", "speedup, formula", policy=TIMING),
+            Column("predicted_with_verify_cost", "x", "formula with run's tokens/round and verify cost", policy=TIMING),
+            Column("greedy_ms", "ms", "plain greedy", policy=TIMING),
+            Column("speculative_ms", "ms", "speculative", policy=TIMING),
+            Column("measured_speedup", "x", "speedup, measured", policy=TIMING),
         ),
     ),
     Table(
@@ -104,10 +103,10 @@ TABLES = (
             _LABEL,
             _GAMMA,
             Column("position", label="position i"),
-            Column("proposed", label="rounds reaching i", **_DRAFTED),
-            Column("accepted", label="kept", **_DRAFTED),
-            Column("rate", label="rate", **_NUM_DRAFTED),
-            Column("alpha", label="α (agreement)", **_NUM_DRAFTED),
+            Column("proposed", label="rounds reaching i", policy=EXACT_ON_MACHINE),
+            Column("accepted", label="kept", policy=EXACT_ON_MACHINE),
+            Column("rate", label="rate", policy=NUMERIC_ON_MACHINE),
+            Column("alpha", label="α (agreement)", policy=NUMERIC_ON_MACHINE),
         ),
     ),
     Table(
@@ -116,10 +115,10 @@ TABLES = (
         (
             _DRAFT,
             _LABEL,
-            Column("temperature", label="T", compare="numeric", scope="any"),
+            Column("temperature", label="T", policy=NUMERIC_ANYWHERE),
             Column("positions", label="positions"),
-            Column("expected_acceptance", label="acceptance", **_NUM_DRAFTED),
-            Column("lowest", label="lowest at one position", **_NUM_DRAFTED),
+            Column("expected_acceptance", label="acceptance", policy=NUMERIC_ON_MACHINE),
+            Column("lowest", label="lowest at one position", policy=NUMERIC_ON_MACHINE),
         ),
     ),
     Table(
@@ -128,13 +127,13 @@ TABLES = (
         (
             Column("position", label="position"),
             Column("sampler", label="tokens from"),
-            Column("expected_acceptance", label="Σ min(p, q) here", **_NUM_DRAFTED),
+            Column("expected_acceptance", label="Σ min(p, q) here", policy=NUMERIC_ON_MACHINE),
             Column("draws", label="draws"),
-            Column("cells", label="cells", **_DRAFTED),
-            Column("dof", label="degrees of freedom", **_DRAFTED),
-            Column("chi_square", label="χ²", **_NUM_DRAFTED),
-            Column("p_value", label="p-value", **_NUM_DRAFTED),
-            Column("rejected", label="rejected", **_DRAFTED),
+            Column("cells", label="cells", policy=EXACT_ON_MACHINE),
+            Column("dof", label="degrees of freedom", policy=EXACT_ON_MACHINE),
+            Column("chi_square", label="χ²", policy=NUMERIC_ON_MACHINE),
+            Column("p_value", label="p-value", policy=NUMERIC_ON_MACHINE),
+            Column("rejected", label="rejected", policy=EXACT_ON_MACHINE),
         ),
     ),
     Table(
@@ -143,17 +142,17 @@ TABLES = (
         (
             _DRAFT,
             _LABEL,
-            Column("temperature", label="T", compare="numeric", scope="any"),
+            Column("temperature", label="T", policy=NUMERIC_ANYWHERE),
             _GAMMA,
             Column("new_tokens", "tokens", "tokens"),
-            Column("rounds", label="rounds", **_DRAFTED),
-            Column("judged", label="drafts judged", **_DRAFTED),
-            Column("accepted", label="kept", **_DRAFTED),
-            Column("acceptance", label="acceptance, run", **_NUM_DRAFTED),
-            Column("expected_acceptance", label="acceptance, Σ min over the text", **_NUM_DRAFTED),
-            Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", **_NUM_DRAFTED),
-            Column("tokens_per_round", "tokens", "tokens/round, run", **_NUM_DRAFTED),
-            Column("seconds", "s", "time", **_TIMING),
+            Column("rounds", label="rounds", policy=EXACT_ON_MACHINE),
+            Column("judged", label="drafts judged", policy=EXACT_ON_MACHINE),
+            Column("accepted", label="kept", policy=EXACT_ON_MACHINE),
+            Column("acceptance", label="acceptance, run", policy=NUMERIC_ON_MACHINE),
+            Column("expected_acceptance", label="acceptance, Σ min over the text", policy=NUMERIC_ON_MACHINE),
+            Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", policy=NUMERIC_ON_MACHINE),
+            Column("tokens_per_round", "tokens", "tokens/round, run", policy=NUMERIC_ON_MACHINE),
+            Column("seconds", "s", "time", policy=TIMING),
         ),
     ),
 )
@@ -161,23 +160,31 @@ VALUES = (
     Value("prompt"),
     Value("agreement_tokens", "tokens"),
     Value("new_tokens", "tokens"),
-    Value("all_identical", description="every speculative run produced exactly the target's greedy tokens", **_DRAFTED),
+    Value(
+        "all_identical",
+        description="every speculative run produced exactly the target's greedy tokens",
+        policy=EXACT_ON_MACHINE,
+    ),
     Value("runs"),
     # Picked by the measured speedup: may change with timing noise even here, so
     # compared only where timings are.
-    Value("best_draft", compare="timing"),
-    Value("best_gamma", compare="timing"),
-    Value("best_measured_speedup", "x", **_TIMING),
-    Value("best_predicted_speedup", "x", **_TIMING),  # uses the measured draft cost c
-    Value("significance", compare="numeric", scope="any"),
+    Value("best_draft", policy=TIMING),
+    Value("best_gamma", policy=TIMING),
+    Value("best_measured_speedup", "x", policy=TIMING),
+    Value("best_predicted_speedup", "x", policy=TIMING),  # uses the measured draft cost c
+    Value("significance", policy=NUMERIC_ANYWHERE),
     Value("exactness_draft"),
     Value("exactness_draws"),
-    Value("exactness_temperature", compare="numeric", scope="any"),
-    Value("exact_rule_passes", description="the rule's samples passed every chi-square test", **_DRAFTED),
-    Value("draft_alone_rejected", description="the draft's own samples failed every chi-square test", **_DRAFTED),
-    Value("sampled_temperature", compare="numeric", scope="any"),
+    Value("exactness_temperature", policy=NUMERIC_ANYWHERE),
+    Value("exact_rule_passes", description="the rule's samples passed every chi-square test", policy=EXACT_ON_MACHINE),
+    Value(
+        "draft_alone_rejected",
+        description="the draft's own samples failed every chi-square test",
+        policy=EXACT_ON_MACHINE,
+    ),
+    Value("sampled_temperature", policy=NUMERIC_ANYWHERE),
     Value("sampled_gamma"),
     Value("sampled_tokens", "tokens"),
-    Value("greedy_samples_ms", "ms", **_TIMING),
-    Value("target_step_ms", "ms", **_TIMING),
+    Value("greedy_samples_ms", "ms", policy=TIMING),
+    Value("target_step_ms", "ms", policy=TIMING),
 )

@@ -2,6 +2,7 @@
 
 from measure.experiments.weight_quantization.grid import Q4_1_BLOCK
 from measure.lab import quantizers as q
+from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
 from sitedata.schema import Column, Table, Value
 
 RATIO_PAIRS = (
@@ -14,16 +15,11 @@ RATIO_PAIRS = (
 # Everything read from the weights reproduces on the same device type and dtype only: the
 # weights are loaded (random ones initialised) in the run's dtype, fp16 on a GPU, and are
 # quantized on the run's device, the reconstruction cast back to that dtype. Which matrix
-# comes out worst or most outlier-heavy, and counts of weights or levels, follow them.
-# Sizes, bits and shapes are counted from the shapes alone and hold anywhere.
-_ERR = dict(compare="numeric")
-_FORMULA = dict(compare="numeric", scope="any")
-_FROM_WEIGHTS = dict(compare="exact", scope="device")
-# Whether a low-bit kernel runs, and the last bits of what it computes, belong to the
-# machine (its PyTorch build and vector instructions); its speed is a timing.
-_TIMING = dict(compare="timing")
-_KERNEL = dict(compare="exact", scope="machine")
-_KERNEL_ERR = dict(compare="numeric", scope="machine")
+# comes out worst or most outlier-heavy, and counts of weights or levels, follow them
+# (NUMERIC, EXACT_ON_DEVICE). Sizes, bits and shapes are counted from the shapes alone and
+# hold anywhere (EXACT, NUMERIC_ANYWHERE). Whether a low-bit kernel runs, and the last bits
+# of what it computes, belong to the machine, its PyTorch build and vector instructions
+# (EXACT_ON_MACHINE, NUMERIC_ON_MACHINE); its speed is a timing.
 
 TABLES = (
     Table(
@@ -31,7 +27,7 @@ TABLES = (
         "The model's parameters stored at each precision",
         (
             Column("storage", label="storage"),
-            Column("bits_per_parameter", "bits", "bits per parameter", **_FORMULA),
+            Column("bits_per_parameter", "bits", "bits per parameter", policy=NUMERIC_ANYWHERE),
             Column("bytes", "bytes", "size"),
         ),
     ),
@@ -41,10 +37,10 @@ TABLES = (
         (
             Column("scheme", label="key"),
             Column("label", label="scheme"),
-            Column("bits_per_weight", "bits", "bits per weight", **_FORMULA),
-            Column("mean_rel_error", label="mean error", **_ERR),
-            Column("worst_rel_error", label="worst error", **_ERR),
-            Column("worst_matrix", label="worst matrix", **_FROM_WEIGHTS),
+            Column("bits_per_weight", "bits", "bits per weight", policy=NUMERIC_ANYWHERE),
+            Column("mean_rel_error", label="mean error", policy=NUMERIC),
+            Column("worst_rel_error", label="worst error", policy=NUMERIC),
+            Column("worst_matrix", label="worst matrix", policy=EXACT_ON_DEVICE),
         ),
     ),
     Table(
@@ -56,22 +52,22 @@ TABLES = (
             Column("rows", label="rows"),
             Column("cols", label="columns"),
             # One column per scheme: every profile quantizes with every scheme of SCHEMES.
-            *(Column(s, label=scheme.label, **_ERR) for s, scheme in q.SCHEMES.items()),
+            *(Column(s, label=scheme.label, policy=NUMERIC) for s, scheme in q.SCHEMES.items()),
         ),
     ),
     Table(
         "outlier_matrix",
         "The most outlier-heavy projection matrix (largest max|w| / std)",
         (
-            Column("matrix", label="matrix", **_FROM_WEIGHTS),
-            Column("rows", label="rows", **_FROM_WEIGHTS),
-            Column("cols", label="columns", **_FROM_WEIGHTS),
-            Column("mean_abs", label="mean |w|", **_ERR),
-            Column("std", label="std", **_ERR),
-            Column("max_abs", label="max |w|", **_ERR),
-            Column("max_over_std", "x", "max / std", **_ERR),
-            Column("beyond_6_sigma", "weights", "beyond 6σ", **_FROM_WEIGHTS),
-            Column("beyond_6_sigma_share", "fraction", "share beyond 6σ", **_ERR),
+            Column("matrix", label="matrix", policy=EXACT_ON_DEVICE),
+            Column("rows", label="rows", policy=EXACT_ON_DEVICE),
+            Column("cols", label="columns", policy=EXACT_ON_DEVICE),
+            Column("mean_abs", label="mean |w|", policy=NUMERIC),
+            Column("std", label="std", policy=NUMERIC),
+            Column("max_abs", label="max |w|", policy=NUMERIC),
+            Column("max_over_std", "x", "max / std", policy=NUMERIC),
+            Column("beyond_6_sigma", "weights", "beyond 6σ", policy=EXACT_ON_DEVICE),
+            Column("beyond_6_sigma_share", "fraction", "share beyond 6σ", policy=NUMERIC),
         ),
     ),
     Table(
@@ -80,9 +76,9 @@ TABLES = (
         (
             Column("scheme", label="scheme"),
             Column("levels_available", "levels", "levels available"),
-            Column("ordinary_levels_used", "levels", "levels the ordinary weights use", **_FROM_WEIGHTS),
-            Column("ordinary_to_zero_share", "fraction", "ordinary weights set to 0", **_ERR),
-            Column("rel_error", label="error on this matrix", **_ERR),
+            Column("ordinary_levels_used", "levels", "levels the ordinary weights use", policy=EXACT_ON_DEVICE),
+            Column("ordinary_to_zero_share", "fraction", "ordinary weights set to 0", policy=NUMERIC),
+            Column("rel_error", label="error on this matrix", policy=NUMERIC),
         ),
     ),
     Table(
@@ -90,9 +86,9 @@ TABLES = (
         "Int4 per-tensor: how many of that matrix's weights fall on each level",
         (
             Column("code", label="code"),
-            Column("value", label="level value", **_ERR),
-            Column("all_weights", "weights", "all weights", **_FROM_WEIGHTS),
-            Column("ordinary_weights", "weights", "ordinary weights", **_FROM_WEIGHTS),
+            Column("value", label="level value", policy=NUMERIC),
+            Column("all_weights", "weights", "all weights", policy=EXACT_ON_DEVICE),
+            Column("ordinary_weights", "weights", "ordinary weights", policy=EXACT_ON_DEVICE),
         ),
     ),
     Table(
@@ -101,10 +97,10 @@ TABLES = (
         (
             Column("matrices", label="matrices"),
             Column("blocks", "blocks", "blocks of 32"),
-            Column("max_distinct_per_block", "values", "most distinct values in a block", **_FROM_WEIGHTS),
-            Column("blocks_within_16_share", "fraction", "blocks with ≤ 16 values", **_ERR),
-            Column("q4_1_requantize_error", label="error of re-quantizing as Q4_1", **_ERR),
-            Column("q8_0_requantize_error", label="error of re-quantizing as Q8_0", **_ERR),
+            Column("max_distinct_per_block", "values", "most distinct values in a block", policy=EXACT_ON_DEVICE),
+            Column("blocks_within_16_share", "fraction", "blocks with ≤ 16 values", policy=NUMERIC),
+            Column("q4_1_requantize_error", label="error of re-quantizing as Q4_1", policy=NUMERIC),
+            Column("q8_0_requantize_error", label="error of re-quantizing as Q8_0", policy=NUMERIC),
         ),
     ),
     Table(
@@ -114,9 +110,9 @@ TABLES = (
             Column("copy_bytes", "bytes", "buffer copied"),
             Column("moved_bytes", "bytes", "bytes moved per copy"),
             Column("copies_per_sample", "copies", "copies per sample"),
-            Column("time_ms", "ms", "time per copy", **_TIMING),
-            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
-            Column("bandwidth_gb_s", "GB/s", "bandwidth", **_TIMING),
+            Column("time_ms", "ms", "time per copy", policy=TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            Column("bandwidth_gb_s", "GB/s", "bandwidth", policy=TIMING),
         ),
     ),
     Table(
@@ -126,17 +122,17 @@ TABLES = (
             Column("variant", label="key"),
             Column("label", label="projections"),
             Column("activations", label="activations"),
-            Column("kernel", label="kernel", **_KERNEL),
-            Column("bits_per_weight", "bits", "bits per projection weight", **_FORMULA),
-            Column("weight_bytes", "bytes", "weights read per step", **_FORMULA),
-            Column("max_rel_error", label="kernel vs its weights: worst error", **_KERNEL_ERR),
+            Column("kernel", label="kernel", policy=EXACT_ON_MACHINE),
+            Column("bits_per_weight", "bits", "bits per projection weight", policy=NUMERIC_ANYWHERE),
+            Column("weight_bytes", "bytes", "weights read per step", policy=NUMERIC_ANYWHERE),
+            Column("max_rel_error", label="kernel vs its weights: worst error", policy=NUMERIC_ON_MACHINE),
             Column("tolerance", label="tolerance"),
-            Column("status", label="status", **_KERNEL),
-            Column("step_ms", "ms", "step", **_TIMING),
-            Column("spread_ms", "ms", "spread (IQR)", **_TIMING),
-            Column("speedup_vs_fp32", "x", "speed vs fp32", **_TIMING),
-            Column("floor_ms", "ms", "floor: bytes / bandwidth", **_TIMING),
-            Column("step_over_floor", "x", "step / floor", **_TIMING),
+            Column("status", label="status", policy=EXACT_ON_MACHINE),
+            Column("step_ms", "ms", "step", policy=TIMING),
+            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            Column("speedup_vs_fp32", "x", "speed vs fp32", policy=TIMING),
+            Column("floor_ms", "ms", "floor: bytes / bandwidth", policy=TIMING),
+            Column("step_over_floor", "x", "step / floor", policy=TIMING),
         ),
     ),
 )
@@ -144,44 +140,54 @@ VALUES = (
     Value("parameters", "parameters", description="tied embeddings counted once"),
     Value("projection_parameters", "parameters"),
     Value("projection_matrices", "matrices"),
-    Value("projection_share", "fraction", **_FORMULA),
-    *(Value(f"{stat}_{s}", **_ERR) for s in q.SCHEMES for stat in ("mean", "worst")),
+    Value("projection_share", "fraction", policy=NUMERIC_ANYWHERE),
+    *(Value(f"{stat}_{s}", policy=NUMERIC) for s in q.SCHEMES for stat in ("mean", "worst")),
     *(
-        Value(f"ratio_{a}_over_{b}", "x", description=f"mean error of {a} divided by that of {b}", **_ERR)
+        Value(f"ratio_{a}_over_{b}", "x", description=f"mean error of {a} divided by that of {b}", policy=NUMERIC)
         for a, b in RATIO_PAIRS
     ),
-    Value("outlier_matrix", **_FROM_WEIGHTS),
-    Value("outlier_tensor_scale", **_ERR),
+    Value("outlier_matrix", policy=EXACT_ON_DEVICE),
+    Value("outlier_tensor_scale", policy=NUMERIC),
     Value("ordinary_sigmas"),
-    Value("ordinary_share", "fraction", **_ERR),
+    Value("ordinary_share", "fraction", policy=NUMERIC),
     Value(
         "already_on_q4_1_grid",
         description="every block of 32 projection weights holds at most 16 distinct values",
-        **_FROM_WEIGHTS,
+        policy=EXACT_ON_DEVICE,
     ),
-    Value("q4_1_requantize_error_max", **_ERR),
+    Value("q4_1_requantize_error_max", policy=NUMERIC),
     Value("kernel_cache_tokens", "tokens"),
-    Value("kernel_bandwidth_gb_s", "GB/s", **_TIMING),
-    Value("kernel_fp32_step_ms", "ms", **_TIMING),
-    Value("kernel_fastest", description="the variant with the shortest step", **_TIMING),
-    Value("kernel_fastest_speedup", "x", description="its speed against fp32", **_TIMING),
-    Value("kernel_timed", "variants", description="variants built, checked and timed", **_KERNEL),
-    Value("kernel_not_run", "variants", description="variants not timed: not built, wrong or failed", **_KERNEL),
-    Value("kernel_wrong", "variants", description="variants built whose output missed the tolerance", **_KERNEL),
-    Value("kernel_fp32_over_floor", "x", description="the fp32 step over its floor", **_TIMING),
-    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", **_TIMING),
-    Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", **_TIMING),
+    Value("kernel_bandwidth_gb_s", "GB/s", policy=TIMING),
+    Value("kernel_fp32_step_ms", "ms", policy=TIMING),
+    Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING),
+    Value("kernel_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
+    Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
+    Value(
+        "kernel_not_run",
+        "variants",
+        description="variants not timed: not built, wrong or failed",
+        policy=EXACT_ON_MACHINE,
+    ),
+    Value(
+        "kernel_wrong",
+        "variants",
+        description="variants built whose output missed the tolerance",
+        policy=EXACT_ON_MACHINE,
+    ),
+    Value("kernel_fp32_over_floor", "x", description="the fp32 step over its floor", policy=TIMING),
+    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING),
+    Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
     Value(
         "kernel_lowbit_fastest_bytes_saving",
         "x",
         description="fp32's weight bytes over that variant's (which variant is chosen by a timing)",
-        **_TIMING,
+        policy=TIMING,
     ),
     Value(
         "kernel_lowbit_min_over_floor",
         "x",
         description="the smallest step / floor among the low-bit variants",
-        **_TIMING,
+        policy=TIMING,
     ),
-    Value("kernel_samples_ms", "ms", description="every timed step, per variant", **_TIMING),
+    Value("kernel_samples_ms", "ms", description="every timed step, per variant", policy=TIMING),
 )
