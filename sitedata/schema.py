@@ -50,6 +50,8 @@ class Column:
 
     def __post_init__(self) -> None:
         _checked("column", self.name, self.policy)
+        if self.label == self.name:
+            raise SchemaError(f"column {self.name}: its label repeats its name; leave it out (it defaults to the name)")
 
     @property
     def compare(self) -> str:

@@ -110,7 +110,7 @@ def test_a_result_is_held_against_its_declarations(tmp_path, result, message):
     assert not (tmp_path / "exp").exists()
 
 
-def test_declarations_refuse_bad_names_and_policies():
+def test_declarations_refuse_bad_names_policies_and_labels():
     with pytest.raises(ValueError, match="snake_case"):
         Column("../x")
     with pytest.raises(SchemaError, match="policy {'compare': 'timing'} is none of sitedata.policies' named ones"):
@@ -119,6 +119,8 @@ def test_declarations_refuse_bad_names_and_policies():
         Value("a", policy=Policy("MINE", "timing", "any"))
     with pytest.raises(ValueError, match="compare in"):
         Policy("BAD", "approximate", "any")
+    with pytest.raises(SchemaError, match="its label repeats its name; leave it out"):
+        Column("a", "x", "a")
     with pytest.raises(SchemaError, match="each once"):
         Table("t", "T", (Column("a"), Column("a")))
     with pytest.raises(SchemaError, match="length"):

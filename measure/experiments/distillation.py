@@ -48,9 +48,9 @@ TABLES = (
         (
             Column("rank"),
             _TOKEN_ID,
-            Column("token", label="token", policy=EXACT_ON_DEVICE),
-            Column("logit", label="logit", policy=NUMERIC),
-            Column("probability", label="probability", policy=NUMERIC),
+            Column("token", policy=EXACT_ON_DEVICE),
+            Column("logit", policy=NUMERIC),
+            Column("probability", policy=NUMERIC),
         ),
     ),
     Table(

@@ -16,7 +16,7 @@ TABLES = (
         "layers",
         "Per layer: the largest hidden dimensions (max |h| over tokens)",
         (
-            Column("layer", label="layer"),
+            Column("layer"),
             Column("median_dim_max", label="median dimension's max |h|", policy=NUMERIC),
             *(
                 c
@@ -38,7 +38,7 @@ TABLES = (
         "Max |h| of every dimension that is ever among a layer's largest, at every layer",
         (
             Column("dim", label="dimension", policy=EXACT_ON_DEVICE),
-            Column("layer", label="layer"),
+            Column("layer"),
             Column("max_abs", label="max |h|", policy=NUMERIC),
             Column("rank", label="rank in its layer", policy=EXACT_ON_DEVICE),
             Column("rest_max_abs", label="max |h| without the first token", policy=NUMERIC),
@@ -60,7 +60,7 @@ TABLES = (
         (
             Column("setting", label="scale computed over"),
             Column("scope", label="levels counted in", policy=EXACT_ON_DEVICE),
-            Column("scale", label="scale", policy=NUMERIC),
+            Column("scale", policy=NUMERIC),
             Column("levels_used", "levels", "levels used", policy=EXACT_ON_DEVICE),
         ),
     ),
@@ -68,8 +68,8 @@ TABLES = (
         "prompts",
         "Every prompt: the leading dimension (largest max |h| at any layer) and the bulk of |h|",
         (
-            Column("prompt", label="prompt"),
-            Column("tokens", "tokens", "tokens"),
+            Column("prompt"),
+            Column("tokens", "tokens"),
             Column("lead_dim", label="leading dim", policy=EXACT_ON_DEVICE),
             Column("lead_max", label="its max |h|", policy=NUMERIC),
             Column("lead_layer", label="at layer", policy=EXACT_ON_DEVICE),
@@ -96,8 +96,8 @@ TABLES = (
         "prompt_layers",
         "Every prompt, every layer: max |h| of dimension {biggest_dim} and of the median dimension",
         (
-            Column("prompt", label="prompt"),
-            Column("layer", label="layer"),
+            Column("prompt"),
+            Column("layer"),
             Column("dim_max", label="max |h|", policy=NUMERIC),
             Column("rest_dim_max", label="without the first token", policy=NUMERIC),
             Column("median_dim_max", label="median dimension", policy=NUMERIC),

@@ -11,13 +11,13 @@ TABLES = (
         "identical_output",
         "Greedy generation, recomputing vs cached",
         (
-            Column("method", label="method"),
+            Column("method"),
             Column("new_tokens", "tokens", "new tokens"),
             Column("total_ms", "ms", "wall time", policy=TIMING),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("ms_per_token", "ms", "per token", policy=TIMING),
             Column("speed_ratio", "x", "speed vs recompute", policy=TIMING),
-            Column("repeats", "runs", "repeats"),
+            Column("repeats", "runs"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
         ),
     ),
@@ -25,11 +25,11 @@ TABLES = (
         "generated_tokens",
         "The two token streams, position by position",
         (
-            Column("position", label="position"),
+            Column("position"),
             Column("recompute_id", label="recompute: id", policy=EXACT_ON_DEVICE),
             Column("cached_id", label="cached: id", policy=EXACT_ON_DEVICE),
             Column("text", label="token text", policy=EXACT_ON_DEVICE),
-            Column("same", label="same", policy=EXACT_ON_DEVICE),
+            Column("same", policy=EXACT_ON_DEVICE),
         ),
     ),
     Table(
@@ -54,7 +54,7 @@ TABLES = (
             Column("new_tokens", "tokens", "T"),
             Column("recompute_macs", "MAC", "recompute"),
             Column("cached_macs", "MAC", "cached"),
-            Column("ratio", "x", "ratio", policy=NUMERIC_ANYWHERE),
+            Column("ratio", "x", policy=NUMERIC_ANYWHERE),
         ),
     ),
     Table(
@@ -70,7 +70,7 @@ TABLES = (
         "memory",
         "Peak memory while generating, above the resident weights",
         (
-            Column("method", label="method"),
+            Column("method"),
             Column("new_tokens", "tokens", "new tokens"),
             Column("steps_run", label="steps run"),
             Column("baseline_bytes", "bytes", "in use before (the whole process)", policy=TIMING),

@@ -13,8 +13,8 @@ TABLES = (
         "split",
         "One generation, prefill and decode timed apart",
         (
-            Column("phase", label="phase"),
-            Column("tokens", "tokens", "tokens"),
+            Column("phase"),
+            Column("tokens", "tokens"),
             Column("total_ms", "ms", "time", policy=TIMING),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("ms_per_token", "ms", "per token", policy=TIMING),

@@ -20,7 +20,7 @@ TABLES = (
             Column("label", label="weights"),
             # The reference's is its dtype's width (fp16 on a GPU, fp32 on a CPU).
             Column("bits_per_weight", "bits", "bits per weight", policy=NUMERIC),
-            Column("perplexity", label="perplexity", policy=NUMERIC),
+            Column("perplexity", policy=NUMERIC),
             # The label is static: the run's battery (cfg.questions) is all of QUESTIONS except in smoke runs.
             Column("battery_greedy", "correct", f"battery of {len(QUESTIONS)}, greedy", policy=EXACT_ON_DEVICE),
             Column("battery_greedy_low", "fraction", "95% CI from", policy=NUMERIC),
@@ -30,7 +30,7 @@ TABLES = (
             Column("battery_penalty_high", "fraction", "to", policy=NUMERIC),
             Column("agreement_agreed", "positions", "agreeing positions", policy=EXACT_ON_DEVICE),
             Column("agreement_positions", "positions", "of"),
-            Column("agreement", "fraction", "agreement", policy=NUMERIC),
+            Column("agreement", "fraction", policy=NUMERIC),
             Column("first_disagreement", label="first disagreement", policy=EXACT_ON_DEVICE),
             Column("perplexity_ratio", "x", "perplexity vs reference", policy=NUMERIC),
             Column("seconds", "s", "time", policy=TIMING),
@@ -42,13 +42,13 @@ TABLES = (
         (
             Column("variant", label="weights"),
             Column("repetition_penalty", label="repetition penalty", policy=NUMERIC_ANYWHERE),
-            Column("question", label="question"),
+            Column("question"),
             Column("expected", label="accepted"),
-            Column("answer", label="answer", policy=EXACT_ON_DEVICE),
+            Column("answer", policy=EXACT_ON_DEVICE),
             Column("correct", label="scored right", policy=EXACT_ON_DEVICE),
         ),
     ),
-    Table("protocol", "The evaluation protocol", (Column("item", label="item"), Column("setting", label="setting"))),
+    Table("protocol", "The evaluation protocol", (Column("item"), Column("setting"))),
 )
 VALUES = (
     Value("eval_tokens", "tokens"),
