@@ -4,17 +4,17 @@ Each cell is compared only where its declared scope says it reproduces:
 
 * ``any``      always (the gate regenerates with the committed model and profile);
 * ``device``   when both runs used the same device type and dtype;
-* ``machine``  when both runs came from the same device fingerprint.
+* ``machine``  when both runs came from the same machine (device id).
 
 and then by its declared ``compare``:
 
 * exact:   equal, character for character as written to CSV;
 * numeric: |new - old| <= RTOL_NUMERIC * max(|old|, |new|) (+ a tiny absolute floor);
-* timing:  a column ``x_ms`` with a sibling spread column (``x_spread_ms``, or
-  ``spread_ms`` for ``total_ms``) may move by SPREAD_FACTOR x the larger of the two runs'
-  spreads plus TIMING_REL_FLOOR of its value; a timing column with no spread of its own
-  (a ratio of two times, memory read from the OS) gets SPREAD_FACTOR x the median
-  relative spread of its table, and never less than TIMING_REL_FLOOR.
+* timing:  a column that names the column holding its spread (``Column("step_ms", ...,
+  spread="spread_ms")``) may move by SPREAD_FACTOR x the larger of the two runs' spreads
+  plus TIMING_REL_FLOOR of its value; a timing column with no spread of its own (a ratio
+  of two times, memory read from the OS) gets SPREAD_FACTOR x the median relative spread
+  of its table's declared spreads, and never less than TIMING_REL_FLOOR.
 
 How each column and value is compared, where it reproduces and which tables, columns and
 values there are come from the code (``sitedata.declared``), never from the meta.json of
@@ -33,7 +33,7 @@ from sitedata.declared import Declared, declaration_findings, header, model_find
 from sitedata.findings import Finding
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
-from sitedata.schema import Value
+from sitedata.schema import Table, Value
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
 
@@ -57,21 +57,14 @@ def _float(x: Any) -> float | None:
         return None
 
 
-def _spread_column(name: str, columns: list[str]) -> str | None:
-    for cand in (name.replace("_ms", "_spread_ms"), "spread_ms" if name == "total_ms" else ""):
-        if cand and cand != name and cand in columns:
-            return cand
-    return None
-
-
-def _table_rel_noise(rows: list[dict[str, str]], columns: list[str]) -> float | None:
+def _table_rel_noise(rows: list[dict[str, str]], table: Table) -> float | None:
+    """The median spread / value over the table's timing columns that name their spread."""
     rel = []
-    for c in columns:
-        s = _spread_column(c, columns)
-        if not s:
+    for c in table.columns:
+        if not c.spread:
             continue
         for r in rows:
-            v, sp = _float(r[c]), _float(r[s])
+            v, sp = _float(r[c.name]), _float(r[c.spread])
             if v and sp is not None and v > 0:
                 rel.append(sp / v)
     return statistics.median(rel) if rel else None
@@ -178,10 +171,10 @@ def compare_experiment(
             gap = scope_gap("device", old_meta, new_meta)
             out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
-        noise = _table_rel_noise(old_rows, cols)
+        noise = _table_rel_noise(old_rows, t)
         for c in t.columns:
             skip, why = reason(c.compare, c.scope)
-            spread_col = _spread_column(c.name, cols) if c.compare == "timing" else None
+            spread_col = c.spread or None  # the code's declaration, never the data's
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip:

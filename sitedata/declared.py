@@ -23,6 +23,10 @@ from sitedata.schema import Table, Value
 
 _COLUMN_KEYS = ("compare", "scope", "unit", "label", "description")
 _VALUE_KEYS = ("compare", "scope", "unit", "description")
+# What format 3 added. Data written in format 2 did not state it: the reader's migration
+# infers it by version 2's rules, so it is held against the code only where the data
+# was written in format 3 or later (the code's own declaration is what the gate uses).
+_SINCE_3 = {"column": ("words", "noise"), "value": ("words",), "table": ("description",)}
 ABSENT = "(absent)"
 
 
@@ -115,7 +119,8 @@ def declaration_findings(exp: Experiment, code: Declared) -> list[Finding]:
                 f"{where} has no value {v.name}, which the code declares",
             )
         else:
-            out.differ("value", v.name, f"values.{v.name}", stated, {k: getattr(v, k) for k in _VALUE_KEYS})
+            keys = _VALUE_KEYS + _since_3(exp, "value")
+            out.differ("value", v.name, f"values.{v.name}", stated, {k: v.as_meta()[k] for k in keys})
     for name in sorted(set(meta["values"]) - {v.name for v in code.values}):
         out.add(
             "invalid",
@@ -137,7 +142,9 @@ def _table(exp: Experiment, t: Table, out: _Findings) -> None:
     for c in t.columns:
         if c.name in listed:
             subject = f"{t.name}.{c.name}"
-            out.differ("column", subject, subject, listed[c.name], {k: c.as_meta()[k] for k in _COLUMN_KEYS})
+            keys = _COLUMN_KEYS + _since_3(exp, "column")
+            out.differ("column", subject, subject, listed[c.name], {k: c.as_meta()[k] for k in keys})
+    out.differ("table", t.name, t.name, tm, {k: t.as_meta()[k] for k in _since_3(exp, "table")})
     length = tm.get("length", "fixed")
     if length != t.length:
         said = f"{where} declares table {t.name} length {length!r}"
@@ -163,6 +170,10 @@ def _table(exp: Experiment, t: Table, out: _Findings) -> None:
                 f"{len(cols)} fields",
                 f"{file} row {i} has {len(row)} fields, not {len(cols)}",
             )
+
+
+def _since_3(exp: Experiment, what: str) -> tuple[str, ...]:
+    return _SINCE_3[what] if exp.written_version >= 3 else ()
 
 
 def _title(t: Table, meta: dict) -> str | None:

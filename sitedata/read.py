@@ -3,11 +3,11 @@
 Every reader (the pages, the drift gate, a merge, the tests) comes through
 ``read_experiment``: the folder and every file in it are read without following a link
 (a link, a subfolder or anything but a regular file is refused), within the bounds of
-``sitedata.bounds``; the format version is checked, meta.json's shape is checked, and
-every table file is held against its recorded columns, row count and checksum, all
-three, even when the checksum matches. Anything wrong is one ``DataError`` line naming
-the file and the fix; it never quotes a file's content beyond the names meta.json
-declares.
+``sitedata.bounds``; an older format version is migrated in memory (``sitedata.migrate``),
+meta.json's shape is checked, and every table file is held against its recorded columns,
+row count and checksum, all three, even when the checksum matches. Anything wrong is one
+``DataError`` line naming the file and the fix; it never quotes a file's content beyond
+the names meta.json declares.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES, Refused, entries, open_folder, parse_json, read_text
+from sitedata.migrate import OLDEST, migrated
 from sitedata.names import NAME, BadName, check_name, plain, shown
 from sitedata.schema import COMPARE, LENGTHS, SCOPES
 from sitedata.store import META, SCHEMA_VERSION, sha256
@@ -43,7 +44,8 @@ _REQUIRED = {
     "values": dict,
 }
 _REQUIRED_IN = {"model": ("name", "spec", "parameters", "weights"), "device": ("id", "type")}
-_COLUMN_KEYS = ("name", "unit", "label", "compare", "scope", "description")
+_COLUMN_KEYS = ("name", "unit", "label", "compare", "scope", "description")  # each a text
+NOISE = ("spread",)  # kinds of a timing's noise a column may name (sitedata.schema.Column)
 
 
 class DataError(Exception):
@@ -56,13 +58,15 @@ def _fix(experiment: str) -> str:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One verified experiment folder: its meta.json and the text of each table."""
+    """One verified experiment folder: its meta.json (in the current format, migrated
+    from the one it was written in) and the text of each table."""
 
     name: str
     folder: Path
     meta: dict[str, Any]
     texts: dict[str, str]  # table name -> CSV text, verified
     meta_text: str = field(default="", repr=False)  # meta.json as read, byte for byte
+    written_version: int = SCHEMA_VERSION  # the format meta.json was written in
 
     def files(self) -> dict[str, str]:
         """Every file of the folder as verified (name -> text), meta.json last."""
@@ -123,6 +127,8 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
                 meta = parse_json(meta_text)
             except Refused as e:
                 raise bad(f"/{META}", str(e)) from None
+            written = meta.get("schema_version") if isinstance(meta, dict) else None
+            meta = migrated(meta, SCHEMA_VERSION)
             _check_meta(meta, f"{where}/{META}", experiment)
             texts = {}
             for table, tmeta in meta["tables"].items():
@@ -145,7 +151,7 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
     unlisted = sorted(plain(n) for n in found if n not in listed and (strict or not n.startswith(".")))
     if unlisted:
         raise bad("/", f"holds {', '.join(unlisted[:5])}, not listed in meta.json")
-    return Experiment(experiment, Path(root) / experiment, meta, texts, meta_text)
+    return Experiment(experiment, Path(root) / experiment, meta, texts, meta_text, written)
 
 
 def _check_meta(meta: Any, where: str, experiment: str) -> None:
@@ -155,8 +161,8 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
     if not isinstance(meta, dict):
         raise bad("not a JSON object")
     version = meta.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise bad(f"format version {shown(version)}, this code reads version {SCHEMA_VERSION}")
+    if version != SCHEMA_VERSION:  # an older one than OLDEST, or a newer one
+        raise bad(f"format version {shown(version)}, this code reads versions {OLDEST} to {SCHEMA_VERSION}")
     for key, typ in _REQUIRED.items():
         if not isinstance(meta.get(key), typ) or isinstance(meta.get(key), bool):
             raise bad(f"{key!r} is missing or not a {getattr(typ, '__name__', 'number')}")
@@ -173,27 +179,33 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             raise bad(str(e)) from None
         if not isinstance(t, dict) or t.get("file") != f"{table}.csv":
             raise bad(f"table {table}: its file must be {table}.csv")
-        if (
-            not isinstance(t.get("rows"), int)
-            or not isinstance(t.get("sha256"), str)
-            or not isinstance(t.get("title"), str)
-        ):
+        if not isinstance(t.get("rows"), int) or not all(isinstance(t.get(k), str) for k in ("sha256", "title")):
             raise bad(f"table {table}: rows, sha256 or title missing")
+        if not isinstance(t.get("description"), str):
+            raise bad(f"table {table}: its description is missing or not a text")
         if t.get("length", "fixed") not in LENGTHS:
             raise bad(f"table {table}: length must be one of {', '.join(LENGTHS)}")
         cols = t.get("columns")
         if not isinstance(cols, list) or not cols:
             raise bad(f"table {table}: no columns")
+        names = [c.get("name") for c in cols if isinstance(c, dict)]
         for c in cols:
             if not isinstance(c, dict) or any(not isinstance(c.get(k), str) for k in _COLUMN_KEYS):
                 raise bad(f"table {table}: a column lacks one of {', '.join(_COLUMN_KEYS)}")
             if not NAME.fullmatch(c["name"]) or c["compare"] not in COMPARE or c["scope"] not in SCOPES:
                 raise bad(f"table {table}: column {shown(c['name'])} has a bad name, compare or scope")
+            noise = c.get("noise")
+            if not isinstance(c.get("words"), bool) or not isinstance(noise, dict):
+                raise bad(f"table {table}: column {c['name']} lacks its words (true or false) or noise (an object)")
+            if any(k not in NOISE or v not in names or v == c["name"] for k, v in noise.items()):
+                raise bad(f"table {table}: column {c['name']}'s noise names no other column of it by a known kind")
     for name, v in meta["values"].items():
         if not NAME.fullmatch(name) or not isinstance(v, dict) or "value" not in v:
             raise bad(f"value {shown(name)} is malformed")
         if v.get("compare") not in COMPARE or v.get("scope") not in SCOPES or not isinstance(v.get("unit"), str):
             raise bad(f"value {shown(name)} has a bad unit, compare or scope")
+        if not isinstance(v.get("words"), bool):
+            raise bad(f"value {name} lacks its words (true or false)")
 
 
 def _check_table(text: str, tmeta: dict, where: str, experiment: str) -> None:

@@ -1,6 +1,7 @@
 """Declarations: an experiment's tables and values, each column and value saying its
-unit, its label, and how a regenerated run is compared with it and where it reproduces
-(a named policy, ``sitedata.policies``).
+unit, its label, how a regenerated run is compared with it and where it reproduces (a
+named policy, ``sitedata.policies``), whether its text is words written for a reader,
+and, for a timing, which column holds its spread.
 
 An experiment module declares ``TABLES`` and ``VALUES`` once at its top; its ``run``
 returns a ``Result`` of plain rows and values that ``check`` holds against them.
@@ -39,7 +40,13 @@ def _checked(what: str, name: str, policy: Any) -> None:
 class Column:
     """One column of a table. ``label`` is the header a page shows (the name when left
     out); ``policy`` how a rerun is compared with it and where it reproduces;
-    ``description`` a line a header's tooltip shows."""
+    ``description`` a line a header's tooltip shows.
+
+    ``words=True``: its cells are words written for a reader (a method's or a policy's
+    name, a verdict, a scheme's label, a reason), shown in the page's language through
+    the catalogs; any other text (what a model wrote, tokens, a matrix's name) is shown
+    as measured. ``spread="spread_ms"``: the column of the same table that holds this
+    timing's spread, the noise the drift gate compares it against."""
 
     name: str
     unit: str = ""
@@ -47,11 +54,17 @@ class Column:
     _: KW_ONLY
     policy: Policy = EXACT
     description: str = ""
+    words: bool = False
+    spread: str = ""
 
     def __post_init__(self) -> None:
         _checked("column", self.name, self.policy)
         if self.label == self.name:
             raise SchemaError(f"column {self.name}: its label repeats its name; leave it out (it defaults to the name)")
+        if self.label == self.name:
+            raise SchemaError(f"column {self.name}: its label repeats its name; leave it out (it defaults to the name)")
+        if not isinstance(self.spread, str) or self.spread and (self.spread == self.name or self.compare != "timing"):
+            raise SchemaError(f"column {self.name}: only a timing has a spread, and in another column")
 
     @property
     def compare(self) -> str:
@@ -61,6 +74,11 @@ class Column:
     def scope(self) -> str:
         return self.policy.scope
 
+    @property
+    def noise(self) -> dict[str, str]:
+        """The columns that hold this timing's noise, by kind: ``{"spread": "spread_ms"}``."""
+        return {"spread": self.spread} if self.spread else {}
+
     def as_meta(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -69,12 +87,15 @@ class Column:
             "compare": self.compare,
             "scope": self.scope,
             "description": self.description,
+            "words": self.words,
+            "noise": self.noise,
         }
 
 
 @dataclass(frozen=True)
 class Table:
-    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``.
+    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``;
+    ``description`` says what the table holds, in a sentence or two.
 
     ``length`` says what sets the number of rows: ``"fixed"``, the parameters (the same
     rows on any machine), or ``"timing"``, the measurements themselves (a sweep that goes
@@ -85,6 +106,8 @@ class Table:
     title: str
     columns: tuple[Column, ...]
     length: str = "fixed"
+    _: KW_ONLY
+    description: str = ""
 
     def __post_init__(self) -> None:
         check_name("table", self.name)
@@ -93,21 +116,36 @@ class Table:
         names = [c.name for c in self.columns]
         if not names or len(set(names)) != len(names):
             raise SchemaError(f"table {self.name}: columns must be given, each once: {names}")
+        timings = {c.name for c in self.columns if c.compare == "timing"}
+        for c in self.columns:
+            for kind, other in c.noise.items():
+                if other not in timings:
+                    raise SchemaError(f"table {self.name}: {c.name}'s {kind} {other!r} is no timing column of it")
 
     @property
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    def as_meta(self) -> dict[str, Any]:
+        """What meta.json records of the declaration (the run adds its file's facts)."""
+        return {
+            "description": self.description,
+            "columns": [c.as_meta() for c in self.columns],
+            **({"length": self.length} if self.length != "fixed" else {}),
+        }
+
 
 @dataclass(frozen=True)
 class Value:
-    """A named scalar (or list) shown inline in the prose, e.g. ``kv_cache.speedup``."""
+    """A named scalar (or list) shown inline in the prose, e.g. ``kv_cache.speedup``;
+    ``words`` as a column's."""
 
     name: str
     unit: str = ""
     _: KW_ONLY
     policy: Policy = EXACT
     description: str = ""
+    words: bool = False
 
     def __post_init__(self) -> None:
         _checked("value", self.name, self.policy)
@@ -127,6 +165,7 @@ class Value:
             "compare": self.compare,
             "scope": self.scope,
             "description": self.description,
+            "words": self.words,
         }
 
 
@@ -160,12 +199,17 @@ def check(result: Result, tables: Sequence[Table], values: Sequence[Value]) -> d
             for c in spec.columns:
                 if _not_finite(row[c.name]):
                     raise SchemaError(f"table {name} row {i}: {c.name} is {row[c.name]}; {_NO_VALUE}")
+                if c.words and not _text(row[c.name]):
+                    raise SchemaError(f"table {name} row {i}: {c.name} is {row[c.name]!r}; {_WORDS}")
             out.append({c: row[c] for c in spec.column_names})
         ordered[name] = out
     names = {v.name for v in values}
     if set(result.values) != names:
         missing, extra = sorted(names - set(result.values)), sorted(set(result.values) - names)
         raise SchemaError(f"values produced differ from declared: missing {missing}, undeclared {extra}")
+    for v in values:
+        if v.words and not _text(result.values[v.name]):
+            raise SchemaError(f"value {v.name} is {result.values[v.name]!r}; {_WORDS}")
     for what, mapping in (("value", result.values), ("note", result.notes)):
         for key, v in mapping.items():
             bad = _first_not_finite(v)
@@ -174,7 +218,12 @@ def check(result: Result, tables: Sequence[Table], values: Sequence[Value]) -> d
     return ordered
 
 
+_WORDS = "words for a reader are text (None says there is no value)"
 _NO_VALUE = "a number that is not finite is never written (None, an empty cell, says there is no value)"
+
+
+def _text(v: Any) -> bool:
+    return v is None or isinstance(v, str)
 
 
 def _not_finite(v: Any) -> bool:

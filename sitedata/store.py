@@ -49,7 +49,7 @@ from sitedata.folder import (
 from sitedata.names import check_name
 from sitedata.schema import Result, SchemaError, Table, Value, check
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: table descriptions, per column words and noise, per value words
 META = "meta.json"
 # Where a stop can fall, in order; tests stop a write at each one (SITEDATA_FAULT).
 WRITE_POINTS = ("first_file", "all_files", "moved_aside", "swapped")
@@ -121,8 +121,7 @@ def render_files(
             "file": f"{t.name}.csv",
             "rows": len(rows[t.name]),
             "sha256": sha256(text),
-            "columns": [c.as_meta() for c in t.columns],
-            **({"length": t.length} if t.length != "fixed" else {}),
+            **t.as_meta(),
         }
     meta = {
         "schema_version": SCHEMA_VERSION,

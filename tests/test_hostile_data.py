@@ -60,7 +60,7 @@ KEEP = {
     "memory_budget.budget.precision",
 }
 # meta.json keys that are structure, not text a page shows (the reader checks them)
-STRUCTURE = {"schema_version", "experiment", "file", "sha256", "rows", "length", "name", "compare", "scope"}
+STRUCTURE = {"schema_version", "experiment", "file", "sha256", "rows", "length", "name", "compare", "scope", "noise"}
 
 
 def _is_text_column(cells: list[str]) -> bool:

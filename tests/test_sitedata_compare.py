@@ -1,11 +1,12 @@
 """The drift gate's comparison (sitedata/compare.py) on hand-made runs: each tolerance
 at its edge, each scope, and every way a run can differ from the committed one."""
 
+import dataclasses
+
 import pytest
 
 from sitedata.compare import (
     Declared,
-    _spread_column,
     _table_rel_noise,
     compare_cell,
     compare_experiment,
@@ -13,7 +14,7 @@ from sitedata.compare import (
     scope_gap,
 )
 from sitedata.declared import declaration_findings
-from sitedata.policies import named
+from sitedata.policies import TIMING, named
 from sitedata.read import Experiment
 from sitedata.schema import Column, Table, Value
 
@@ -32,16 +33,16 @@ def _meta(**where) -> dict:
 
 
 def _run(tables: dict, values: dict | None = None, **where) -> Experiment:
-    """``tables``: name -> (columns as (name, compare, scope), rows as lists of strings);
-    ``values``: name -> (value, compare, scope)."""
+    """``tables``: name -> (columns as (name, compare, scope[, spread column]), rows as
+    lists of strings); ``values``: name -> (value, compare, scope)."""
     meta = _meta(**where)
     texts = {}
     for name, (columns, rows) in tables.items():
-        cols = [Column(c, policy=named(k, s)).as_meta() for c, k, s in columns]
-        meta["tables"][name] = {"title": name.upper(), "columns": cols}
-        texts[name] = "\n".join(",".join(r) for r in [[c for c, _, _ in columns], *rows]) + "\n"
+        cols = [Column(c, policy=named(k, s), spread="".join(spread)).as_meta() for c, k, s, *spread in columns]
+        meta["tables"][name] = {"title": name.upper(), "description": "", "columns": cols}
+        texts[name] = "\n".join(",".join(r) for r in [[c[0] for c in columns], *rows]) + "\n"
     for name, (value, compare, scope) in (values or {}).items():
-        meta["values"][name] = {"value": value, "unit": "", "compare": compare, "scope": scope, "description": ""}
+        meta["values"][name] = {"value": value, **Value(name, policy=named(compare, scope)).as_meta()}
     return Experiment(name="exp", folder=None, meta=meta, texts=texts)
 
 
@@ -59,15 +60,18 @@ def _code(run: Experiment) -> Declared:
                     c["label"] if c["label"] != c["name"] else "",
                     policy=named(c["compare"], c["scope"]),
                     description=c["description"],
+                    words=c["words"],
+                    spread=c["noise"].get("spread", ""),
                 )
                 for c in t["columns"]
             ),
             t.get("length", "fixed"),
+            description=t["description"],
         )
         for name, t in meta["tables"].items()
     )
     values = tuple(
-        Value(n, v["unit"], policy=named(v["compare"], v["scope"]), description=v["description"])
+        Value(n, v["unit"], policy=named(v["compare"], v["scope"]), description=v["description"], words=v["words"])
         for n, v in meta["values"].items()
     )
     return Declared(meta["title"], tables, values, meta["parameters"], meta["dtype"])
@@ -124,20 +128,19 @@ def test_timing_without_a_spread_uses_the_table_noise():
     assert compare_cell("timing", "-100", "-110")[0]
 
 
-def test_spread_columns_and_table_noise():
-    cols = ["step_ms", "step_spread_ms", "total_ms", "spread_ms", "other_ms"]
-    assert _spread_column("step_ms", cols) == "step_spread_ms"
-    assert _spread_column("total_ms", cols) == "spread_ms"
-    assert _spread_column("other_ms", cols) is None
-    assert _spread_column("spread_ms", cols) is None  # a spread has no spread of its own
+def _timings(*names: str, **spreads: str) -> Table:
+    return Table("t", "T", tuple(Column(n, policy=TIMING, spread=spreads.get(n, "")) for n in names))
+
+
+def test_table_noise_comes_from_the_declared_spreads():
     rows = [
         {"a_ms": "100", "a_spread_ms": "10"},  # 0.1
         {"a_ms": "200", "a_spread_ms": "10"},  # 0.05
         {"a_ms": "0", "a_spread_ms": "5"},  # no value: left out
         {"a_ms": "400", "a_spread_ms": "x"},  # no spread: left out
     ]
-    assert _table_rel_noise(rows, ["a_ms", "a_spread_ms"]) == pytest.approx(0.075)
-    assert _table_rel_noise(rows, ["a_ms"]) is None
+    assert _table_rel_noise(rows, _timings("a_ms", "a_spread_ms", a_ms="a_spread_ms")) == pytest.approx(0.075)
+    assert _table_rel_noise(rows, _timings("a_ms", "a_spread_ms")) is None  # named by no column: no spread
 
 
 def test_scopes():
@@ -307,7 +310,7 @@ def test_every_field_of_every_finding_by_hand():
     cols = [
         ("name", "exact", "any"),
         ("bytes", "numeric", "device"),
-        ("x_ms", "timing", "machine"),
+        ("x_ms", "timing", "machine", "x_spread_ms"),
         ("x_spread_ms", "timing", "machine"),
         ("y_ms", "timing", "machine"),
     ]
@@ -426,12 +429,23 @@ def test_an_empty_list_value_compares_as_equal_with_no_tolerance():
 def test_table_noise_skips_what_it_cannot_use():
     # a column without a spread is skipped, not the end of the search; a zero value and
     # a value of exactly 1 are values like any other
-    cols = ["plain_ms", "a_ms", "a_spread_ms"]
     rows = [
         {"plain_ms": "5", "a_ms": "1", "a_spread_ms": "0.5"},
         {"plain_ms": "5", "a_ms": "0", "a_spread_ms": "1"},
     ]
-    assert _table_rel_noise(rows, cols) == 0.5
+    assert _table_rel_noise(rows, _timings("plain_ms", "a_ms", "a_spread_ms", a_ms="a_spread_ms")) == 0.5
+
+
+def test_a_spread_is_the_declared_one_whatever_the_names_say():
+    # total_ms names no spread, so spread_ms is not its spread (version 2's naming rule
+    # made it one): it gets the table's noise, 3 x 1/100 under the 10 % floor, and drifts.
+    cols = [("total_ms", "timing", "machine"), ("spread_ms", "timing", "machine")]
+    cols += [("a_ms", "timing", "machine", "b_ms"), ("b_ms", "timing", "machine")]
+    old = _run({"t": (cols, [["100", "50", "100", "1"]])})
+    new = _run({"t": (cols, [["140", "50", "112", "1"]])})
+    verdicts = {f.column: (f.verdict, f.tolerance) for f in _compare(old, new, kinds=("timing",))}
+    assert verdicts["total_ms"] == ("drift", "±10% (table noise)")
+    assert verdicts["a_ms"] == ("ok", "±13 (3×spread + 10%)")
 
 
 def test_a_missing_table_does_not_stop_the_others_being_compared():
@@ -473,6 +487,24 @@ def test_the_data_must_declare_what_the_code_declares():
         ("invalid", "t", "timing", "fixed"),
         ("invalid", "t", "T, shorter", "T"),
     ]
+
+
+def test_what_format_3_added_is_held_against_the_code_where_the_data_was_written_in_it():
+    cols = [("name", "exact", "any"), ("x_ms", "timing", "machine", "s_ms"), ("s_ms", "timing", "machine")]
+    code = _code(_run({"t": (cols, [["a", "10", "1"]])}, {"v": ("b", "exact", "any")}))
+    run = _run({"t": (cols, [["a", "10", "1"]])}, {"v": ("b", "exact", "any")})
+    run.meta["tables"]["t"]["columns"][0]["words"] = True
+    run.meta["tables"]["t"]["columns"][1]["noise"] = {}
+    run.meta["values"]["v"]["words"] = True
+    run.meta["tables"]["t"]["description"] = "?"
+    assert _lies(run, code) == [
+        ("invalid", "t.name", True, False),
+        ("invalid", "t.x_ms", {}, {"spread": "s_ms"}),
+        ("invalid", "t", "?", ""),
+        ("invalid", "values.v", True, False),
+    ]
+    # Format 2 stated none of them: the reader's migration inferred them, by version 2's rules.
+    assert _lies(dataclasses.replace(run, written_version=2), code) == []
 
 
 def test_what_the_code_declares_and_the_data_lacks_is_missing():

@@ -93,7 +93,23 @@ def test_broken_meta_json_is_one_line(root, text, message):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda m: m.update(schema_version=1), "format version 1, this code reads version 2"),
+        (lambda m: m.update(schema_version=1), "format version 1, this code reads versions 2 to 3"),
+        (lambda m: m.update(schema_version=4), "format version 4, this code reads versions 2 to 3"),
+        (lambda m: m["tables"]["t"].pop("description"), "table t: its description is missing or not a text"),
+        (lambda m: m["tables"]["t"]["columns"][0].pop("words"), "column n lacks its words (true or false) or noise"),
+        (
+            lambda m: m["tables"]["t"]["columns"][0].update(noise=[]),
+            "column n lacks its words (true or false) or noise",
+        ),
+        (
+            lambda m: m["tables"]["t"]["columns"][0].update(noise={"spread": "gone"}),
+            "column n's noise names no other column of it by a known kind",
+        ),
+        (
+            lambda m: m["tables"]["t"]["columns"][0].update(noise={"guess": "label"}),
+            "column n's noise names no other column of it by a known kind",
+        ),
+        (lambda m: m["values"]["ratio"].update(words="yes"), "value ratio lacks its words (true or false)"),
         (lambda m: m.pop("device"), "'device' is missing"),
         (lambda m: m["device"].pop("id"), "device.id is missing"),
         (lambda m: m.update(experiment="other"), "describes experiment 'other'"),

@@ -81,13 +81,17 @@ def test_write_and_read_back(tmp_path):
         "compare": "timing",
         "scope": "machine",
         "description": "",
+        "words": False,
+        "noise": {},
     }
+    assert meta["tables"]["t"]["description"] == ""
     assert meta["values"]["v"] == {
         "value": 1.0,
         "unit": "x",
         "compare": "numeric",
         "scope": "device",
         "description": "",
+        "words": False,
     }
     assert exp.rows("u") == [{"name": "run 1.0"}]
 
@@ -121,6 +125,12 @@ def test_declarations_refuse_bad_names_policies_and_labels():
         Policy("BAD", "approximate", "any")
     with pytest.raises(SchemaError, match="its label repeats its name; leave it out"):
         Column("a", "x", "a")
+    with pytest.raises(SchemaError, match="only a timing has a spread, and in another column"):
+        Column("a", spread="b")
+    with pytest.raises(SchemaError, match="only a timing has a spread, and in another column"):
+        Column("a_ms", policy=TIMING, spread="a_ms")
+    with pytest.raises(SchemaError, match="a_ms's spread 'n' is no timing column of it"):
+        Table("t", "T", (Column("n"), Column("a_ms", policy=TIMING, spread="n")))
     with pytest.raises(SchemaError, match="each once"):
         Table("t", "T", (Column("a"), Column("a")))
     with pytest.raises(SchemaError, match="length"):
@@ -134,6 +144,47 @@ def test_declarations_refuse_bad_names_policies_and_labels():
     assert named("timing", "machine") is TIMING
     with pytest.raises(ValueError, match="no named policy compares 'timing' in scope 'any'"):
         named("timing", "any")
+
+
+def test_what_a_column_is_is_written_to_its_meta(tmp_path):
+    spread = Column("s_ms", "ms", "spread (IQR)", policy=TIMING)
+    tables = (
+        Table(
+            "t",
+            "T",
+            (Column("how", words=True), Column("x_ms", "ms", policy=TIMING, spread="s_ms"), spread),
+            description="What t holds.",
+        ),
+    )
+    values = (Value("why", words=True, description="a reason"),)
+    result = Result(tables={"t": [{"how": "cached", "x_ms": 1.0, "s_ms": 0.1}]}, values={"why": "it fits"})
+    write_experiment(tmp_path, "exp", result, tables=tables, values=values, provenance=_provenance())
+    meta = read_experiment(tmp_path, "exp").meta
+    t = meta["tables"]["t"]
+    assert list(t)[:6] == ["title", "file", "rows", "sha256", "description", "columns"]
+    assert t["description"] == "What t holds."
+    assert [(c["words"], c["noise"]) for c in t["columns"]] == [(True, {}), (False, {"spread": "s_ms"}), (False, {})]
+    assert meta["values"]["why"]["words"] is True
+
+
+@pytest.mark.parametrize("cell", [1, 2.5, True, ["a"]])
+def test_words_for_a_reader_are_text(tmp_path, cell):
+    tables = (Table("t", "T", (Column("how", words=True),)),)
+    values = (Value("why", words=True),)
+    for rows, vals, what in (
+        ([{"how": cell}], {"why": "a"}, "table t row 0: how"),
+        ([{"how": None}], {"why": cell}, "value why"),
+    ):
+        with pytest.raises(SchemaError, match=f"{what} is .*; words for a reader are text"):
+            write_experiment(
+                tmp_path,
+                "exp",
+                Result(tables={"t": rows}, values=vals),
+                tables=tables,
+                values=values,
+                provenance=_provenance(),
+            )
+    assert not (tmp_path / "exp").exists()
 
 
 def test_a_table_no_longer_produced_leaves_with_the_rest(tmp_path):

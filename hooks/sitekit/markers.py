@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -225,13 +226,12 @@ CONSTANT_MODULES = ("sitedata.compare",)
 
 def json_table(ctx: PageContext, ref: str) -> str:
     """A table as JSON in a ``<script type="application/json">`` for the page's scripts
-    (the calculator's presets): columns with units, rows with missing and non-finite
-    cells as null, every text cut to a bound."""
-    import json
-
+    (the calculator's presets): columns with units, how each compares and reproduces and
+    its description, rows with missing and non-finite cells as null, every text cut to a bound."""
     t = ctx.data.table(ref)
     rows = json.loads(t.frame.to_json(orient="records"))
-    payload = escape.json_script({"table": ref, "columns": t.columns, "rows": rows})
+    columns = [{k: c[k] for k in ("name", "unit", "label", "compare", "scope", "description")} for c in t.columns]
+    payload = escape.json_script({"table": ref, "columns": columns, "rows": rows})
     return f'<script type="application/json" data-json-table="{html.escape(ref)}">{payload}</script>'
 
 

@@ -1,0 +1,133 @@
+"""The format's versions: a meta.json of an older version is migrated in memory and then
+verified as any other (sitedata/migrate.py). tests/fixtures/format2/kv_cache/ is a real
+folder as format version 2 wrote it (a copy of the committed site_data/kv_cache/ before
+version 3): it reads, renders and merges, and a merge installs it as it was written."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+from sitekit import i18n
+from sitekit.markers import PageContext, render_markers
+from sitekit.pagedata import SiteData
+
+from sitedata import SCHEMA_VERSION, DataError, read_experiment
+from sitedata.migrate import _spread_2, migrated, update_to_3
+from sitedata.store import install_experiment
+from tests.conftest import REPO
+
+FORMAT2 = REPO / "tests" / "fixtures" / "format2"
+SPREADS = {  # what version 2's naming rule pairs in kv_cache
+    ("identical_output", "total_ms"): "spread_ms",
+    ("head_step", "recompute_ms"): "recompute_spread_ms",
+    ("head_step", "cached_ms"): "cached_spread_ms",
+}
+WORDS = {("identical_output", "method"), ("macs_total", "scope"), ("memory", "method"), ("memory", "steps_run")}
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_the_fixture_is_format_2():
+    assert json.loads((FORMAT2 / "kv_cache" / "meta.json").read_text())["schema_version"] == 2 < SCHEMA_VERSION == 3
+
+
+def test_a_format_2_folder_reads_as_format_3():
+    exp = read_experiment(FORMAT2, "kv_cache")
+    assert (exp.meta["schema_version"], exp.written_version) == (3, 2)
+    assert exp.meta_text.encode() == (FORMAT2 / "kv_cache" / "meta.json").read_bytes()  # the file as written
+    for name, t in exp.meta["tables"].items():
+        assert t["description"] == ""
+        for c in t["columns"]:
+            spread = SPREADS.get((name, c["name"]))
+            assert c["noise"] == ({"spread": spread} if spread else {}), (name, c["name"])
+            assert c["words"] == ((name, c["name"]) in WORDS), (name, c["name"])
+    assert {v["words"] for v in exp.meta["values"].values()} == {False}
+
+
+def test_version_2s_naming_rule_lives_on_in_the_migration_only():
+    cols = ["step_ms", "step_spread_ms", "total_ms", "spread_ms", "other_ms"]
+    assert _spread_2("step_ms", cols) == "step_spread_ms"
+    assert _spread_2("total_ms", cols) == "spread_ms"
+    assert _spread_2("other_ms", cols) is None
+    assert _spread_2("spread_ms", cols) is None  # a spread has no spread of its own
+    gate = (REPO / "sitedata" / "compare.py").read_text()
+    assert 'replace("_ms"' not in gate and "_spread_column" not in gate
+
+
+def test_update_to_3_by_hand():
+    column = {"name": "x_ms", "unit": "ms", "label": "x", "compare": "timing", "scope": "machine", "description": ""}
+    old = {
+        "schema_version": 2,
+        "experiment": "batching",
+        "tables": {
+            "sweep": {
+                "title": "T",
+                "file": "sweep.csv",
+                "rows": 1,
+                "sha256": "0",
+                "columns": [
+                    column,
+                    {**column, "name": "x_spread_ms"},
+                    {**column, "name": "status", "compare": "exact"},
+                    {**column, "name": "total_ms", "compare": "numeric"},  # not a timing: no spread
+                    {**column, "name": "spread_ms"},
+                ],
+            }
+        },
+        "values": {"sweep_stop_reason": {"value": "it fits"}, "knee_batch": {"value": 4}},
+    }
+    before = copy.deepcopy(old)
+    new = update_to_3(old)
+    assert old == before  # the meta.json read is not changed, only its migrated copy
+    assert new["schema_version"] == 3 and list(new["tables"]["sweep"])[:2] == ["title", "description"]
+    assert [(c["words"], c["noise"]) for c in new["tables"]["sweep"]["columns"]] == [
+        (False, {"spread": "x_spread_ms"}),
+        (False, {}),
+        (True, {}),  # batching.sweep.status was a word of version 2's list
+        (False, {}),
+        (False, {}),
+    ]
+    assert [v["words"] for v in new["values"].values()] == [True, False]
+
+
+@pytest.mark.parametrize("meta", [[1], {"schema_version": 1}, {"schema_version": True}, {"schema_version": "2"}])
+def test_what_is_no_older_format_is_left_for_the_reader_to_refuse(meta):
+    assert migrated(meta, 3) == meta
+
+
+def test_a_malformed_format_2_meta_is_refused_after_its_migration(tmp_path):
+    shutil.copytree(FORMAT2 / "kv_cache", tmp_path / "kv_cache")
+    meta = json.loads((tmp_path / "kv_cache" / "meta.json").read_text())
+    meta["tables"]["memory"]["columns"] = "all of them"
+    (tmp_path / "kv_cache" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="table memory: no columns"):
+        read_experiment(tmp_path, "kv_cache")
+
+
+def test_a_format_2_folder_renders_its_words_in_the_page_language():
+    ctx = PageContext(data=SiteData(FORMAT2), page="p.md", url_prefix="")
+    try:
+        i18n.set_language("gl")
+        html = render_markers("{{ table('kv_cache.identical_output') }}", ctx)
+    finally:
+        i18n.set_language(i18n.DEFAULT)
+    assert '<td class="text">recálculo</td>' in html and '<td class="text">con caché</td>' in html
+
+
+def test_a_format_2_folder_merges_as_it_was_written(tmp_path, monkeypatch):
+    """A GPU run written before format 3 is installed byte for byte: the files verified are
+    the files installed, and every reader migrates it the same way after."""
+    from measure import merge as merging
+
+    installed = install_experiment(FORMAT2 / "kv_cache", tmp_path / "a", "kv_cache")
+    assert _files(installed) == _files(FORMAT2 / "kv_cache")
+    monkeypatch.setattr("measure.lab.provenance.code_hash", lambda name: "66ce8a23450ba148")
+    [line] = merging.merge(source=FORMAT2, into=tmp_path / "b")
+    assert line.startswith("merged kv_cache: ")
+    assert _files(tmp_path / "b" / "kv_cache") == _files(FORMAT2 / "kv_cache")
+    assert read_experiment(tmp_path / "b", "kv_cache").meta == read_experiment(FORMAT2, "kv_cache").meta
