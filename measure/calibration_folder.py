@@ -71,6 +71,11 @@ TABLES = (
             Column("bandwidth_drift", "", "bandwidth, end / start - 1", policy=TIMING),
             Column("drifted", "", "past the drift limit", policy=TIMING),
         ),
+        description=(
+            "One row per run whose data an experiment's meta.json names (run.id): the copy bandwidth and a "
+            "reference decode step, each with its 95 % interval, at the run's start and at its end, and how "
+            "far they drifted between the two; a run stopped before its end has its end columns empty."
+        ),
     ),
 )
 VALUES = (

@@ -52,6 +52,10 @@ TABLES = (
             Column("logit", policy=NUMERIC),
             Column("probability", policy=NUMERIC),
         ),
+        description=(
+            "The most probable next tokens after the sentence at temperature 1, with their ids, logits and "
+            "probabilities."
+        ),
     ),
     Table(
         "temperatures",
@@ -65,6 +69,11 @@ TABLES = (
             Column("tokens_above_threshold", "tokens", f"tokens above {SIGNIFICANT:.0%}", policy=EXACT_ON_DEVICE),
             Column("top_to_third", "x", "top / third", policy=NUMERIC),
         ),
+        description=(
+            "The same logits divided by each temperature T: the top-k probabilities, the entropy of the whole"
+            " distribution in bits, the mass in the top k, the top-to-third probability ratio, and the "
+            "perplexity 2^H."
+        ),
     ),
     Table(
         "distribution",
@@ -75,6 +84,9 @@ TABLES = (
             _TOKEN_ID,
             Column("token", policy=EXACT_ON_DEVICE),
             Column("probability", policy=NUMERIC),
+        ),
+        description=(
+            "The probabilities of the top tokens (ranked at T = 1) at every temperature, long format, for the figure."
         ),
     ),
 )

@@ -32,6 +32,11 @@ TABLES = (
             Column("rest_top1_dim", label="#1 dim", policy=EXACT_ON_DEVICE),
             Column("rest_top1_max", label="#1 max |h|", policy=NUMERIC),
         ),
+        description=(
+            "The residual stream after every decoder layer: per layer the max |h| of the median hidden "
+            "dimension and of the largest three, and the token where the largest sits; with and without the "
+            "first token."
+        ),
     ),
     Table(
         "tracked",
@@ -43,6 +48,10 @@ TABLES = (
             Column("rank", label="rank in its layer", policy=EXACT_ON_DEVICE),
             Column("rest_max_abs", label="max |h| without the first token", policy=NUMERIC),
         ),
+        description=(
+            "Those maxima, layer by layer, for every dimension that is ever among a layer's largest: whether "
+            "the same ones persist."
+        ),
     ),
     Table(
         "histogram",
@@ -53,15 +62,20 @@ TABLES = (
             Column("dims", "dimensions", "dimensions", policy=EXACT_ON_DEVICE),
             Column("dims_rest", "dimensions", "without the first token", policy=EXACT_ON_DEVICE),
         ),
+        description="The hidden dimensions' maxima at the middle layer, in power-of-two bins.",
     ),
     Table(
         "int8",
         "Layer {mid_layer} hidden states as INT8 with one absmax scale: distinct levels used (of 256)",
         (
-            Column("setting", label="scale computed over"),
+            Column("setting", label="scale computed over", words=True),
             Column("scope", label="levels counted in", policy=EXACT_ON_DEVICE),
             Column("scale", policy=NUMERIC),
             Column("levels_used", "levels", "levels used", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "That layer's hidden states quantized to INT8 with one tensor-wide absmax scale: the levels used "
+            "out of 256 and the scale, with the top dimensions in the scale and left out of it."
         ),
     ),
     Table(
@@ -91,6 +105,11 @@ TABLES = (
             Column("rest_mid_abs_p99", label="99th pct |h|", policy=NUMERIC),
             Column("text_start", label="starts with"),
         ),
+        description=(
+            "The same capture for several prompts: per prompt the leading dimension, its value, its layer and"
+            " how many layers it leads, the median dimension, and the median and 99th percentile of |h| at "
+            "the middle layer; all with and without the first token."
+        ),
     ),
     Table(
         "prompt_layers",
@@ -102,6 +121,10 @@ TABLES = (
             Column("rest_dim_max", label="without the first token", policy=NUMERIC),
             Column("median_dim_max", label="median dimension", policy=NUMERIC),
             Column("rest_median_dim_max", label="median, without the first token", policy=NUMERIC),
+        ),
+        description=(
+            "Per prompt and layer, the max |h| of the main prompt's biggest dimension and of the median "
+            "dimension, with and without the first token."
         ),
     ),
 )

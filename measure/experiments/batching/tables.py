@@ -23,8 +23,8 @@ TABLES = (
         (
             Column("batch", "requests", "batch B"),
             Column("cache_tokens", "tokens", "cache per request"),
-            Column("status", policy=EXACT_ON_MACHINE),
-            Column("step_ms", "ms", "step latency", policy=TIMING),
+            Column("status", policy=EXACT_ON_MACHINE, words=True),
+            Column("step_ms", "ms", "step latency", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             Column("throughput_gain", "x", "throughput vs B = 1", policy=TIMING),
@@ -38,6 +38,13 @@ TABLES = (
             Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", policy=TIMING),
             Column("compiled_speedup", "x", "eager step / compiled step", policy=TIMING),
         ),
+        description=(
+            "One decode step for B requests at once, each holding a cache of the same length: step latency "
+            "and throughput, against B = 1 and against the previous batch size, the floor (the weights and "
+            "the B caches over the measured bandwidth) and the same step compiled. A batch that runs out of "
+            "memory is recorded as such and ends the sweep; past the chapter's sizes, the timings decide "
+            "where it stops."
+        ),
         length="timing",  # past the chapter's sizes, the timings decide where the sweep stops
     ),
     Table(
@@ -45,8 +52,12 @@ TABLES = (
         "Measured step cost at each occupancy ({cache_tokens}-token caches): the simulations' input",
         (
             Column("occupancy", "requests", "requests in the step"),
-            Column("step_ms", "ms", "step", policy=TIMING),
+            Column("step_ms", "ms", "step", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+        ),
+        description=(
+            "The decode step at every occupancy from one request to the number of slots: the step costs the "
+            "simulations use."
         ),
     ),
     Table(
@@ -57,12 +68,13 @@ TABLES = (
             Column("prompt_tokens", "tokens", "prompt"),
             Column("output_tokens", "tokens", "output"),
         ),
+        description="The simulated workload: requests with skewed output lengths, one fixed seeded sample.",
     ),
     Table(
         "policies",
         "Static vs continuous batching, {requests} requests on {slots} slots (simulated)",
         (
-            Column("policy"),
+            Column("policy", words=True),
             Column("requests", "requests"),
             Column("slots", "slots"),
             Column("output_tokens", "tokens", "useful tokens"),
@@ -73,14 +85,22 @@ TABLES = (
             Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             *_LATENCY_COLUMNS,
         ),
+        description=(
+            "Static against continuous batching of the workload on the slots, simulated with the measured "
+            "step costs: total time, throughput, latency percentiles, slot utilisation."
+        ),
     ),
     Table(
         "prefill_costs",
         "One prefill of P prompt tokens, alone: the price of admitting a request",
         (
             Column("prompt_tokens", "tokens", "prompt P"),
-            Column("prefill_ms", "ms", "prefill", policy=TIMING),
+            Column("prefill_ms", "ms", "prefill", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+        ),
+        description=(
+            "One prefill of P prompt tokens, alone: the price of admitting a request, which the simulation of"
+            " arrivals uses."
         ),
     ),
     Table(
@@ -89,7 +109,7 @@ TABLES = (
         (
             Column("load", "fraction", "load: rate / capacity"),
             Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
-            Column("policy"),
+            Column("policy", words=True),
             Column("output_tokens", "tokens", "useful tokens"),
             Column("decode_steps", "steps", "decode steps", policy=TIMING),
             Column("slot_utilisation", "fraction", "slot utilisation", policy=TIMING),
@@ -98,6 +118,10 @@ TABLES = (
             *_LATENCY_COLUMNS,
             Column("mean_ttft_ms", "ms", "mean time to first token", policy=TIMING),
             Column("p95_ttft_ms", "ms", "p95 time to first token", policy=TIMING),
+        ),
+        description=(
+            "Static against continuous batching with the requests arriving over time at several loads "
+            "(simulated): throughput, latency percentiles and time to first token."
         ),
     ),
     Table(
@@ -113,13 +137,17 @@ TABLES = (
             Column("p99_latency_ratio", "x", "p99: static / continuous", policy=TIMING),
             Column("mean_ttft_ratio", "x", "mean time to first token: static / continuous", policy=TIMING),
         ),
+        description=(
+            "Continuous against static batching under arrivals, at each load: the ratios of throughput, "
+            "latencies and time to first token."
+        ),
     ),
     Table(
         "arrival_requests",
         "Every request under arrivals: when it came, its first token, its result",
         (
             Column("load", "fraction"),
-            Column("policy"),
+            Column("policy", words=True),
             Column("request"),
             Column("slot", policy=TIMING),
             Column("arrival_ms", "ms", "arrives", policy=TIMING),
@@ -128,12 +156,16 @@ TABLES = (
             Column("ttft_ms", "ms", "time to first token", policy=TIMING),
             Column("latency_ms", "ms", "latency", policy=TIMING),
         ),
+        description=(
+            "Every request under arrivals, per load and policy: when it came, the slot it got, its first "
+            "token and when its result was returned."
+        ),
     ),
     Table(
         "timeline",
         "Who held which slot when (steps, and times from the measured step costs)",
         (
-            Column("policy"),
+            Column("policy", words=True),
             Column("request"),
             Column("slot"),
             Column("output_tokens", "tokens", "output"),
@@ -144,18 +176,24 @@ TABLES = (
             Column("finish_ms", "ms", "last token", policy=TIMING),
             Column("release_ms", "ms", "result returned", policy=TIMING),
         ),
+        description=("Who held which slot when under each policy, in steps and in times from the measured step costs."),
     ),
     Table(
         "paged",
         "KV memory of the continuous schedule under three allocators (simulated)",
         (
-            Column("scheme", label="allocator"),
+            Column("scheme", label="allocator", words=True),
             Column("unit_tokens", "tokens", "allocation unit"),
             Column("peak_reserved_bytes", "bytes", "reserved, peak", policy=EXACT_ON_DEVICE),
             Column("peak_stored_bytes", "bytes", "holding tokens, peak", policy=EXACT_ON_DEVICE),
             Column("waste_at_peak", "fraction", "waste at peak", policy=NUMERIC_ANYWHERE),
             Column("waste", "fraction", "waste over the run", policy=NUMERIC_ANYWHERE),
             Column("peak_vs_contiguous", "fraction", "peak vs contiguous", policy=NUMERIC_ANYWHERE),
+        ),
+        description=(
+            "The KV memory of the continuous schedule under three allocators (a contiguous reservation per "
+            "request, fixed-size blocks with a block table, and blocks with a shared system prompt): reserved"
+            " against stored bytes, the waste."
         ),
     ),
     Table(
@@ -169,6 +207,7 @@ TABLES = (
             Column("shared_reserved_bytes", "bytes", "paged + shared prefix: reserved", policy=EXACT_ON_DEVICE),
             Column("shared_stored_bytes", "bytes", "paged + shared prefix: stored", policy=EXACT_ON_DEVICE),
         ),
+        description="The KV memory after every step of the continuous schedule, under each allocator.",
     ),
 )
 VALUES = (
@@ -196,7 +235,12 @@ VALUES = (
     ),
     # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
     Value("compiled_available", description="torch.compile ran on this machine", policy=EXACT_ON_MACHINE),
-    Value("compiled_method", description="how the compiled step was built, or why it was not", policy=EXACT_ON_MACHINE),
+    Value(
+        "compiled_method",
+        description="how the compiled step was built, or why it was not",
+        policy=EXACT_ON_MACHINE,
+        words=True,
+    ),
     Value("compiled_fraction_smallest_batch", "fraction", policy=TIMING),
     Value("compiled_fraction_largest_batch", "fraction", policy=TIMING),
     Value("compiled_speedup_best", "x", description="the largest speed-up over the batches measured", policy=TIMING),
@@ -218,7 +262,7 @@ VALUES = (
     Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", policy=TIMING),
     Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", policy=TIMING),
     Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", policy=TIMING),
-    Value("sweep_stop_reason", description="why the extended sweep stopped", policy=TIMING),
+    Value("sweep_stop_reason", description="why the extended sweep stopped", policy=TIMING, words=True),
     Value("sweep_extended", description="the sweep went past the published batch sizes", policy=TIMING),
     Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", policy=TIMING),
     Value("sweep_cap", "requests", description="the largest batch the extension may try"),

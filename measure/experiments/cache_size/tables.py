@@ -21,13 +21,14 @@ TABLES = (
             Column("bytes_per_element", "bytes", "bytes/element", policy=EXACT_ON_DEVICE),
             Column("formula_bytes_per_token", "bytes", "2·L·H_kv·d·bytes", policy=EXACT_ON_DEVICE),
         ),
+        description="The formula 2 x L x H_kv x d x bytes per element, per model.",
     ),
     Table(
         "measured",
         "The real cache, measured, against the formula",
         (
             Column("model"),
-            Column("method"),
+            Column("method", words=True),
             Column("batch", label="B"),
             Column("tokens", "tokens", "tokens each"),
             Column("resident_tokens", "tokens", "resident tokens"),
@@ -38,17 +39,26 @@ TABLES = (
             Column("matches_formula", label="equal"),
             Column("allocator_growth_bytes", "bytes", "allocator / RSS growth", policy=TIMING),
         ),
+        description=(
+            "The bytes the model's real cache occupies for several batch x tokens shapes (small ones filled "
+            "by a real prefill, the 65,536-token ones allocated as the model's static cache), with the growth"
+            " the allocator or the resident set reports, next to the formula."
+        ),
     ),
     Table(
         "attention_variants",
         "Multi-head, grouped-query and multi-query attention",
         (
             Column("model"),
-            Column("variant"),
+            Column("variant", words=True),
             Column("heads", label="H"),
             Column("kv_heads", label="H_kv"),
             Column("measured_bytes_per_token", "bytes", "bytes/token, measured"),
             Column("fraction_of_mha", "", "fraction of MHA", policy=NUMERIC_ANYWHERE),
+        ),
+        description=(
+            "Multi-head, grouped-query and multi-query attention: the same architecture with H_kv = H, its "
+            "actual H_kv, and 1, each cache allocated and measured."
         ),
     ),
     Table(
@@ -59,6 +69,10 @@ TABLES = (
             Column("cache_bytes", "bytes", "KV cache (fp16)"),
             Column("weights_bytes", "bytes", "weights (fp16)"),
             Column("cache_to_weights", "x", "cache / weights", policy=NUMERIC_ANYWHERE),
+        ),
+        description=(
+            "A 7B-class shape (32 layers, 8 KV heads of dimension 128, fp16): its measured bytes per token, "
+            "then the cache at 4k to 128k tokens against its fp16 weights."
         ),
     ),
 )

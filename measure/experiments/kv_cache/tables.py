@@ -11,14 +11,18 @@ TABLES = (
         "identical_output",
         "Greedy generation, recomputing vs cached",
         (
-            Column("method"),
+            Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            Column("total_ms", "ms", "wall time", policy=TIMING),
+            Column("total_ms", "ms", "wall time", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("ms_per_token", "ms", "per token", policy=TIMING),
             Column("speed_ratio", "x", "speed vs recompute", policy=TIMING),
             Column("repeats", "runs"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "Greedy generation recomputing everything at each step against generating with the cache: the "
+            "token ids must be identical; wall time, time per token and the speed ratio."
         ),
     ),
     Table(
@@ -31,30 +35,39 @@ TABLES = (
             Column("text", label="token text", policy=EXACT_ON_DEVICE),
             Column("same", policy=EXACT_ON_DEVICE),
         ),
+        description="The two token streams side by side, position by position: the proof, shown.",
     ),
     Table(
         "head_step",
         "One attention head (d = {head_dim}), one step",
         (
             Column("context", "tokens", "context n"),
-            Column("recompute_ms", "ms", "recompute step", policy=TIMING),
+            Column("recompute_ms", "ms", "recompute step", policy=TIMING, spread="recompute_spread_ms"),
             Column("recompute_spread_ms", "ms", "spread", policy=TIMING),
-            Column("cached_ms", "ms", "cached step", policy=TIMING),
+            Column("cached_ms", "ms", "cached step", policy=TIMING, spread="cached_spread_ms"),
             Column("cached_spread_ms", "ms", "spread", policy=TIMING),
             Column("speed_ratio", "x", "ratio", policy=TIMING),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
+        ),
+        description=(
+            "One attention head, one generation step at context n, both ways: the time, and the bytes of the "
+            "score matrix actually built."
         ),
     ),
     Table(
         "macs_total",
         "Multiply-accumulates to generate T tokens from a one-token start",
         (
-            Column("scope", label="what"),
+            Column("scope", label="what", words=True),
             Column("new_tokens", "tokens", "T"),
             Column("recompute_macs", "MAC", "recompute"),
             Column("cached_macs", "MAC", "cached"),
             Column("ratio", "x", policy=NUMERIC_ANYWHERE),
+        ),
+        description=(
+            "Multiply-accumulates, counted, to generate T tokens from a one-token start, for the model (its "
+            "weight MACs per token counted by hooks on every Linear layer) and for the lone head."
         ),
     ),
     Table(
@@ -65,18 +78,25 @@ TABLES = (
             Column("recompute_macs", "MAC", "recompute step"),
             Column("cached_macs", "MAC", "cached step"),
         ),
+        description="Multiply-accumulates of one step at context n for the model, recomputing and cached.",
     ),
     Table(
         "memory",
         "Peak memory while generating, above the resident weights",
         (
-            Column("method"),
+            Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            Column("steps_run", label="steps run"),
+            Column("steps_run", label="steps run", words=True),
             Column("baseline_bytes", "bytes", "in use before (the whole process)", policy=TIMING),
             Column("peak_bytes", "bytes", "peak", policy=TIMING),
             Column("above_baseline_bytes", "bytes", "peak above weights", policy=TIMING),
             Column("relative_to_cached", "x", "relative to cached", policy=TIMING),
+        ),
+        description=(
+            "Peak memory above the resident weights while generating, with and without the cache, at each "
+            "generation length (the method is in meta.json: CUDA allocator or Linux peak RSS). Beyond the "
+            "longest generation recomputed whole only its last two steps are run: every step is larger than "
+            "the one before, so the peak of the whole loop is the peak of its final step."
         ),
     ),
 )

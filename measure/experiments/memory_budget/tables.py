@@ -24,15 +24,25 @@ TABLES = (
             Column("kv_bytes_per_token", "bytes", "KV bytes/token"),
             Column("window", "tokens", "sliding window"),
             Column("windowed_layers", label="layers with the window"),
-            Column("source"),
+            Column("source", words=True),
+        ),
+        description=(
+            "The model shapes the budget uses: the spec's 7B, 13B and 70B shapes, and the measured model with"
+            " its real shape and parameter count."
         ),
     ),
     Table(
         "precisions",
         "Weight precisions (spec assumptions)",
         (Column("precision"), Column("weight_bits", "bits", "bits per weight")),
+        description="The weight precisions the budget uses (spec assumptions).",
     ),
-    Table("cards", "Cards", (_CARD, Column("card_bytes", "bytes", "bytes"))),
+    Table(
+        "cards",
+        "Cards",
+        (_CARD, Column("card_bytes", "bytes", "bytes")),
+        description="The cards' memory the budget uses (spec assumptions).",
+    ),
     Table(
         "assumptions",
         "Budget assumptions",
@@ -42,6 +52,9 @@ TABLES = (
             Column("kv_bytes_per_element", "bytes", "KV bytes/element"),
             Column("context_per_user", "tokens", "context per user"),
             Column("gib_bytes", "bytes", "1 GiB"),
+        ),
+        description=(
+            "The budget's other assumptions: the runtime reserve, the cache's bytes per element, the context per user."
         ),
     ),
     Table(
@@ -57,7 +70,12 @@ TABLES = (
             Column("free_bytes", "bytes", "left for the cache"),
             Column("max_tokens", "tokens", "max resident tokens"),
             Column("users", "users", f"at {CONTEXT_PER_USER:,} tokens each"),
-            Column("verdict"),
+            Column("verdict", words=True),
+        ),
+        description=(
+            "Every card x model x precision, computed from the stated assumptions: weights, the bytes left "
+            'for the cache, the most tokens resident at once (or "does not fit"), and the users at the chosen'
+            " context."
         ),
     ),
     Table(
@@ -70,11 +88,13 @@ TABLES = (
             Column("max_tokens", "tokens", "max resident tokens"),
             *(Column(f"users_at_{c}", "users", f"at {c:,}") for c in USER_CONTEXTS),
         ),
+        description="The same budget split into concurrent users at several context lengths.",
     ),
     Table(
         "cache_precisions",
         "Cache precisions",
         (Column("precision"), Column("kv_bytes_per_element", "bytes", "bytes per element")),
+        description="The cache's bytes per element at each precision.",
     ),
     Table(
         "configs",
@@ -84,7 +104,7 @@ TABLES = (
             Column("model_type"),
             Column("params", "parameters", "from the config"),
             Column("reference_params", "parameters", "published, or counted"),
-            Column("reference", label="checked against"),
+            Column("reference", label="checked against", words=True),
             Column("params_agree", label="equal"),
             Column("layers", label="L"),
             Column("kv_heads", label="H_kv"),
@@ -94,6 +114,10 @@ TABLES = (
             Column("max_position", "tokens", "longest position"),
             Column("problems", label="not derived"),
             Column("source"),
+        ),
+        description=(
+            "Public config.json files with the shape and parameter count derived from them, next to the count"
+            " each publisher states (and the run's own model's config next to the count of its real weights)."
         ),
     ),
     Table(
@@ -109,6 +133,10 @@ TABLES = (
             Column("tied_default", label="tied by default"),
             Column("windowed_layers", label="layers with the window"),
             Column("experts_field", label="experts"),
+        ),
+        description=(
+            "How each architecture lays out its weights: the rules the derivation of a parameter count uses, "
+            "which the calculator reads."
         ),
     ),
     Table(
@@ -126,6 +154,7 @@ TABLES = (
             Column("users_full", "users", "users, no window"),
             Column("users_windowed", "users", "users, window"),
         ),
+        description="What a sliding window does to one user's cache and to the users that fit.",
     ),
     Table(
         "card_presets",
@@ -136,11 +165,13 @@ TABLES = (
             Column("bandwidth_gb_s", "GB/s", "bandwidth"),
             Column("source"),
         ),
+        description=("Cards with their memory and bandwidth as their vendors state them: the calculator's presets."),
     ),
     Table(
         "calculator_defaults",
         "The calculator's starting card and users served",
         (Column("card"), Column("users_served", "users", "users served")),
+        description="The card and the users served the calculator starts with.",
     ),
     Table(
         "speed_floor",
@@ -156,13 +187,17 @@ TABLES = (
             Column("tokens_per_s", "tokens/s", "in total"),
             Column("fits", label="fits in memory"),
         ),
+        description=(
+            "The decode step's floor on each card: the weights and every user's cache read once per step at "
+            "the card's bandwidth."
+        ),
     ),
     Table(
         "formula_check",
         "The formula against a measured prefill of the run's model",
         (
             Column("tokens", "tokens", "resident tokens"),
-            Column("logits_kept", label="logits computed for"),
+            Column("logits_kept", label="logits computed for", words=True),
             Column("weights_bytes", "bytes", "weights (formula)", policy=EXACT_ON_DEVICE),
             Column("cache_formula_bytes", "bytes", "cache (formula)", policy=EXACT_ON_DEVICE),
             Column("cache_measured_bytes", "bytes", "cache (measured storage)", policy=EXACT_ON_DEVICE),
@@ -185,6 +220,10 @@ TABLES = (
                 policy=TIMING,
             ),
             Column("gap_bytes", "bytes", "peak − predicted", policy=TIMING),
+        ),
+        description=(
+            "The run's model actually prefills T tokens: the peak memory (CUDA allocator, or on a CPU the "
+            "process's peak resident set) next to the formula's weights + cache + reserve, and the gap."
         ),
     ),
 )

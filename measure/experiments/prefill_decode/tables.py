@@ -13,12 +13,16 @@ TABLES = (
         "split",
         "One generation, prefill and decode timed apart",
         (
-            Column("phase"),
+            Column("phase", words=True),
             Column("tokens", "tokens"),
-            Column("total_ms", "ms", "time", policy=TIMING),
+            Column("total_ms", "ms", "time", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("ms_per_token", "ms", "per token", policy=TIMING),
             Column("cost_vs_prompt_token", "x", "per token, vs a prompt token", policy=TIMING),
+        ),
+        description=(
+            "One cached generation, a prompt of book text and then one token per step, with the prefill and "
+            "the decode steps timed apart: the cost per prompt token, per generated token, and their ratio."
         ),
     ),
     Table(
@@ -26,10 +30,14 @@ TABLES = (
         "Prefill against prompt length",
         (
             Column("prompt_tokens", "tokens", "prompt P"),
-            Column("time_ms", "ms", "prefill = time to first token", policy=TIMING),
+            Column("time_ms", "ms", "prefill = time to first token", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("ms_per_token", "ms", "per prompt token", policy=TIMING),
             Column("tokens_per_s", "tokens/s", "prompt tokens/s", policy=TIMING),
+        ),
+        description=(
+            "One prefill at each prompt length P: its time (the time to first token), the time per prompt "
+            "token, prompt tokens per second."
         ),
     ),
     Table(
@@ -39,27 +47,33 @@ TABLES = (
             Column("copy_bytes", "bytes", "buffer copied"),
             Column("moved_bytes", "bytes", "bytes moved per copy (read + write)"),
             Column("copies_per_sample", "copies", "copies per timed sample"),
-            Column("time_ms", "ms", "time per copy", policy=TIMING),
+            Column("time_ms", "ms", "time per copy", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("bandwidth_gb_s", "GB/s", "bandwidth", policy=TIMING),
         ),
+        description="The device's memory bandwidth, from one large copy.",
     ),
     Table(
         "decode",
         "One decode step against cache length",
         (
             Column("cache_tokens", "tokens", "cache C"),
-            Column("step_ms", "ms", "decode step", policy=TIMING),
+            Column("step_ms", "ms", "decode step", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("tokens_per_s", "tokens/s", "tokens/s (1 / step)", policy=TIMING),
             Column("cache_bytes", "bytes", "cache size", policy=EXACT_ON_DEVICE),
             Column("floor_ms", "ms", "floor: weights / bandwidth", policy=TIMING),
             Column("fraction_of_floor", "fraction", "floor / step", policy=TIMING),
             Column("floor_with_cache_ms", "ms", "floor with the cache", policy=TIMING),
-            Column("compiled_ms", "ms", "compiled step", policy=TIMING),
+            Column("compiled_ms", "ms", "compiled step", policy=TIMING, spread="compiled_spread_ms"),
             Column("compiled_spread_ms", "ms", "compiled spread (IQR)", policy=TIMING),
             Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", policy=TIMING),
             Column("compiled_speedup", "x", "eager step / compiled step", policy=TIMING),
+        ),
+        description=(
+            "One decode step against a cache of C positions: the step time, tokens per second, and the step's"
+            " floor (the weight bytes over the measured bandwidth, and with the cache's bytes added) with the"
+            " fraction of it achieved; beside it the same step compiled, against the same floor."
         ),
     ),
 )
@@ -98,7 +112,12 @@ VALUES = (
     Value("decode_samples_ms", "ms", policy=TIMING),
     # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
     Value("compiled_available", description="torch.compile ran on this machine", policy=EXACT_ON_MACHINE),
-    Value("compiled_method", description="how the compiled step was built, or why it was not", policy=EXACT_ON_MACHINE),
+    Value(
+        "compiled_method",
+        description="how the compiled step was built, or why it was not",
+        policy=EXACT_ON_MACHINE,
+        words=True,
+    ),
     Value(
         "compile_s",
         "s",

@@ -17,7 +17,7 @@ TABLES = (
         "Quality of the same model with its projection matrices quantized, per scheme",
         (
             Column("variant", label="key"),
-            Column("label", label="weights"),
+            Column("label", label="weights", words=True),
             # The reference's is its dtype's width (fp16 on a GPU, fp32 on a CPU).
             Column("bits_per_weight", "bits", "bits per weight", policy=NUMERIC),
             Column("perplexity", policy=NUMERIC),
@@ -35,6 +35,12 @@ TABLES = (
             Column("perplexity_ratio", "x", "perplexity vs reference", policy=NUMERIC),
             Column("seconds", "s", "time", policy=TIMING),
         ),
+        description=(
+            "The reference and every quantization scheme: perplexity on a fixed stretch of the book; a "
+            "battery of short factual questions answered greedily and scored, with Wilson 95% intervals, "
+            "without and with a serving repetition penalty; agreement with the reference's greedy "
+            "continuation, position by position."
+        ),
     ),
     Table(
         "battery",
@@ -47,8 +53,16 @@ TABLES = (
             Column("answer", policy=EXACT_ON_DEVICE),
             Column("correct", label="scored right", policy=EXACT_ON_DEVICE),
         ),
+        description=(
+            "Every answer of the battery, per variant and repetition penalty, and whether it was scored right."
+        ),
     ),
-    Table("protocol", "The evaluation protocol", (Column("item"), Column("setting"))),
+    Table(
+        "protocol",
+        "The evaluation protocol",
+        (Column("item", words=True), Column("setting")),
+        description="The evaluation protocol: text, tokens, context, stride, dtype, decoding.",
+    ),
 )
 VALUES = (
     Value("eval_tokens", "tokens"),
@@ -57,7 +71,7 @@ VALUES = (
     Value("questions", "questions"),
     Value("agreement_tokens", "tokens"),
     Value("default_repetition_penalty", policy=NUMERIC_ANYWHERE),
-    Value("default_penalty_source"),
+    Value("default_penalty_source", words=True),
     Value("serving_penalty", policy=NUMERIC_ANYWHERE),
     Value("agreement_prompt"),
     Value("reference_text", policy=EXACT_ON_DEVICE),

@@ -12,10 +12,10 @@ FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 # and NUMERIC_ON_MACHINE for its floats.
 
 _DRAFT = Column("draft")
-_LABEL = Column("label", label="draft")
+_LABEL = Column("label", label="draft", words=True)
 _ALPHA = Column("alpha", label="α", policy=NUMERIC_ON_MACHINE)
 _GAMMA = Column("gamma", label="γ")
-_SOURCE = Column("alpha_source", label="alpha from")
+_SOURCE = Column("alpha_source", label="alpha from", words=True)
 
 TABLES = (
     Table(
@@ -24,11 +24,15 @@ TABLES = (
         (
             _DRAFT,
             _LABEL,
-            Column("kernels", label="computes in"),
+            Column("kernels", label="computes in", words=True),
             Column("agreed", policy=EXACT_ON_MACHINE),
             Column("positions"),
             _ALPHA,
             Column("first_disagreement", label="first disagreement", policy=EXACT_ON_MACHINE),
+        ),
+        description=(
+            "The acceptance α of each quantized draft: the agreement of its argmax with the target's greedy "
+            "continuation under identical prefixes."
         ),
     ),
     Table(
@@ -38,6 +42,10 @@ TABLES = (
             _SOURCE,
             _ALPHA,
             *(Column(f"tokens_g{g}", "tokens", f"γ = {g}", policy=NUMERIC_ON_MACHINE) for g in FORMULA_GAMMAS),
+        ),
+        description=(
+            "The formula's tokens per verification, (1 − α^(γ+1)) / (1 − α), over the measured α and a few "
+            "assumed ones."
         ),
     ),
     Table(
@@ -49,7 +57,11 @@ TABLES = (
             Column("draft_cost", label="draft cost c"),  # a parameter, copied as given
             *(Column(f"speedup_g{g}", "x", f"γ = {g}", policy=NUMERIC_ON_MACHINE) for g in FORMULA_GAMMAS),
             Column("best_gamma", label="best γ", policy=EXACT_ON_MACHINE),
-            Column("losses", label="losses (speedup < 1)", policy=EXACT_ON_MACHINE),
+            Column("losses", label="losses (speedup < 1)", policy=EXACT_ON_MACHINE, words=True),
+        ),
+        description=(
+            "The formula's net speedup, tokens per verification / (γ·c + 1), over the α and the draft costs "
+            "c; the losses (speedup below 1) listed."
         ),
     ),
     Table(
@@ -62,6 +74,7 @@ TABLES = (
             Column("draft_step_ms", "ms", "draft step", policy=TIMING),
             Column("draft_cost", label="c", policy=TIMING),
         ),
+        description=("The measured time of one decode step of each draft, relative to the target's: the draft cost c."),
     ),
     Table(
         "verify_cost",
@@ -72,6 +85,7 @@ TABLES = (
             Column("verify_ms", "ms", "one pass", policy=TIMING),
             Column("relative_to_one_step", "x", "vs one decode step", policy=TIMING),
         ),
+        description="The time of verifying γ + 1 tokens in one target pass, relative to one decode step.",
     ),
     Table(
         "real_run",
@@ -94,6 +108,11 @@ TABLES = (
             Column("speculative_ms", "ms", "speculative", policy=TIMING),
             Column("measured_speedup", "x", "speedup, measured", policy=TIMING),
         ),
+        description=(
+            "Greedy speculative decoding actually run, per draft and γ: its output checked token for token "
+            "against plain greedy decoding, tokens per round and wall time against plain greedy, with the "
+            "formula's prediction beside it."
+        ),
     ),
     Table(
         "acceptance_by_position",
@@ -108,6 +127,7 @@ TABLES = (
             Column("rate", policy=NUMERIC_ON_MACHINE),
             Column("alpha", label="α (agreement)", policy=NUMERIC_ON_MACHINE),
         ),
+        description="How often the i-th drafted token of a round was kept, given that the ones before it were.",
     ),
     Table(
         "acceptance_by_temperature",
@@ -120,13 +140,17 @@ TABLES = (
             Column("expected_acceptance", label="acceptance", policy=NUMERIC_ON_MACHINE),
             Column("lowest", label="lowest at one position", policy=NUMERIC_ON_MACHINE),
         ),
+        description=(
+            "Speculative sampling keeps a drafted token with probability Σ min(p_T, q_T): its mean over the "
+            "positions of the agreement text, per draft and temperature T (T = 0 is greedy, where it is α)."
+        ),
     ),
     Table(
         "exactness",
         "Tokens emitted by the sampling rule against the target's distribution: chi-square goodness of fit",
         (
             Column("position"),
-            Column("sampler", label="tokens from"),
+            Column("sampler", label="tokens from", words=True),
             Column("expected_acceptance", label="Σ min(p, q) here", policy=NUMERIC_ON_MACHINE),
             Column("draws"),
             Column("cells", policy=EXACT_ON_MACHINE),
@@ -134,6 +158,11 @@ TABLES = (
             Column("chi_square", label="χ²", policy=NUMERIC_ON_MACHINE),
             Column("p_value", label="p-value", policy=NUMERIC_ON_MACHINE),
             Column("rejected", policy=EXACT_ON_MACHINE),
+        ),
+        description=(
+            "The sampling rule run many times at the positions where one draft differs most from the target, "
+            "its emitted tokens tested against the target's distribution by a chi-square goodness-of-fit "
+            "test; the draft's own samples beside them."
         ),
     ),
     Table(
@@ -154,6 +183,10 @@ TABLES = (
             Column("tokens_per_round", "tokens", "tokens/round, run", policy=NUMERIC_ON_MACHINE),
             Column("seconds", "s", "time", policy=TIMING),
         ),
+        description=(
+            "Speculative sampling actually run at one temperature, per draft: the share of judged drafts kept"
+            " and the tokens per round, next to the formula."
+        ),
     ),
 )
 VALUES = (
@@ -168,12 +201,12 @@ VALUES = (
     Value("runs"),
     # Picked by the measured speedup: may change with timing noise even here, so
     # compared only where timings are.
-    Value("best_draft", policy=TIMING),
+    Value("best_draft", policy=TIMING, words=True),
     Value("best_gamma", policy=TIMING),
     Value("best_measured_speedup", "x", policy=TIMING),
     Value("best_predicted_speedup", "x", policy=TIMING),  # uses the measured draft cost c
     Value("significance", policy=NUMERIC_ANYWHERE),
-    Value("exactness_draft"),
+    Value("exactness_draft", words=True),
     Value("exactness_draws"),
     Value("exactness_temperature", policy=NUMERIC_ANYWHERE),
     Value("exact_rule_passes", description="the rule's samples passed every chi-square test", policy=EXACT_ON_MACHINE),

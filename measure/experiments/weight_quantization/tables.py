@@ -26,9 +26,13 @@ TABLES = (
         "sizes",
         "The model's parameters stored at each precision",
         (
-            Column("storage"),
+            Column("storage", words=True),
             Column("bits_per_parameter", "bits", "bits per parameter", policy=NUMERIC_ANYWHERE),
             Column("bytes", "bytes", "size"),
+        ),
+        description=(
+            "The model's parameters stored at 4, 2, 1 and 0.5 bytes each, and as each scheme would store them"
+            " (projection matrices quantized, everything else fp16)."
         ),
     ),
     Table(
@@ -36,11 +40,15 @@ TABLES = (
         "Relative error ||W − Ŵ|| / ||W|| over all {projection_matrices} projection matrices",
         (
             Column("scheme", label="key"),
-            Column("label", label="scheme"),
+            Column("label", label="scheme", words=True),
             Column("bits_per_weight", "bits", "bits per weight", policy=NUMERIC_ANYWHERE),
             Column("mean_rel_error", label="mean error", policy=NUMERIC),
             Column("worst_rel_error", label="worst error", policy=NUMERIC),
             Column("worst_matrix", label="worst matrix", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "Every projection matrix quantized with every scheme: the relative Frobenius error, its mean over"
+            " the matrices and the worst matrix, named."
         ),
     ),
     Table(
@@ -54,6 +62,7 @@ TABLES = (
             # One column per scheme: every profile quantizes with every scheme of SCHEMES.
             *(Column(s, label=scheme.label, policy=NUMERIC) for s, scheme in q.SCHEMES.items()),
         ),
+        description="The relative error of every projection matrix under every scheme.",
     ),
     Table(
         "outlier_matrix",
@@ -69,17 +78,19 @@ TABLES = (
             Column("beyond_6_sigma", "weights", "beyond 6σ", policy=EXACT_ON_DEVICE),
             Column("beyond_6_sigma_share", "fraction", "share beyond 6σ", policy=NUMERIC),
         ),
+        description="The projection matrix with the largest max|w| / std, and its statistics.",
     ),
     Table(
         "outlier_levels",
         "Where that matrix's ordinary weights (within {ordinary_sigmas:g}σ) land, by scale granularity",
         (
-            Column("scheme"),
+            Column("scheme", words=True),
             Column("levels_available", "levels", "levels available"),
             Column("ordinary_levels_used", "levels", "levels the ordinary weights use", policy=EXACT_ON_DEVICE),
             Column("ordinary_to_zero_share", "fraction", "ordinary weights set to 0", policy=NUMERIC),
             Column("rel_error", label="error on this matrix", policy=NUMERIC),
         ),
+        description="Which int4 levels that matrix's ordinary weights land on under each scale granularity.",
     ),
     Table(
         "outlier_codes",
@@ -89,6 +100,10 @@ TABLES = (
             Column("value", label="level value", policy=NUMERIC),
             Column("all_weights", "weights", "all weights", policy=EXACT_ON_DEVICE),
             Column("ordinary_weights", "weights", "ordinary weights", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "How many of that matrix's weights, all and ordinary, fall on each int4 level under one scale for"
+            " the whole matrix."
         ),
     ),
     Table(
@@ -102,6 +117,11 @@ TABLES = (
             Column("q4_1_requantize_error", label="error of re-quantizing as Q4_1", policy=NUMERIC),
             Column("q8_0_requantize_error", label="error of re-quantizing as Q8_0", policy=NUMERIC),
         ),
+        description=(
+            "Whether the weights were already quantized before this run saw them, read from the weights "
+            "alone: the distinct values per block of consecutive weights (a GGUF Q4_1 block holds at most "
+            "16), and the error of re-quantizing them with Q4_1's and Q8_0's own rules."
+        ),
     ),
     Table(
         "bandwidth",
@@ -110,17 +130,18 @@ TABLES = (
             Column("copy_bytes", "bytes", "buffer copied"),
             Column("moved_bytes", "bytes", "bytes moved per copy"),
             Column("copies_per_sample", "copies", "copies per sample"),
-            Column("time_ms", "ms", "time per copy", policy=TIMING),
+            Column("time_ms", "ms", "time per copy", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("bandwidth_gb_s", "GB/s", "bandwidth", policy=TIMING),
         ),
+        description="The device's memory bandwidth, from one large copy: the decode step's floor.",
     ),
     Table(
         "decode_kernels",
         "One decode step ({kernel_cache_tokens}-token cache, batch 1) with the projections on low-bit kernels",
         (
             Column("variant", label="key"),
-            Column("label", label="projections"),
+            Column("label", label="projections", words=True),
             Column("activations"),
             Column("kernel", policy=EXACT_ON_MACHINE),
             Column("bits_per_weight", "bits", "bits per projection weight", policy=NUMERIC_ANYWHERE),
@@ -128,11 +149,17 @@ TABLES = (
             Column("max_rel_error", label="kernel vs its weights: worst error", policy=NUMERIC_ON_MACHINE),
             Column("tolerance"),
             Column("status", policy=EXACT_ON_MACHINE),
-            Column("step_ms", "ms", "step", policy=TIMING),
+            Column("step_ms", "ms", "step", policy=TIMING, spread="spread_ms"),
             Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
             Column("speedup_vs_fp32", "x", "speed vs fp32", policy=TIMING),
             Column("floor_ms", "ms", "floor: bytes / bandwidth", policy=TIMING),
             Column("step_over_floor", "x", "step / floor", policy=TIMING),
+        ),
+        description=(
+            "One decode step (one token, batch 1) with the projection matrices computed by the low-bit "
+            "kernels this PyTorch ships, against the fp32 and bf16 steps: bits per weight, weight bytes read "
+            "per step, step time, speed against fp32, and the floor. Each kernel is checked against its "
+            "dequantized weights first; a variant this machine cannot run is a row that says why."
         ),
     ),
 )
@@ -159,7 +186,7 @@ VALUES = (
     Value("kernel_cache_tokens", "tokens"),
     Value("kernel_bandwidth_gb_s", "GB/s", policy=TIMING),
     Value("kernel_fp32_step_ms", "ms", policy=TIMING),
-    Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING),
+    Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
     Value("kernel_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
     Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
     Value(
@@ -175,7 +202,7 @@ VALUES = (
         policy=EXACT_ON_MACHINE,
     ),
     Value("kernel_fp32_over_floor", "x", description="the fp32 step over its floor", policy=TIMING),
-    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING),
+    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
     Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
     Value(
         "kernel_lowbit_fastest_bytes_saving",
