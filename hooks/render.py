@@ -188,7 +188,7 @@ def on_post_build(config, **kwargs):
             shutil.copyfile(data.root / exp / name, target / exp / name)
         if os.environ.get("SITEKIT_MESSAGES"):  # make messages
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
-            for lang, empty in i18n.update_catalogs(others).items():
+            for lang, empty in i18n.update_catalogs(others, words=data.words()).items():
                 log.info(f"hooks/locales/{lang}.po: {empty} messages to translate")
     elif i18n.missing[language]:
         shown = sorted(i18n.missing[language])

@@ -12,8 +12,10 @@ catalog update: new messages added empty, vanished ones dropped).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
@@ -88,6 +90,16 @@ def _(message: str, where: str = "", context: str | None = None) -> str:
     return found
 
 
+def data_text(value: Any, declared: Mapping[str, Any]) -> Any:
+    """A cell or a value of site_data as the page shows it: text of a column or value that
+    meta.json declares words for a reader (``words``: a method's name, a verdict, a
+    reason) in the page's language, anything else as measured (what a model wrote,
+    tokens, a matrix's name)."""
+    if isinstance(value, str) and declared.get("words"):
+        return _(value, "data")
+    return value
+
+
 def written_in_code() -> dict[str, set[str]]:
     """Every ``_("...")`` whose message is a literal in the hooks' code, asked for by this
     build or not: a claim's failure note or a figure's label for data this run did not
@@ -114,11 +126,14 @@ def written_in_code() -> dict[str, set[str]]:
     return found
 
 
-def update_catalogs(languages: list[str]) -> dict[str, int]:
-    """Rewrite every catalog's message list to what this build asked for, keeping the
-    translations it already has. Returns the count of untranslated messages per language."""
+def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str, int]:
+    """Rewrite every catalog's message list to what this build asked for and to every
+    ``words`` of site_data (shown on a page or not yet), keeping the translations it
+    already has. Returns the count of untranslated messages per language."""
     template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
     everything = dict(asked)
+    for word in words:
+        everything.setdefault((None, word), set()).add("data")
     for message, places in written_in_code().items():
         everything.setdefault((None, message), set()).update(places)
     for (context, message), places in sorted(everything.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")):

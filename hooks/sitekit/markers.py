@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitekit import claims, data_words, escape, formatting, i18n
+from sitekit import claims, escape, formatting, i18n
 from sitekit.figures import render_figure
 from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
@@ -136,9 +136,7 @@ def table(
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c) for c in cols)
     body = "\n".join(
-        "<tr>"
-        + "".join(_td(data_words.shown(row[c["name"]], f"{ref}.{c['name']}"), c, styles.get(c["name"])) for c in cols)
-        + "</tr>"
+        "<tr>" + "".join(_td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"])) for c in cols) + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
@@ -161,7 +159,7 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
 
 def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
     v = ctx.data.value(ref)
-    return _inline(data_words.shown(v["value"], ref), v["unit"], style, digits, unit)
+    return _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit)
 
 
 def cell(
@@ -174,7 +172,7 @@ def cell(
     unit: bool = True,
 ) -> str:
     v, col = ctx.data.cell(ref, column, where)
-    v = data_words.shown(v, f"{ref}.{column}")
+    v = i18n.data_text(v, col)
     if style == "auto":
         style = _default_style(col, v)
     return _inline(v, col["unit"], style, digits, unit)

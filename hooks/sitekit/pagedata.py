@@ -122,6 +122,18 @@ class SiteData:
             raise SiteDataError(f"{ref} where {where}: {len(frame)} rows match, exactly one needed")
         return frame.iloc[0][column], col
 
+    def words(self) -> set[str]:
+        """Every distinct text of every column and value that meta.json declares words for
+        a reader: what the catalogs must know, whichever of them a page shows."""
+        found = set()
+        for exp in self.experiments:
+            meta = self.meta(exp)
+            for name, t in meta["tables"].items():
+                frame = self.table(f"{exp}.{name}").frame
+                found.update(v for c in t["columns"] if c["words"] for v in frame[c["name"]].tolist())
+            found.update(v["value"] for v in meta["values"].values() if v["words"] and isinstance(v["value"], str))
+        return {w for w in found if isinstance(w, str) and w.strip()}
+
     def files(self) -> list[tuple[str, str]]:
         """(experiment, file name) of every verified file, for publishing."""
         out = []

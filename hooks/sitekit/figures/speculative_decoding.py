@@ -5,20 +5,20 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sitekit.data_words import shown
 from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import number
-from sitekit.i18n import _
+from sitekit.i18n import _, data_text
 
 FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 
 
 @figure("speculative_decoding.real_run")
 def real_run(data):
-    df = data.table("speculative_decoding.real_run").frame
+    t = data.table("speculative_decoding.real_run")
+    df, label_column = t.frame, t.column("label")
     labels = [
-        figure_text(shown(lab, "speculative_decoding.real_run.label")).replace(", ", ",\n") + f"\nγ = {g}"
+        figure_text(data_text(lab, label_column)).replace(", ", ",\n") + f"\nγ = {g}"
         for lab, g in zip(df.label, df.gamma, strict=True)
     ]
     x = np.arange(len(df))
@@ -61,14 +61,15 @@ def formula(data):
 
 @figure("speculative_decoding.acceptance_by_temperature")
 def acceptance_by_temperature(data):
-    df = data.table("speculative_decoding.acceptance_by_temperature").frame
+    t = data.table("speculative_decoding.acceptance_by_temperature")
+    df, label_column = t.frame, t.column("label")
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
     for _draft, rows in df.groupby("draft", sort=False):
         ax.plot(
             rows.temperature,
             rows.expected_acceptance,
             "o-",
-            label=figure_text(shown(rows.label.iloc[0], "speculative_decoding.acceptance_by_temperature.label")),
+            label=figure_text(data_text(rows.label.iloc[0], label_column)),
         )
     temps = sorted(df.temperature.unique())
     ax.set_xticks(temps, [number(t, digits=6) + ("\n" + _("(greedy)") if t == 0 else "") for t in temps])

@@ -5,11 +5,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
-from sitekit.data_words import shown
 from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import format_value
-from sitekit.i18n import _
+from sitekit.i18n import _, data_text
 
 INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
 
@@ -20,16 +19,15 @@ def _colour(scheme: str) -> str:
 
 @figure("weight_quantization.errors")
 def errors(data):
-    df = data.table("weight_quantization.errors").frame
+    t = data.table("weight_quantization.errors")
+    df, label_column = t.frame, t.column("label")
     fig, ax = plt.subplots()
     y = range(len(df))
     ax.barh(y, df.mean_rel_error, color=[_colour(s) for s in df.scheme])
     (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label=_("worst matrix"))
     # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
     ticks = [
-        _("{label} ({bits} bits)").format(
-            label=figure_text(shown(lab, "weight_quantization.errors.label")), bits=format_value(b, "bits")
-        )
+        _("{label} ({bits} bits)").format(label=figure_text(data_text(lab, label_column)), bits=format_value(b, "bits"))
         for lab, b in zip(df.label, df.bits_per_weight, strict=True)
     ]
     ax.set_yticks(list(y), ticks)
@@ -63,7 +61,8 @@ def outlier_codes(data):
 
 @figure("weight_quantization.decode_kernels")
 def decode_kernels(data):
-    df = data.table("weight_quantization.decode_kernels").frame
+    t = data.table("weight_quantization.decode_kernels")
+    df, label_column = t.frame, t.column("label")
     bw = data.table("weight_quantization.bandwidth").frame.bandwidth_gb_s.iloc[0] * 1e9
     ok = df[df.status == "ok"]
     fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
@@ -81,7 +80,7 @@ def decode_kernels(data):
             color=colour,
             ms=7,
             ls="none",
-            label=f"{figure_text(shown(label, 'weight_quantization.decode_kernels.label'))} ({figure_text(act)})",
+            label=f"{figure_text(data_text(label, label_column))} ({figure_text(act)})",
             zorder=3,
         )
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
