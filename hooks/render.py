@@ -26,7 +26,7 @@ from sitekit import calculator_locale, escape, figures, formatting, i18n  # noqa
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
-from sitedata import fingerprint  # noqa: E402
+from sitedata import hashes  # noqa: E402
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")
@@ -60,7 +60,7 @@ def _check_notebooks(docs: Path, data: SiteData) -> None:
 
     for path in sorted(docs.glob("*.ipynb")):
         english = docs / (path.name.split(".")[0] + ".ipynb")
-        why = fingerprint.staleness(read(path), data.fingerprint, None if english == path else read(english))
+        why = hashes.staleness(read(path), data.data_hash, None if english == path else read(english))
         if why:
             raise PluginError(f"docs/{path.name}{why}: run `make notebooks`")
 

@@ -3,13 +3,13 @@
 The English notebook, ``docs/<name>.ipynb``, is executed once with nbclient from the
 repository's root. Every edition's notebook, ``docs/<name>.<lang>.ipynb``, holds the same
 code cells with its own words around them and receives the English run's outputs cell by
-cell: five editions cost one run. Each executed notebook records the fingerprints of the
-data and the code it ran (sitedata/fingerprint.py); the build refuses a notebook whose
-fingerprints are not the current ones, and this module re-executes only a notebook
-whose data or code changed.
+cell: five editions cost one run. Each executed notebook records the hashes of the data
+and of the code it ran (sitedata/hashes.py); the build refuses a notebook whose hashes
+are not the current ones, and this module re-executes only a notebook whose data or
+code changed.
 
 The data folder reaches the kernel as ``SITE_DATA`` (the notebooks read it there, and
-site_data/ beside them without it), so the data fingerprint recorded is that of the
+site_data/ beside them without it), so the data hash recorded is that of the
 data the notebook read. A folder that holds no experiment is refused before anything
 runs or is written.
 """
@@ -26,7 +26,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from measure.errors import UserError
-from sitedata.fingerprint import METADATA_KEY, code_cells, code_fingerprint, data_fingerprint, staleness
+from sitedata.hashes import NOTEBOOK_KEY, code_cells, data_hash, notebook_code_hash, staleness
 from sitedata.read import experiment_names
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ def is_current(path: Path, data: str) -> bool:
 def execute(path: Path, data_root: Path, cwd: Path = REPO) -> nbformat.NotebookNode:
     """Run every cell of one notebook against ``data_root``; a failing cell is one line
     naming the notebook."""
-    data = data_fingerprint(data_root)
+    data = data_hash(data_root)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
     try:
@@ -63,7 +63,7 @@ def execute(path: Path, data_root: Path, cwd: Path = REPO) -> nbformat.NotebookN
         ) from None
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps: the file changes only when outputs do
-    nb.metadata[METADATA_KEY] = {"data": data, "code": code_fingerprint(nb)}
+    nb.metadata[NOTEBOOK_KEY] = {"data": data, "code": notebook_code_hash(nb)}
     return nb
 
 
@@ -81,7 +81,7 @@ def carry_outputs(english: nbformat.NotebookNode, path: Path) -> nbformat.Notebo
             source = next(ran)
             cell.outputs, cell.execution_count = source.outputs, source.execution_count
             cell.metadata.pop("execution", None)
-    nb.metadata[METADATA_KEY] = dict(english.metadata[METADATA_KEY])
+    nb.metadata[NOTEBOOK_KEY] = dict(english.metadata[NOTEBOOK_KEY])
     return nb
 
 
@@ -89,7 +89,7 @@ def run(data_root: Path, *, force: bool = False, docs: Path = DOCS, log=print) -
     """Execute every notebook whose data or code changed; returns how many ran."""
     if not experiment_names(data_root):
         raise UserError(f"--data {data_root}: no experiment's data there (no <experiment>/meta.json); nothing was run")
-    data = data_fingerprint(data_root)
+    data = data_hash(data_root)
     ran = 0
     for english in english_notebooks(docs):
         group = [english, *editions(english)]

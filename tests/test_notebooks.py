@@ -1,5 +1,5 @@
 """The notebook pages: executed once, their outputs carried into every edition, tied by
-fingerprints to the data and code they ran, and refused by the build when stale."""
+hashes to the data and code they ran, and refused by the build when stale."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from measure import notebooks
 from measure.errors import UserError
-from sitedata.fingerprint import METADATA_KEY, code_fingerprint, data_fingerprint
+from sitedata.hashes import NOTEBOOK_KEY, data_hash, notebook_code_hash
 from tests.conftest import REPO, build_site, write_data
 
 
@@ -38,7 +38,7 @@ def test_one_run_fills_every_edition_and_records_what_it_ran(tiny):
     for name in ("n.ipynb", "n.gl.ipynb"):
         nb = nbformat.read(docs / name, as_version=4)
         assert nb.cells[1].outputs[0]["text"] == "42\n"
-        assert nb.metadata[METADATA_KEY] == {"data": data_fingerprint(data), "code": code_fingerprint(nb)}
+        assert nb.metadata[NOTEBOOK_KEY] == {"data": data_hash(data), "code": notebook_code_hash(nb)}
         assert "execution" not in nb.cells[1].metadata  # no timestamps in a committed file
     assert nbformat.read(docs / "n.gl.ipynb", as_version=4).cells[0].source == "# Números"
     assert notebooks.run(data, docs=docs, log=lambda m: None) == 0  # nothing changed: nothing runs
@@ -75,7 +75,7 @@ def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
     shutil.copytree(REPO / "docs", docs)
     stale = docs / "measure-it-yourself.cs.ipynb"
     nb = json.loads(stale.read_text(encoding="utf-8"))
-    nb["metadata"][METADATA_KEY]["data"] = "0" * 16
+    nb["metadata"][NOTEBOOK_KEY]["data"] = "0" * 16
     stale.write_text(json.dumps(nb), encoding="utf-8")
     proc = build_site(tmp_path / "out", docs=docs)
     assert proc.returncode != 0
@@ -90,7 +90,7 @@ def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny
     notebooks.run(data, docs=docs, log=lambda m: None)
     nb = nbformat.read(docs / "n.ipynb", as_version=4)
     assert nb.cells[1].outputs[0]["text"] == "['exp']\n"
-    assert nb.metadata[METADATA_KEY]["data"] == data_fingerprint(data)
+    assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data)
 
 
 def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
@@ -104,7 +104,7 @@ def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
         nb = nbformat.read(page, as_version=4)
         assert nb.cells[1].outputs[0]["text"].startswith("10 experiments:")  # site_data holds 11
         assert "chapter" not in nb.cells[1].outputs[0]["text"]
-        assert nb.metadata[METADATA_KEY]["data"] == data_fingerprint(data) != data_fingerprint(REPO / "site_data")
+        assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data) != data_hash(REPO / "site_data")
 
 
 @pytest.mark.parametrize("data", ["/nonexistent", "{tmp}"])

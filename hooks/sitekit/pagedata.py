@@ -13,8 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitedata import DataError, Experiment, experiment_names, read_experiment
-from sitedata.fingerprint import data_fingerprint
+from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment
 from sitedata.names import NAME
 from sitekit.formatting import NOT_A_NUMBER
 
@@ -70,9 +69,9 @@ class SiteData:
         return experiment_names(self.root)
 
     @cached_property
-    def fingerprint(self) -> str:
-        """The data's fingerprint (sitedata/fingerprint.py), read once per build."""
-        return data_fingerprint(self.root)
+    def data_hash(self) -> str:
+        """The data's hash (sitedata/hashes.py), read once per build."""
+        return hashes.data_hash(self.root)
 
     def experiment(self, name: str) -> Experiment:
         """One experiment, read and verified once (the reader refuses a name that is not one)."""

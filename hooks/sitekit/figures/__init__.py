@@ -91,7 +91,7 @@ def _key(name: str, data, language: str) -> str:
     code = (Path(module.__file__), Path(__file__), Path(formatting.__file__), Path(escape.__file__))
     for path in (*code, i18n.catalog_path(language)):
         h.update(path.read_bytes() if path.exists() else b"")
-    h.update(data.fingerprint.encode())
+    h.update(data.data_hash.encode())
     return h.hexdigest()[:16]
 
 
