@@ -84,7 +84,10 @@ def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
 
 def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny, tmp_path):
     docs, data = tiny
-    code = "import os, pathlib\nprint(sorted(p.name for p in pathlib.Path(os.environ['SITE_DATA']).iterdir()))"
+    code = (
+        "import os, pathlib\n"
+        "print(sorted(p.name for p in pathlib.Path(os.environ['SITE_DATA']).iterdir() if not p.name.startswith('.')))"
+    )
     for name in ("n.ipynb", "n.gl.ipynb"):
         _notebook(docs / name, code, "Data")
     notebooks.run(data, docs=docs, log=lambda m: None)
