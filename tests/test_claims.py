@@ -104,7 +104,10 @@ def test_marker_arguments_may_name_values(data):
     (data.root / "exp" / "meta.json").write_text(
         (data.root / "exp" / "meta.json")
         .read_text()
-        .replace('"values": {', '"values": {"n": {"value": 2, "unit": "", "compare": "exact", "scope": "any"}, ')
+        .replace(
+            '"values": {',
+            '"values": {"n": {"value": 2, "unit": "", "compare": "exact", "scope": "any", "words": false}, ',
+        )
     )
     assert render_markers("{{ cell('exp.t', 'ms', where={'n': exp.n}) }}", ctx) == "4"
     with pytest.raises(MarkerError, match="no value 'missing'"):
