@@ -33,6 +33,7 @@ from sitedata import (
     write_experiment,
 )
 from sitedata.policies import EXACT_ON_MACHINE, TIMING
+from sitedata.schema import interval_columns
 
 FOLDER = "calibration"
 TITLE = "The calibration of each run: copy bandwidth and a reference decode step, at its start and its end"
@@ -42,14 +43,8 @@ TITLE = "The calibration of each run: copy bandwidth and a reference decode step
 
 def _moment(when: str) -> tuple[Column, ...]:
     return (
-        Column(f"{when}_bandwidth_gb_s", "GB/s", f"bandwidth at the {when}", policy=TIMING),
-        Column(f"{when}_bandwidth_low_gb_s", "GB/s", "95 % interval, low", policy=TIMING),
-        Column(f"{when}_bandwidth_high_gb_s", "GB/s", "95 % interval, high", policy=TIMING),
-        Column(f"{when}_bandwidth_samples", "", "samples", policy=TIMING),
-        Column(f"{when}_step_ms", "ms", f"reference step at the {when}", policy=TIMING),
-        Column(f"{when}_step_low_ms", "ms", "95 % interval, low", policy=TIMING),
-        Column(f"{when}_step_high_ms", "ms", "95 % interval, high", policy=TIMING),
-        Column(f"{when}_step_samples", "", "samples", policy=TIMING),
+        *interval_columns(f"{when}_bandwidth_gb_s", "GB/s", f"bandwidth at the {when}"),
+        *interval_columns(f"{when}_step_ms", "ms", f"reference step at the {when}"),
         Column(f"{when}_met", "", "both intervals within the target", policy=TIMING),
     )
 

@@ -10,11 +10,14 @@ and then by its declared ``compare``:
 
 * exact:   equal, character for character as written to CSV;
 * numeric: |new - old| <= RTOL_NUMERIC * max(|old|, |new|) (+ a tiny absolute floor);
-* timing:  a column that names the column holding its spread (``Column("step_ms", ...,
-  spread="spread_ms")``) may move by SPREAD_FACTOR x the larger of the two runs' spreads
-  plus TIMING_REL_FLOOR of its value; a timing column with no spread of its own (a ratio
-  of two times, memory read from the OS) gets SPREAD_FACTOR x the median relative spread
-  of its table's declared spreads, and never less than TIMING_REL_FLOOR.
+* timing:  a column that names the columns holding its noise (``Column("step_ms", ...,
+  interval=("step_low_ms", "step_high_ms"))``, the width of its median's 95 % interval;
+  or, in data measured before intervals, ``spread="spread_ms"``, an interquartile range)
+  may move by SPREAD_FACTOR x the larger of the two runs' noise plus TIMING_REL_FLOOR of
+  its value; a timing column with no noise of its own (a ratio of two times, memory read
+  from the OS) gets SPREAD_FACTOR x the median relative noise of its table, and never
+  less than TIMING_REL_FLOOR. An interval's bounds and sample count are not compared:
+  they are the noise of their median.
 
 How each column and value is compared, where it reproduces and which tables, columns and
 values there are come from the code (``sitedata.declared``), never from the meta.json of
@@ -33,7 +36,7 @@ from sitedata.declared import Declared, declaration_findings, header, model_find
 from sitedata.findings import Finding
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
-from sitedata.schema import Table, Value
+from sitedata.schema import Column, Table, Value
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
 
@@ -57,14 +60,21 @@ def _float(x: Any) -> float | None:
         return None
 
 
+def _noise(row: dict[str, str], column: Column) -> float | None:
+    """The noise of one timing cell, as a spread: its interquartile range, or the width
+    of its confidence interval (None where it names neither, or a bound is empty)."""
+    if column.interval:
+        low, high = (_float(row[n]) for n in column.interval)
+        return None if low is None or high is None else high - low
+    return _float(row[column.spread]) if column.spread else None
+
+
 def _table_rel_noise(rows: list[dict[str, str]], table: Table) -> float | None:
-    """The median spread / value over the table's timing columns that name their spread."""
+    """The median noise / value over the table's timing columns that name their noise."""
     rel = []
     for c in table.columns:
-        if not c.spread:
-            continue
         for r in rows:
-            v, sp = _float(r[c.name]), _float(r[c.spread])
+            v, sp = _float(r[c.name]), _noise(r, c)
             if v and sp is not None and v > 0:
                 rel.append(sp / v)
     return statistics.median(rel) if rel else None
@@ -172,9 +182,14 @@ def compare_experiment(
             out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
         noise = _table_rel_noise(old_rows, t)
+        # An interval's bounds and its sample count are the noise of their median (the
+        # code's declaration, never the data's): the median is held within them; they
+        # themselves are what one run's sampling happened to give.
+        bounds = {n: c.name for c in t.columns if c.interval for n in (*c.interval, c.samples) if n}
         for c in t.columns:
             skip, why = reason(c.compare, c.scope)
-            spread_col = c.spread or None  # the code's declaration, never the data's
+            if not skip and c.name in bounds:
+                skip, why = "not compared", f"the noise of {bounds[c.name]}, held within it"
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip:
@@ -182,8 +197,8 @@ def compare_experiment(
                         c.compare,
                         ro[c.name],
                         rn[c.name],
-                        spread_old=_float(ro[spread_col]) if spread_col else None,
-                        spread_new=_float(rn[spread_col]) if spread_col else None,
+                        spread_old=_noise(ro, c),
+                        spread_new=_noise(rn, c),
                         table_rel_noise=noise,
                     )
                     verdict = "ok" if ok else "drift"

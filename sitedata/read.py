@@ -45,7 +45,7 @@ _REQUIRED = {
 }
 _REQUIRED_IN = {"model": ("name", "spec", "parameters", "weights"), "device": ("id", "type")}
 _COLUMN_KEYS = ("name", "unit", "label", "compare", "scope", "description")  # each a text
-NOISE = ("spread",)  # kinds of a timing's noise a column may name (sitedata.schema.Column)
+NOISE = ("spread", "interval", "samples")  # kinds of a timing's noise a column may name (sitedata.schema.Column)
 
 
 class DataError(Exception):
@@ -197,7 +197,10 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             noise = c.get("noise")
             if not isinstance(c.get("words"), bool) or not isinstance(noise, dict):
                 raise bad(f"table {table}: column {c['name']} lacks its words (true or false) or noise (an object)")
-            if any(k not in NOISE or v not in names or v == c["name"] for k, v in noise.items()):
+            named = [(k, n) for k, v in noise.items() for n in (v if k == "interval" and isinstance(v, list) else [v])]
+            if any(k not in NOISE or n not in names or n == c["name"] for k, n in named) or (
+                "interval" in noise and (not isinstance(noise["interval"], list) or len(noise["interval"]) != 2)
+            ):
                 raise bad(f"table {table}: column {c['name']}'s noise names no other column of it by a known kind")
     for name, v in meta["values"].items():
         if not NAME.fullmatch(name) or not isinstance(v, dict) or "value" not in v:

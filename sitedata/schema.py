@@ -16,7 +16,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from sitedata.names import BadName, check_name
-from sitedata.policies import COMPARE, EXACT, POLICIES, SCOPES, Policy
+from sitedata.policies import COMPARE, EXACT, POLICIES, SCOPES, TIMING, Policy
 
 __all__ = ["COMPARE", "LENGTHS", "SCOPES", "Column", "Result", "SchemaError", "Table", "Value", "check"]
 
@@ -45,8 +45,11 @@ class Column:
     ``words=True``: its cells are words written for a reader (a method's or a policy's
     name, a verdict, a scheme's label, a reason), shown in the page's language through
     the catalogs; any other text (what a model wrote, tokens, a matrix's name) is shown
-    as measured. ``spread="spread_ms"``: the column of the same table that holds this
-    timing's spread, the noise the drift gate compares it against."""
+    as measured. A timing names the columns of the same table that hold its noise, the
+    drift gate's tolerance: ``interval=("step_low_ms", "step_high_ms")``, the 95 %
+    confidence interval of its median, with ``samples="step_samples"``, how many samples
+    it rests on (``interval_columns`` declares the four at once); or, in data measured
+    before intervals, ``spread="spread_ms"``, the interquartile range of its samples."""
 
     name: str
     unit: str = ""
@@ -56,15 +59,20 @@ class Column:
     description: str = ""
     words: bool = False
     spread: str = ""
+    interval: tuple[str, str] | tuple[()] = ()
+    samples: str = ""
 
     def __post_init__(self) -> None:
         _checked("column", self.name, self.policy)
         if self.label == self.name:
             raise SchemaError(f"column {self.name}: its label repeats its name; leave it out (it defaults to the name)")
-        if self.label == self.name:
-            raise SchemaError(f"column {self.name}: its label repeats its name; leave it out (it defaults to the name)")
-        if not isinstance(self.spread, str) or self.spread and (self.spread == self.name or self.compare != "timing"):
-            raise SchemaError(f"column {self.name}: only a timing has a spread, and in another column")
+        named = [self.spread, *self.interval, self.samples]
+        if not all(isinstance(n, str) for n in named) or len(self.interval) not in (0, 2):
+            raise SchemaError(f"column {self.name}: interval is a pair of column names, spread and samples a name")
+        if any(named) and (self.name in named or self.compare != "timing"):
+            raise SchemaError(f"column {self.name}: only a timing has noise, and in other columns")
+        if self.spread and self.interval or self.samples and not self.interval:
+            raise SchemaError(f"column {self.name}: a spread or an interval with its samples, not both")
 
     @property
     def compare(self) -> str:
@@ -75,9 +83,18 @@ class Column:
         return self.policy.scope
 
     @property
-    def noise(self) -> dict[str, str]:
-        """The columns that hold this timing's noise, by kind: ``{"spread": "spread_ms"}``."""
+    def noise(self) -> dict[str, Any]:
+        """The columns that hold this timing's noise, by kind, as meta.json records them:
+        ``{"interval": ["step_low_ms", "step_high_ms"], "samples": "step_samples"}`` or
+        ``{"spread": "spread_ms"}``."""
+        if self.interval:
+            return {"interval": list(self.interval), **({"samples": self.samples} if self.samples else {})}
         return {"spread": self.spread} if self.spread else {}
+
+    @property
+    def noise_columns(self) -> list[str]:
+        """Every column this one names as its noise."""
+        return [self.spread, *self.interval, self.samples] if any((self.spread, self.interval)) else []
 
     def as_meta(self) -> dict[str, Any]:
         return {
@@ -118,9 +135,9 @@ class Table:
             raise SchemaError(f"table {self.name}: columns must be given, each once: {names}")
         timings = {c.name for c in self.columns if c.compare == "timing"}
         for c in self.columns:
-            for kind, other in c.noise.items():
-                if other not in timings:
-                    raise SchemaError(f"table {self.name}: {c.name}'s {kind} {other!r} is no timing column of it")
+            for other in c.noise_columns:
+                if other and other not in timings:
+                    raise SchemaError(f"table {self.name}: {c.name}'s noise {other!r} is no timing column of it")
 
     @property
     def column_names(self) -> list[str]:
@@ -242,3 +259,34 @@ def _first_not_finite(v: Any) -> Any:
         elif isinstance(item, list | tuple):
             todo.extend(item)
     return None
+
+
+# A unit suffix stays last in a column's name (STYLE: ``step_ms``, ``rate_tok_s``); the
+# bounds of its interval go before it: ``step_low_ms``, ``step_high_ms``.
+_UNIT_SUFFIXES = ("_ms", "_s", "_gb_s", "_tok_s", "_bytes")
+
+
+def interval_names(name: str) -> tuple[str, str, str]:
+    """The names of the low bound, the high bound and the sample count of a timing
+    column's interval: ``step_ms`` -> ``step_low_ms``, ``step_high_ms``, ``step_samples``."""
+    for suffix in sorted(_UNIT_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            stem = name[: -len(suffix)]
+            return f"{stem}_low{suffix}", f"{stem}_high{suffix}", f"{stem}_samples"
+    return f"{name}_low", f"{name}_high", f"{name}_samples"
+
+
+def interval_columns(
+    name: str, unit: str, label: str = "", *, description: str = "", samples: bool = True
+) -> tuple[Column, ...]:
+    """A timing and its noise, declared at once: the median, the two bounds of its 95 %
+    confidence interval and (``samples=False`` where another timing of the row already
+    counts them) the number of samples it rests on."""
+    low, high, count = interval_names(name)
+    count = count if samples else ""
+    median = Column(name, unit, label, policy=TIMING, description=description, interval=(low, high), samples=count)
+    bounds = (
+        Column(low, unit, "95 % interval, low", policy=TIMING),
+        Column(high, unit, "95 % interval, high", policy=TIMING),
+    )
+    return (median, *bounds, *((Column(count, "samples", policy=TIMING),) if count else ()))

@@ -137,7 +137,7 @@ def test_min_rounds_are_measured_whatever_the_budget_and_max_rounds_ends_it():
 def test_an_estimate_gives_its_columns_and_scales():
     e = Estimate.of([0.010, 0.011, 0.012, 0.013, 0.014, 0.015, 0.016], 0.03)
     assert e.median_s == 0.013 and (e.low_s, e.high_s) == (0.010, 0.016) and not e.met
-    assert e.columns("step") == {"step_ms": 13.0, "step_low_ms": 10.0, "step_high_ms": 16.0, "step_samples": 7}
+    assert e.columns("step_ms") == {"step_ms": 13.0, "step_low_ms": 10.0, "step_high_ms": 16.0, "step_samples": 7}
     quarter = e.scaled(0.25)
     assert quarter.median_s == pytest.approx(0.00325) and quarter.n == 7 and quarter.high_s == pytest.approx(0.004)
 

@@ -45,7 +45,7 @@ becomes one call over all points, then one row per point::
         device=ctx.device, seed=cfg.seed, budget_s=cfg.prefill_budget_s,
     )
     for p, est in sweep.points.items():
-        rows.append({"prompt_tokens": p, **est.columns("time"), "tokens_per_s": p / est.median_s})
+        rows.append({"prompt_tokens": p, **est.columns("time_ms"), "tokens_per_s": p / est.median_s})
     notes["prefill_sweep"] = sweep.describe()
 
 (``columns("time")`` gives ``time_ms``, ``time_low_ms``, ``time_high_ms`` and
@@ -66,6 +66,7 @@ from fractions import Fraction
 from typing import Generic, TypeVar
 
 from measure.lab.timing import synchronize
+from sitedata.schema import interval_names
 
 K = TypeVar("K", bound=Hashable)
 CONFIDENCE = 0.95
@@ -147,14 +148,11 @@ class Estimate:
         return Estimate(s, self.median_s * factor, self.low_s * factor, self.high_s * factor, self.target, self.met)
 
     def columns(self, name: str) -> dict[str, float | int]:
-        """A table's four cells for this point: ``<name>_ms`` (the median),
-        ``<name>_low_ms``, ``<name>_high_ms`` and ``<name>_samples``."""
-        return {
-            f"{name}_ms": self.median_ms,
-            f"{name}_low_ms": self.low_ms,
-            f"{name}_high_ms": self.high_ms,
-            f"{name}_samples": self.n,
-        }
+        """A table's cells for this point in milliseconds, as ``sitedata.schema.interval_columns``
+        declares them: ``columns("step_ms")`` is ``step_ms`` (the median), ``step_low_ms``,
+        ``step_high_ms`` and ``step_samples``."""
+        low, high, samples = interval_names(name)
+        return {name: self.median_ms, low: self.low_ms, high: self.high_ms, samples: self.n}
 
 
 @dataclass(frozen=True)
