@@ -49,8 +49,9 @@ becomes one call over all points, then one row per point::
     notes["prefill_sweep"] = sweep.describe()
 
 (``columns("time_ms")`` gives ``time_ms``, ``time_low_ms``, ``time_high_ms`` and
-``time_samples``, as ``sitedata.schema.interval_columns("time_ms", "ms")`` declares them.) Bind each point's inputs as a default argument, as above, or every
-lambda sees the last one. A decode step that grows its cache takes
+``time_samples``, as ``sitedata.schema.interval_columns("time_ms", "ms")`` declares
+them.) Bind each point's inputs as a default argument, as above, or every lambda sees
+the last one. A decode step that grows its cache takes
 ``before=lambda key: crop_cache(caches[key], key)``: it runs before every call, untimed.
 """
 
