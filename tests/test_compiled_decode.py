@@ -111,7 +111,9 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
 
 def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
     reason = "torch.compile is not available on this cpu: no compiler"
-    for module in (prefill_decode, batching):
+    from measure.experiments.batching import steps as batching_steps
+
+    for module in (prefill_decode, batching_steps):
         monkeypatch.setattr(module, "compiler_unavailable", lambda device_type: reason)
     run_experiments(
         names=["prefill_decode", "batching"], model="arch:tiny", device="cpu", profile="smoke", out=tmp_path, quiet=True

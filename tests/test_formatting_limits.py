@@ -78,17 +78,22 @@ def test_a_nan_cell_keeps_its_columns_formatting(tmp_path):
     assert cells == ["1", "123,456", "2", "2,048", "not a number", "∞", "3", "∞"], cells
 
 
-def test_a_nan_value_reads_as_not_a_number(tmp_path):
+def test_a_nan_or_infinite_value_in_meta_json_is_refused_with_one_line(tmp_path):
+    """JSON has no NaN or Infinity; Python writes them anyway. The data layer refuses
+    such a meta.json with a line naming the file and the fix, rather than a page
+    printing "not a number" for a measurement."""
     import json
 
     from sitekit.markers import PageContext, value
-    from sitekit.pagedata import SiteData
+    from sitekit.pagedata import SiteData, SiteDataError
 
     from tests.conftest import write_data
 
-    folder = write_data(tmp_path, "e", {"t": [{"n": 1}]}, {"v": 1.0, "w": 2.0})
-    meta = json.loads((folder / "meta.json").read_text())
-    meta["values"]["v"]["value"], meta["values"]["w"]["value"] = float("nan"), float("inf")
-    (folder / "meta.json").write_text(json.dumps(meta))  # NaN and Infinity, as Python writes them
-    ctx = PageContext(data=SiteData(tmp_path), page="p.md", url_prefix="")
-    assert value(ctx, "e.v") == "not a number" and value(ctx, "e.w") == "∞"
+    for bad, word in ((float("nan"), "NaN"), (float("inf"), "Infinity")):
+        folder = write_data(tmp_path / word, "e", {"t": [{"n": 1}]}, {"v": 1.0})
+        meta = json.loads((folder / "meta.json").read_text())
+        meta["values"]["v"]["value"] = bad
+        (folder / "meta.json").write_text(json.dumps(meta))
+        ctx = PageContext(data=SiteData(tmp_path / word), page="p.md", url_prefix="")
+        with pytest.raises(SiteDataError, match=f"holds {word}.*make measure ONLY=e"):
+            value(ctx, "e.v")

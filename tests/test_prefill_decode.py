@@ -79,8 +79,8 @@ def test_copy_bandwidth_counts_read_and_write(monkeypatch):
     from measure.lab import bandwidth
 
     clocked = []
-    real = bandwidth._clocked
-    monkeypatch.setattr(bandwidth, "_clocked", lambda fn, device: clocked.append(1) or real(fn, device))
+    real = bandwidth.clocked
+    monkeypatch.setattr(bandwidth, "clocked", lambda fn, device: clocked.append(1) or real(fn, device))
     bw = copy_bandwidth(copy_bytes=2**20, device=torch.device("cpu"), warmup=1, repeats=3, copies_per_sample=5)
     assert bw.moved_bytes == 2**21 and len(bw.timing.samples_s) == 3 and len(clocked) == 3
     assert bw.bytes_per_s == pytest.approx(2**21 / bw.timing.median_s)
@@ -91,7 +91,7 @@ def test_a_sample_is_the_time_of_one_copy_of_several(monkeypatch):
     """Each sample clocks all its copies once and divides: 5 copies clocked at 1 s is 0.2 s a copy."""
     from measure.lab import bandwidth
 
-    monkeypatch.setattr(bandwidth, "_clocked", lambda fn, device: fn() or 1.0)
+    monkeypatch.setattr(bandwidth, "clocked", lambda fn, device: fn() or 1.0)
     bw = copy_bandwidth(copy_bytes=1024, device=torch.device("cpu"), warmup=0, repeats=2, copies_per_sample=5)
     assert bw.timing.samples_s == (0.2, 0.2)
     assert bw.bytes_per_s == pytest.approx(2048 / 0.2)

@@ -125,11 +125,11 @@ def test_declarations_refuse_bad_names_policies_and_labels():
         Policy("BAD", "approximate", "any")
     with pytest.raises(SchemaError, match="its label repeats its name; leave it out"):
         Column("a", "x", "a")
-    with pytest.raises(SchemaError, match="only a timing has a spread, and in another column"):
+    with pytest.raises(SchemaError, match="only a timing has noise, and in other columns"):
         Column("a", spread="b")
-    with pytest.raises(SchemaError, match="only a timing has a spread, and in another column"):
+    with pytest.raises(SchemaError, match="only a timing has noise, and in other columns"):
         Column("a_ms", policy=TIMING, spread="a_ms")
-    with pytest.raises(SchemaError, match="a_ms's spread 'n' is no timing column of it"):
+    with pytest.raises(SchemaError, match="a_ms's noise 'n' is no timing column of it"):
         Table("t", "T", (Column("n"), Column("a_ms", policy=TIMING, spread="n")))
     with pytest.raises(SchemaError, match="each once"):
         Table("t", "T", (Column("a"), Column("a")))
