@@ -34,6 +34,9 @@ EDITION_SUFFIX = re.compile(r"\.[a-z]{2}\.md$")  # kv-cache.gl.md: the Galician 
 
 
 def on_config(config, **kwargs):
+    # The published address comes from the pages workflow (SITE_URL), not mkdocs.yml:
+    # a local or CI build has none, and then writes no sitemap (on_post_build).
+    config.site_url = config.site_url or os.environ.get("SITE_URL") or None
     root = Path(config.config_file_path).resolve().parent
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
@@ -173,6 +176,11 @@ def on_post_page(output, page, config, **kwargs):
 
 def on_post_build(config, **kwargs):
     site = Path(config.site_dir)
+    if not config.site_url:
+        # A sitemap lists absolute addresses; with no site_url MkDocs writes "None" for
+        # each one, which a crawler would follow. The published build sets SITE_URL.
+        for name in ("sitemap.xml", "sitemap.xml.gz"):
+            (site / name).unlink(missing_ok=True)
     data: SiteData = _state["data"]
     language = i18n.language()
     if language == i18n.DEFAULT:
