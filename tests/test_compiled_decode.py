@@ -3,7 +3,6 @@ eager step, a cache held at its context, the pages' columns from a real smoke ru
 a machine without a compiler said so instead of failing; the run's estimate
 (measure/lab/estimate.py) against hand-counted work."""
 
-import csv
 import json
 
 import pytest
@@ -16,16 +15,12 @@ from measure.lab.estimate import COMPILE_S, ForwardPasses, UnitCosts
 from measure.lab.generation import random_cache
 from measure.lab.models import load_model
 from measure.runner import run_experiments
+from tests.helpers import table_rows
 
 
 @pytest.fixture(scope="module")
 def tiny():
     return load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
-
-
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _values(folder):
@@ -82,7 +77,7 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     v = _values(folder)
     assert v["compiled_available"] is True and "torch.compile" in v["compiled_method"]
     assert v["compile_s"] > 0
-    rows = _rows(folder, "decode")
+    rows = table_rows(folder, "decode")
     for r in rows:
         step, compiled, floor = float(r["step_ms"]), float(r["compiled_ms"]), float(r["floor_ms"])
         assert float(r["compiled_speedup"]) == pytest.approx(step / compiled)
@@ -96,7 +91,7 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
 def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
     folder = smoke_data / "batching"
     v = _values(folder)
-    rows = [r for r in _rows(folder, "sweep") if r["status"] == "measured"]
+    rows = [r for r in table_rows(folder, "sweep") if r["status"] == "measured"]
     bw = v["bandwidth_gb_s"] * 1e9
     per_request = v["kv_bytes_per_token"] * int(rows[0]["cache_tokens"])
     for r in rows:
@@ -122,8 +117,8 @@ def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
         v = _values(tmp_path / name)
         assert v["compiled_available"] is False and v["compiled_method"] == reason
         assert v["compiled_speedup_best"] is None
-        assert all(r[column] == "" for r in _rows(tmp_path / name, table))
-        assert all(r["step_ms"] for r in _rows(tmp_path / name, table))  # the eager step is still measured
+        assert all(r[column] == "" for r in table_rows(tmp_path / name, table))
+        assert all(r["step_ms"] for r in table_rows(tmp_path / name, table))  # the eager step is still measured
 
 
 def test_estimate_prices_counted_work():

@@ -1,6 +1,5 @@
 """Every experiment, smoke-run on a tiny model: schema, provenance and invariants."""
 
-import csv
 import json
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from measure import registry
 from sitedata import read_experiment
 from sitedata.schema import COMPARE, SCOPES
+from tests.helpers import table_rows
 
 META_KEYS = {
     "schema_version",
@@ -63,20 +63,15 @@ def test_every_experiment_declares_its_tables_once():
         assert len({v.name for v in mod.VALUES}) == len(mod.VALUES), name
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def test_kv_cache_invariants(smoke_data):
     d = smoke_data / "kv_cache"
-    assert all(r["tokens_identical"] == "true" for r in _rows(d, "identical_output"))
-    assert all(r["same"] == "true" for r in _rows(d, "generated_tokens"))
-    for r in _rows(d, "head_step"):
+    assert all(r["tokens_identical"] == "true" for r in table_rows(d, "identical_output"))
+    assert all(r["same"] == "true" for r in table_rows(d, "generated_tokens"))
+    for r in table_rows(d, "head_step"):
         n = int(r["context"])
         assert int(r["recompute_scores_bytes"]) == n * n * 4  # fp32 n x n
         assert int(r["cached_scores_bytes"]) == n * 4
-    for r in _rows(d, "macs_total"):
+    for r in table_rows(d, "macs_total"):
         assert int(r["recompute_macs"]) > int(r["cached_macs"])
 
 
@@ -87,11 +82,11 @@ def test_kv_cache_counts_linear_macs_of_tiny_model(smoke_data):
 
 
 def test_cache_size_measurements_equal_formula(smoke_data):
-    rows = _rows(smoke_data / "cache_size", "measured")
+    rows = table_rows(smoke_data / "cache_size", "measured")
     assert rows and all(r["matches_formula"] == "true" for r in rows)
     for r in rows:
         assert int(r["measured_bytes"]) == int(r["formula_bytes"])
-    variants = _rows(smoke_data / "cache_size", "attention_variants")
+    variants = table_rows(smoke_data / "cache_size", "attention_variants")
     assert [int(v["measured_bytes_per_token"]) for v in variants] == [512, 256, 128]  # 2*2*H_kv*16*2
 
 
