@@ -10,11 +10,21 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-LANGUAGES = ("gl", "es", "it", "cs")  # the editions beside English, docs/<page>.<lang>.md
+
+
+def _editions() -> tuple[str, ...]:
+    """The editions beside English, as the i18n plugin in mkdocs.yml lists them."""
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    (i18n,) = [plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin]
+    return tuple(lang["locale"] for lang in i18n["languages"] if not lang.get("default"))
+
+
+LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
 
 
 def english_pages() -> list:
