@@ -1,14 +1,26 @@
 """Bad input to the command line: one line of error, a non-zero exit, no traceback."""
 
+import atexit
+import functools
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
 
 from tests.conftest import REPO
+
+
+@functools.cache
+def _home() -> str:
+    """The command line's home folder: a new temporary one for this test process (its
+    caches land there), removed when the process ends; never the user's or a fixed one."""
+    home = tempfile.mkdtemp(prefix="measure-cli-home-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    return home
 
 
 def run_cli(*args, timeout=300, offline=True, **env):
@@ -21,7 +33,7 @@ def run_cli(*args, timeout=300, offline=True, **env):
         env={
             **({"HF_HUB_OFFLINE": "1"} if offline else {}),
             "PATH": "/usr/bin:/bin",
-            "HOME": str(REPO / ".pytest_cache" / "home"),
+            "HOME": _home(),
             **env,
         },
     )
@@ -42,33 +54,36 @@ def _one_error(proc) -> str:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "--only", "no_such_experiment"], "unknown experiment 'no_such_experiment'"),
+        (["run", "--only", "no_such_experiment", "--out", "{tmp}/x"], "unknown experiment 'no_such_experiment'"),
         (
-            ["run", "--model", "no-such-org/no-such-model", "--only", "kv_cache", "--out", "/tmp/x"],
+            ["run", "--model", "no-such-org/no-such-model", "--only", "kv_cache", "--out", "{tmp}/x"],
             "not in the local Hugging Face cache and the hub cannot be reached",
         ),
-        (["run", "--model", "arch:no-such-arch", "--only", "kv_cache", "--out", "/tmp/x"], "unknown architecture"),
-        (["run", "--device", "cuda", "--only", "kv_cache"], "no CUDA GPU"),
-        (["run", "--profile", "huge", "--model", "arch:tiny", "--out", "/tmp/x"], "unknown profile"),
-        (["run", "--only", " , "], "names no experiment"),
+        (["run", "--model", "arch:no-such-arch", "--only", "kv_cache", "--out", "{tmp}/x"], "unknown architecture"),
+        (["run", "--device", "cuda", "--only", "kv_cache", "--out", "{tmp}/x"], "no CUDA GPU"),
+        (["run", "--profile", "huge", "--model", "arch:tiny", "--out", "{tmp}/x"], "unknown profile"),
+        (["run", "--only", " , ", "--out", "{tmp}/x"], "names no experiment"),
         (
-            ["run", "--model", "arch:tiny", "--out", "/no/such/parent/out"],
-            "parent folder /no/such/parent does not exist",
+            ["run", "--model", "arch:tiny", "--out", "{tmp}/no/such/out"],
+            "parent folder {tmp}/no/such does not exist",
         ),
         (["run", "--model", "arch:tiny", "--out", "/proc/site_data"], "cannot write there"),
-        (["run", "--model", "arch:tiny", "--out", "/etc/hostname"], "is a file, not a folder"),
-        (["run", "--model", "not a model name"], "neither a local folder nor a Hugging Face id"),
-        (["run", "--model", "a/b/c/../..", "--out", "/tmp/x"], "model 'a/b/c/../..' is neither a local folder"),
-        (["run", "--model", "a" * 2000, "--out", "/tmp/x"], "model name of 2000 characters, more than 1024"),
+        (["run", "--model", "arch:tiny", "--out", "{tmp}/a_file"], "is a file, not a folder"),
+        (["run", "--model", "not a model name", "--out", "{tmp}/x"], "neither a local folder nor a Hugging Face id"),
+        (["run", "--model", "a/b/c/../..", "--out", "{tmp}/x"], "model 'a/b/c/../..' is neither a local folder"),
+        (["run", "--model", "a" * 2000, "--out", "{tmp}/x"], "model name of 2000 characters, more than 1024"),
     ],
 )
-def test_bad_input_is_one_line(args, message):
-    assert message in _one_error(run_cli(*args))
+def test_bad_input_is_one_line(args, message, tmp_path):
+    (tmp_path / "a_file").write_text("")
+    line = _one_error(run_cli(*(a.format(tmp=tmp_path) for a in args)))
+    assert message.format(tmp=tmp_path) in line
 
 
-def test_an_unknown_hub_id_fails_fast_without_network_even_when_not_told_offline():
+def test_an_unknown_hub_id_fails_fast_without_network_even_when_not_told_offline(tmp_path):
     started = time.perf_counter()
-    line = _one_error(run_cli("run", "--model", "no-such-org/no-such-model", "--out", "/tmp/x", offline=False))
+    args = ("run", "--model", "no-such-org/no-such-model", "--out", str(tmp_path / "x"))
+    line = _one_error(run_cli(*args, offline=False))
     assert "hub cannot be reached" in line
     assert time.perf_counter() - started < 15  # the hub client's own retries took about 27 s
 
@@ -224,7 +239,7 @@ def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):
     import signal
 
     out = tmp_path / "out"
-    env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(REPO / ".pytest_cache" / "home")}
+    env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": _home()}
     cmd = [sys.executable, "-m", "measure", "run", "--out", str(out), *SMOKE]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

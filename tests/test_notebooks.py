@@ -110,7 +110,7 @@ def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
         assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data) != data_hash(REPO / "site_data")
 
 
-@pytest.mark.parametrize("data", ["/nonexistent", "{tmp}"])
+@pytest.mark.parametrize("data", ["{tmp}/nonexistent", "{tmp}"])
 def test_data_with_no_experiment_is_one_line_and_nothing_is_run_or_written(data, tmp_path, monkeypatch, capsys):
     from measure.__main__ import main
 
