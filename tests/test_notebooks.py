@@ -8,11 +8,13 @@ import shutil
 
 import nbformat
 import pytest
+from mkdocs.exceptions import PluginError
 
 from measure import notebooks
 from measure.errors import UserError
 from sitedata.hashes import NOTEBOOK_KEY, data_hash, notebook_code_hash
-from tests.conftest import REPO, build_site, write_data
+from tests.conftest import REPO, write_data
+from tests.helpers import finish_build
 
 
 def _notebook(path, code: str, words: str) -> None:
@@ -77,9 +79,9 @@ def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
     nb = json.loads(stale.read_text(encoding="utf-8"))
     nb["metadata"][NOTEBOOK_KEY]["data"] = "0" * 16
     stale.write_text(json.dumps(nb), encoding="utf-8")
-    proc = build_site(tmp_path / "out", docs=docs)
-    assert proc.returncode != 0
-    assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in proc.stderr
+    with pytest.raises(PluginError) as failed:
+        finish_build(docs, tmp_path / "site")
+    assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in str(failed.value)
 
 
 def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny, tmp_path):

@@ -5,7 +5,11 @@ import re
 import shutil
 from html.parser import HTMLParser
 
-from tests.conftest import REPO, build_site, edit_table
+import pytest
+from mkdocs.exceptions import PluginError
+
+from tests.conftest import REPO, edit_table
+from tests.helpers import render_page
 
 
 class _Collect(HTMLParser):
@@ -85,36 +89,28 @@ def test_provenance_shown_with_tables(built_site):
     assert "SmolLM2" in html or "arch:" in html
 
 
-def _docs_with(tmp_path, text):
-    docs = tmp_path / "docs"
-    shutil.copytree(REPO / "docs", docs)
-    (docs / "kv-cache.md").write_text((docs / "kv-cache.md").read_text() + "\n" + text + "\n")
-    return docs
-
-
-def test_missing_table_fails_the_build(tmp_path):
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ table('kv_cache.no_such_table') }}"))
-    assert proc.returncode != 0
-    assert "no table 'no_such_table'" in proc.stdout + proc.stderr
-
-
-def test_missing_column_fails_the_build(tmp_path):
-    marker = "{{ cell('kv_cache.memory', 'no_such_column', where={'method': 'cached'}) }}"
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
-    assert proc.returncode != 0 and "no column 'no_such_column'" in proc.stdout + proc.stderr
-
-
-def test_unknown_marker_fails_the_build(tmp_path):
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ guess('kv_cache.memory') }}"))
-    assert proc.returncode != 0 and "unknown marker function 'guess'" in proc.stdout + proc.stderr
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ("{{ table('kv_cache.no_such_table') }}", "no table 'no_such_table'"),
+        ("{{ cell('kv_cache.memory', 'no_such_column', where={'method': 'cached'}) }}", "no column 'no_such_column'"),
+        ("{{ guess('kv_cache.memory') }}", "unknown marker function 'guess'"),
+    ],
+    ids=["missing-table", "missing-column", "unknown-marker"],
+)
+def test_a_bad_marker_fails_the_build(marker, message):
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", marker)
+    assert message in str(failed.value)
 
 
 def test_missing_data_file_fails_the_build(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(REPO / "site_data", data)
     (data / "kv_cache" / "memory.csv").unlink()
-    proc = build_site(tmp_path, data=data)
-    assert proc.returncode != 0 and re.search(r"memory\.csv is missing", proc.stdout + proc.stderr)
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", data=data)
+    assert re.search(r"memory\.csv is missing", str(failed.value))
 
 
 def test_source_addresses_render_as_links_named_by_their_site(built_site):
@@ -124,10 +120,11 @@ def test_source_addresses_render_as_links_named_by_their_site(built_site):
     assert '<a href="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html">amd.com</a>' in table
 
 
-def test_a_link_style_on_text_that_is_no_address_fails_the_build(tmp_path):
+def test_a_link_style_on_text_that_is_no_address_fails_the_build():
     marker = "{{ table('memory_budget.card_presets', styles={'card': 'link'}) }}"
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
-    assert proc.returncode != 0 and "style 'link' needs an http(s) address" in proc.stdout + proc.stderr
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", marker)
+    assert "style 'link' needs an http(s) address" in str(failed.value)
 
 
 def _table_rows(site, page, ref):
@@ -286,6 +283,6 @@ def test_a_source_address_elsewhere_fails_the_build(tmp_path):
         rows[1][rows[0].index("source")] = "https://www.nvidia.com@evil.example/"
 
     edit_table(data / "memory_budget", "card_presets", elsewhere)
-    proc = build_site(tmp_path, data=data)
-    assert proc.returncode != 0
-    assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in proc.stdout + proc.stderr
+    with pytest.raises(PluginError) as failed:
+        render_page("calculator.md", data=data)
+    assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in str(failed.value)
