@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from tests.helpers import table_rows
 
 
+@pytest.mark.smoke
 def test_histogram_counts_every_dimension(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
@@ -15,6 +18,7 @@ def test_histogram_counts_every_dimension(smoke_data):
     assert float(hist[-1]["bin_high"]) > meta["values"]["mid_top_value"]["value"]
 
 
+@pytest.mark.smoke
 def test_layers_and_int8_are_consistent(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
@@ -99,6 +103,7 @@ def test_book_passages_start_at_paragraphs_in_different_places():
     assert all(p[:1].isalpha() for _, p in got)  # each begins a paragraph, not mid-word
 
 
+@pytest.mark.smoke
 def test_smoke_run_writes_the_prompts_tables(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())

@@ -23,6 +23,7 @@ def meta(folder):
     return json.loads((folder / "meta.json").read_text())
 
 
+@pytest.mark.smoke
 def test_sweep_is_relative_to_batch_one(folder, meta):
     rows = table_rows(folder, "sweep")
     sizes, cap = meta["parameters"]["batch_sizes"], meta["parameters"]["extend_cap"]
@@ -49,6 +50,7 @@ def test_sweep_is_relative_to_batch_one(folder, meta):
     assert [int(r["occupancy"]) for r in table_rows(folder, "step_costs")] == list(range(1, 9))
 
 
+@pytest.mark.smoke
 def test_workload_is_committed_with_the_data(folder, meta):
     rows = table_rows(folder, "workload")
     p = meta["parameters"]
@@ -59,6 +61,7 @@ def test_workload_is_committed_with_the_data(folder, meta):
     assert meta["values"]["output_total"]["value"] == sum(expected)
 
 
+@pytest.mark.smoke
 def test_policies_and_timeline_agree(folder, meta):
     pol = {r["policy"]: r for r in table_rows(folder, "policies")}
     total = meta["values"]["output_total"]["value"]
@@ -77,6 +80,7 @@ def test_policies_and_timeline_agree(folder, meta):
     assert all(r["release_step"] == r["finish_step"] for r in timeline if r["policy"] == "continuous")
 
 
+@pytest.mark.smoke
 def test_paged_memory(folder, meta):
     paged = {r["scheme"]: r for r in table_rows(folder, "paged")}
     assert list(paged) == ["contiguous", "paged", "paged, shared prefix"]

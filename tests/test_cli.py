@@ -51,6 +51,7 @@ def _one_error(proc) -> str:
     return errors[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -80,6 +81,7 @@ def test_bad_input_is_one_line(args, message, tmp_path):
     assert message.format(tmp=tmp_path) in line
 
 
+@pytest.mark.slow
 def test_an_unknown_hub_id_fails_fast_without_network_even_when_not_told_offline(tmp_path):
     started = time.perf_counter()
     args = ("run", "--model", "no-such-org/no-such-model", "--out", str(tmp_path / "x"))
@@ -109,6 +111,7 @@ def _variant(src, dest, **config):
     return dest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "config, message",
     [
@@ -127,6 +130,7 @@ def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tiny_m
     assert not (tmp_path / "out" / "kv_cache").exists()
 
 
+@pytest.mark.smoke
 def test_a_second_run_with_nothing_changed_skips_and_says_so(tmp_path):
     args = ("run", "--model", "arch:tiny", "--profile", "smoke", "--only", "cache_size", "--out", str(tmp_path))
     first = run_cli(*args)
@@ -140,6 +144,7 @@ def test_a_second_run_with_nothing_changed_skips_and_says_so(tmp_path):
     assert "loading model" in forced.stderr and (tmp_path / "cache_size" / "meta.json").read_bytes() != before
 
 
+@pytest.mark.smoke
 def test_a_stopped_run_says_what_it_wrote_and_keeps_the_rest(tmp_path):
     args = ("run", "--model", "arch:tiny", "--profile", "smoke", "--out", str(tmp_path), "--force")
     assert run_cli(*args, "--only", "cache_size,kv_cache").returncode == 0
@@ -163,6 +168,7 @@ def test_a_stopped_run_says_what_it_wrote_and_keeps_the_rest(tmp_path):
     assert runs[named["cache_size"]]["end_step_ms"] and runs[named["kv_cache"]]["end_step_ms"] == ""
 
 
+@pytest.mark.slow
 def test_list_names_every_experiment():
     from measure.registry import EXPERIMENTS
 
@@ -185,6 +191,7 @@ def _tree(root):
 SMOKE = ("--model", "arch:tiny", "--profile", "smoke", "--only", "cache_size")
 
 
+@pytest.mark.slow
 def test_a_folder_of_other_files_is_never_touched(tmp_path):
     """The issue's folder: a failing run, and a run that would succeed, both refused
     before anything in it is deleted, renamed or written; the repository likewise."""
@@ -210,6 +217,7 @@ def test_a_folder_of_other_files_is_never_touched(tmp_path):
     assert sorted(p.name for p in REPO.iterdir()) == repo
 
 
+@pytest.mark.smoke
 def test_a_stop_or_an_error_after_the_swap_says_the_data_was_written(tmp_path):
     """A Ctrl-C (a real SIGINT) after the new folder is in place, in the runner or in
     the command line, and an I/O error after the swap: each message says it is written."""
@@ -257,6 +265,7 @@ def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.smoke
 def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(tmp_path):
     from tests.conftest import write_data
 

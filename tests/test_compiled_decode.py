@@ -27,10 +27,12 @@ def _values(folder):
     return {k: v["value"] for k, v in json.loads((folder / "meta.json").read_text())["values"].items()}
 
 
+@pytest.mark.slow
 def test_the_compiler_runs_here():
     assert compiler_unavailable("cpu") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch, tokens", [(1, 5), (1, 12), (3, 7)])
 def test_compiled_step_computes_what_the_eager_step_computes(tiny, batch, tokens):
     """Same seed, same random keys and values in both caches: the compiled step against
@@ -44,6 +46,7 @@ def test_compiled_step_computes_what_the_eager_step_computes(tiny, batch, tokens
     torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_repeated_step_sees_the_same_context(tiny):
     cache = static_cache(tiny, batch=1, tokens=6)
     assert all(layer.max_cache_len == 7 for layer in cache.layers)  # room for the position the step writes
@@ -72,6 +75,7 @@ def test_a_failing_compiler_is_reported_in_one_line(monkeypatch):
     assert reason == "torch.compile is not available on this cpu: InvalidCxxCompiler: No working C++ compiler found"
 
 
+@pytest.mark.smoke
 def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     folder = smoke_data / "prefill_decode"
     v = _values(folder)
@@ -88,6 +92,7 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     assert set(v["compiled_samples_ms"]) == {r["cache_tokens"] for r in rows}
 
 
+@pytest.mark.smoke
 def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
     folder = smoke_data / "batching"
     v = _values(folder)
@@ -104,6 +109,7 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
     assert v["compiled_fraction_largest_batch"] == pytest.approx(float(rows[-1]["compiled_fraction_of_floor"]))
 
 
+@pytest.mark.smoke
 def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
     reason = "torch.compile is not available on this cpu: no compiler"
     from measure.experiments.batching import steps as batching_steps

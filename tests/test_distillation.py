@@ -2,8 +2,12 @@
 
 import math
 
+import pytest
+
 from sitedata import read_experiment
 from tests.helpers import table_rows
+
+pytestmark = pytest.mark.smoke  # every test reads the smoke run
 
 
 def test_top_tokens_and_temperatures(smoke_data):

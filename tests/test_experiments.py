@@ -29,6 +29,7 @@ META_KEYS = {
 }
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", registry.EXPERIMENTS)
 def test_schema(smoke_data, name):
     folder = smoke_data / name
@@ -63,6 +64,7 @@ def test_every_experiment_declares_its_tables_once():
         assert len({v.name for v in mod.VALUES}) == len(mod.VALUES), name
 
 
+@pytest.mark.smoke
 def test_kv_cache_invariants(smoke_data):
     d = smoke_data / "kv_cache"
     assert all(r["tokens_identical"] == "true" for r in table_rows(d, "identical_output"))
@@ -75,12 +77,14 @@ def test_kv_cache_invariants(smoke_data):
         assert int(r["recompute_macs"]) > int(r["cached_macs"])
 
 
+@pytest.mark.smoke
 def test_kv_cache_counts_linear_macs_of_tiny_model(smoke_data):
     meta = json.loads((smoke_data / "kv_cache" / "meta.json").read_text())
     # tiny: 2 layers x (q 64x64 + k 64x32 + v 64x32 + o 64x64 + 3 x 64x128) + lm_head 64x512
     assert meta["values"]["weight_macs_per_token"]["value"] == 2 * (4096 + 2048 + 2048 + 4096 + 3 * 8192) + 32768
 
 
+@pytest.mark.smoke
 def test_cache_size_measurements_equal_formula(smoke_data):
     rows = table_rows(smoke_data / "cache_size", "measured")
     assert rows and all(r["matches_formula"] == "true" for r in rows)
@@ -90,6 +94,7 @@ def test_cache_size_measurements_equal_formula(smoke_data):
     assert [int(v["measured_bytes_per_token"]) for v in variants] == [512, 256, 128]  # 2*2*H_kv*16*2
 
 
+@pytest.mark.slow
 def test_qwen_architecture_matches_published_parameter_count():
     import torch
 
@@ -101,6 +106,7 @@ def test_qwen_architecture_matches_published_parameter_count():
     assert (shape["layers"], shape["heads"], shape["kv_heads"], shape["head_dim"]) == (24, 14, 2, 64)
 
 
+@pytest.mark.slow
 def test_identity_is_checked_in_float32_and_a_split_is_explained():
     """The float32 check holds for a float16 model too; a split reports the top-two gap
     there and the two paths' logit difference, from the model's real logits."""

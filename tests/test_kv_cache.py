@@ -4,6 +4,7 @@ premise (it runs the same forward passes as the end of the whole loop) on a fake
 import json
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from tests.helpers import table_rows
@@ -37,6 +38,7 @@ def test_the_last_two_steps_are_the_whole_loops_last_two_forward_passes():
     assert tail.tolist() == generated[:, -2:].tolist()
 
 
+@pytest.mark.smoke
 def test_smoke_memory_table_has_every_length_and_both_protocols(smoke_data):
     d = smoke_data / "kv_cache"
     meta = json.loads((d / "meta.json").read_text())

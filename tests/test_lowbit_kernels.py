@@ -176,6 +176,7 @@ def _keyed(folder, table):
     return {r["variant"] if "variant" in r else i: r for i, r in enumerate(table_rows(folder, table))}
 
 
+@pytest.mark.smoke
 def test_the_variant_table_on_smoke(smoke_data):
     d = smoke_data / "weight_quantization"
     rows = _keyed(d, "decode_kernels")
@@ -197,6 +198,7 @@ def test_the_variant_table_on_smoke(smoke_data):
     assert rows["int4_g128_bf16"]["status"].startswith("not built: ValueError: a row of 64 weights")
 
 
+@pytest.mark.smoke
 def test_the_variant_values_on_smoke(smoke_data):
     import json
 

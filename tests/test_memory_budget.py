@@ -13,6 +13,8 @@ from measure.lab.budget import (
 )
 from tests.helpers import table_rows
 
+pytestmark = pytest.mark.smoke  # every test reads the smoke run
+
 
 def test_budget_rows_follow_from_the_stated_inputs(smoke_data):
     d = smoke_data / "memory_budget"

@@ -16,6 +16,7 @@ def folder(smoke_data):
     return smoke_data / "prefill_decode"
 
 
+@pytest.mark.smoke
 def test_tables_and_sweeps(folder):
     meta = json.loads((folder / "meta.json").read_text())
     assert set(meta["tables"]) == {"split", "prefill", "bandwidth", "decode"}
@@ -26,6 +27,7 @@ def test_tables_and_sweeps(folder):
     assert [int(r["tokens"]) for r in split] == [params["split_prompt_tokens"], params["split_new_tokens"] - 1]
 
 
+@pytest.mark.smoke
 def test_derived_numbers_follow_from_the_measured_ones(folder):
     meta = json.loads((folder / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}

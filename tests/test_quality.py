@@ -8,6 +8,7 @@ from measure.lab.evaluation import agreement, apply_repetition_penalty, perplexi
 from tests.helpers import table_rows
 
 
+@pytest.mark.smoke
 def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data):
     rows = {r["variant"]: r for r in table_rows(smoke_data / "quality", "quality")}
     ref = rows["reference"]
@@ -18,6 +19,7 @@ def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data
         assert int(r["agreement_agreed"]) <= int(r["agreement_positions"])
 
 
+@pytest.mark.smoke
 def test_battery_rows_match_the_scores(smoke_data):
     d = smoke_data / "quality"
     answers = table_rows(d, "battery")
@@ -26,6 +28,7 @@ def test_battery_rows_match_the_scores(smoke_data):
         assert sum(a["correct"] == "true" for a in mine) == int(r["battery_greedy"])
 
 
+@pytest.mark.smoke
 def test_counts_are_exact_and_model_outputs_device_scoped(smoke_data):
     from sitedata import read_experiment
 
@@ -91,6 +94,7 @@ def test_agreement_is_measured_alike_on_both_pages(profile):
     assert q.agreement_tokens == s.agreement_tokens
 
 
+@pytest.mark.smoke
 def test_speculative_acceptance_counts_are_the_quality_agreement(smoke_data):
     """Same code, prompt and positions: each fake-quantized draft's count of agreeing
     positions on the speculative-decoding page is its scheme's count here."""

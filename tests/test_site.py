@@ -35,6 +35,7 @@ def _pages(site):
     return {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html") if "search" not in p.parts}
 
 
+@pytest.mark.build
 def test_every_committed_table_is_on_a_page(built_site):
     shown = set()
     for html in _pages(built_site).values():
@@ -49,6 +50,7 @@ def test_every_committed_table_is_on_a_page(built_site):
     assert committed and committed <= shown, committed - shown
 
 
+@pytest.mark.build
 def test_no_marker_survives(built_site):
     for path, html in _pages(built_site).items():
         article = html.split("<article", 1)[-1].split("</article>", 1)[0]  # the page, not theme scripts
@@ -58,6 +60,7 @@ def test_no_marker_survives(built_site):
         assert not re.search(r"\{\{\s*\w+\(", html), path
 
 
+@pytest.mark.build
 def test_figures_are_svg_with_alt_text(built_site):
     count = 0
     for path, html in _pages(built_site).items():
@@ -72,6 +75,7 @@ def test_figures_are_svg_with_alt_text(built_site):
     assert count >= 3
 
 
+@pytest.mark.build
 def test_csv_links_resolve(built_site):
     links = 0
     for path, html in _pages(built_site).items():
@@ -83,6 +87,7 @@ def test_csv_links_resolve(built_site):
     assert links > 0
 
 
+@pytest.mark.build
 def test_provenance_shown_with_tables(built_site):
     html = (built_site / "kv-cache" / "index.html").read_text()
     assert html.count('class="measured-table"') == html.count('class="provenance"') - html.count("provenance-only")
@@ -113,6 +118,7 @@ def test_missing_data_file_fails_the_build(tmp_path):
     assert re.search(r"memory\.csv is missing", str(failed.value))
 
 
+@pytest.mark.build
 def test_source_addresses_render_as_links_named_by_their_site(built_site):
     page = (built_site / "calculator" / "index.html").read_text(encoding="utf-8")
     table = page.split('data-table="memory_budget.card_presets"', 1)[1].split("</table>", 1)[0]
@@ -138,6 +144,7 @@ def _table_rows(site, page, ref):
     ]
 
 
+@pytest.mark.build
 def test_every_unit_as_a_reader_sees_it(built_site):
     """Values known by hand, found as the built pages write them: each IEC step, GiB to
     two decimals, percent, ratio and powers of ten; a unit follows its number across a
@@ -196,6 +203,7 @@ def doubled_words(html: str) -> list[str]:
     ]
 
 
+@pytest.mark.build
 def test_no_word_is_written_twice_in_a_row(built_site):
     found = {p.parent.name: d for p, html in _pages(built_site).items() if (d := doubled_words(html))}
     assert not found, found
@@ -214,6 +222,7 @@ def test_a_header_names_its_unit_once():
     assert _header({"name": "u", "unit": "users", "label": "user count"}) == '<th title="u">user count (users)</th>'
 
 
+@pytest.mark.build
 def test_text_cells_may_wrap_and_numbers_may_not(built_site):
     html = (built_site / "weight-quantization" / "index.html").read_text(encoding="utf-8")
     assert '<td class="text">not built: ' in html  # a reason, long: it wraps

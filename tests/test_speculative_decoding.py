@@ -7,6 +7,7 @@ from measure.lab.formulas import expected_tokens_per_verification, speculative_s
 from tests.helpers import table_rows
 
 
+@pytest.mark.smoke
 def test_smoke_run_invariants(smoke_data):
     d = smoke_data / "speculative_decoding"
     acc = {r["draft"]: r for r in table_rows(d, "acceptance")}
@@ -112,6 +113,7 @@ def test_speculative_sampling_keeps_every_draft_of_the_target_itself():
     assert all(n == 3 for n in accepted)  # p == q: min(1, p/q) = 1, nothing rejected
 
 
+@pytest.mark.smoke
 def test_smoke_sampling_tables(smoke_data):
     d = smoke_data / "speculative_decoding"
     acc = {r["draft"]: r for r in table_rows(d, "acceptance")}

@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from tests.helpers import table_rows
+
+pytestmark = pytest.mark.smoke  # every test reads the smoke run
 
 
 def test_errors_cover_every_projection_matrix(smoke_data):
