@@ -98,6 +98,7 @@ def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny
     assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data)
 
 
+@pytest.mark.slow
 def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
     data, docs = tmp_path / "data", tmp_path / "docs"
     shutil.copytree(REPO / "site_data", data, ignore=shutil.ignore_patterns("chapter", ".*"))
