@@ -19,7 +19,10 @@ KINDS   ?= exact,numeric,timing
 MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
 
-.PHONY: help measure check merge test mutate site serve lint clean env messages notebooks
+# The fast tier: what needs no smoke run, site build, browser or long wait (markers in pyproject.toml).
+FAST    := not smoke and not build and not browser and not slow
+
+.PHONY: help measure check merge test test-fast mutate site serve lint clean env messages notebooks
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -34,7 +37,8 @@ help: ## show this help
 	@echo "make notebooks [FORCE=1]"
 	@echo "                 execute the notebook pages against site_data/ (make measure does it too)"
 	@echo "make messages    bring the editions' catalogs (hooks/locales/*.po) up to date with a build"
-	@echo "make test        run the test suite (lint, units, smoke runs, site build)"
+	@echo "make test        run the test suite (lint, units, smoke runs, site build, browser)"
+	@echo "make test-fast   the tests that need no smoke run, site build, browser or long wait (under a minute)"
 	@echo "make mutate      mutation testing of the modules behind published numbers (kill rate per module)"
 	@echo "make site        build the site into site/ (mkdocs build --strict)"
 	@echo "make serve       serve the site on http://127.0.0.1:8000 with live reload"
@@ -68,6 +72,9 @@ merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP) ## the fast tier, on two processes: for the edit loop; `make test` before a commit
+	$(BIN)/python -m pytest -m "$(FAST)" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check sitedata measure hooks tests

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import REPO, _env
+from tests.conftest import REPO, _env, require_marker
 
 
 def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
     """mkdocs build --strict, of the English edition alone, of ``dest``'s docs and
     site_data with the project's hooks and mkdocs.yml, its keys changed by ``config``
     (None drops one), into ``dest``/site."""
+    require_marker("build", "builds the site")
     project = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
     for key, value in config.items():
         project.pop(key) if value is None else project.update({key: value})

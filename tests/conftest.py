@@ -1,5 +1,6 @@
 """Shared fixtures: smoke runs of experiments into temporary folders, built once per
-session, and a built site from the committed data."""
+session, and a built site from the committed data; the tiers that mark the tests which
+use them (pyproject.toml registers the markers, `make test-fast` leaves those tests out)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,21 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-LANGUAGES = ("gl", "es", "it", "cs")  # the editions beside English, docs/<page>.<lang>.md
+
+
+def _editions() -> tuple[str, ...]:
+    """The editions beside English, as the i18n plugin in mkdocs.yml lists them."""
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    (i18n,) = [plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin]
+    return tuple(lang["locale"] for lang in i18n["languages"] if not lang.get("default"))
+
+
+LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
 
 
 def english_pages() -> list:
@@ -29,6 +40,31 @@ settings.register_profile("default", deadline=None)
 settings.register_profile("mutation", deadline=None, max_examples=25)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 sys.path.insert(0, str(REPO / "hooks"))
+
+# The tiers (registered in pyproject.toml). A test that smoke-runs an experiment or builds
+# the site through these fixtures or helpers must carry their marker, or `make test-fast`
+# would run it: one that does not fails, naming the marker, before the work starts.
+TIERS = {"smoke_data": "smoke", "built_site": "build"}
+_running: list = []  # the test being set up or run, for the helpers below
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _running[:] = [item]
+    for fixture, marker in TIERS.items():
+        if fixture in item.fixturenames and item.get_closest_marker(marker) is None:
+            pytest.fail(f"{item.nodeid} uses {fixture}: mark it @pytest.mark.{marker}", pytrace=False)
+
+
+def pytest_runtest_teardown(item):
+    _running.clear()
+
+
+def require_marker(marker: str, what: str) -> None:
+    """Fail the running test unless it carries ``marker`` (called by what smoke-runs or
+    builds). Outside a test (a fixture's teardown, a script), nothing is asked."""
+    if _running and _running[0].get_closest_marker(marker) is None:
+        pytest.fail(f"{_running[0].nodeid} {what}: mark it @pytest.mark.{marker}", pytrace=False)
 
 
 class SmokeRuns:
@@ -45,6 +81,7 @@ class SmokeRuns:
         from measure.runner import run_experiments
 
         if name not in self.done:
+            require_marker("smoke", f"smoke-runs {name}")
             trained = getattr(registry.load(name), "NEEDS_TRAINED", False)
             run_experiments(
                 names=[name],
@@ -67,6 +104,7 @@ def smoke_data(tmp_path_factory) -> SmokeRuns:
 def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None) -> subprocess.CompletedProcess:
     """mkdocs build --strict of a copy of the project config, optionally with other docs
     or data, into ``dest``; returns the finished process."""
+    require_marker("build", "builds the site")
     work = dest / "project"
     work.mkdir(parents=True)
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")

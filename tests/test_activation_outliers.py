@@ -1,35 +1,35 @@
 """§6 smoke run (embedded trained model, a short prompt): the statistics agree with each other."""
 
-import csv
 import json
 
+import pytest
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
+from tests.helpers import table_rows
 
 
+@pytest.mark.smoke
 def test_histogram_counts_every_dimension(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
     hidden = meta["values"]["hidden"]["value"]
-    hist = _rows(d, "histogram")
+    hist = table_rows(d, "histogram")
     assert sum(int(r["dims"]) for r in hist) == hidden
     assert sum(int(r["dims_rest"]) for r in hist) == hidden
     assert float(hist[-1]["bin_high"]) > meta["values"]["mid_top_value"]["value"]
 
 
+@pytest.mark.smoke
 def test_layers_and_int8_are_consistent(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}
-    layers = _rows(d, "layers")
+    layers = table_rows(d, "layers")
     assert len(layers) == v["layers"]
     assert all(float(r["top1_max"]) >= float(r["top2_max"]) >= float(r["median_dim_max"]) for r in layers)
     assert v["biggest_value"] == max(float(r["top1_max"]) for r in layers)
     # leaving the largest dimensions out can only shrink the scale
     assert v["int8_scale_excluded"] <= v["int8_scale_all"]
-    for r in _rows(d, "int8"):
+    for r in table_rows(d, "int8"):
         assert 1 <= int(r["levels_used"]) <= 256
 
 
@@ -103,11 +103,12 @@ def test_book_passages_start_at_paragraphs_in_different_places():
     assert all(p[:1].isalpha() for _, p in got)  # each begins a paragraph, not mid-word
 
 
+@pytest.mark.smoke
 def test_smoke_run_writes_the_prompts_tables(smoke_data):
     d = smoke_data / "activation_outliers"
     meta = json.loads((d / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}
-    prompts = _rows(d, "prompts")
+    prompts = table_rows(d, "prompts")
     assert len(prompts) == v["prompts_count"] == v["book_prompts"] + 2
     assert prompts[0]["prompt"] == "book 0%"
     # the main prompt is the first book passage: its row repeats the page's own numbers
@@ -118,5 +119,5 @@ def test_smoke_run_writes_the_prompts_tables(smoke_data):
         assert float(r["mid_abs_median"]) <= float(r["mid_abs_p99"]) <= float(r["lead_max"])
         assert 1 <= int(r["lead_layers"]) <= v["layers"]
     assert v["prompts_sharing_lead"] == sum(int(r["lead_dim"]) == v["prompts_lead_dim"] for r in prompts)
-    layers = _rows(d, "prompt_layers")
+    layers = table_rows(d, "prompt_layers")
     assert len(layers) == v["prompts_count"] * v["layers"]

@@ -1,6 +1,5 @@
 """§4 batching: the smoke run's tables, the knee rule, and out-of-memory handling."""
 
-import csv
 import json
 
 import pytest
@@ -11,11 +10,7 @@ from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
 from measure.lab.timing import Timing
 from measure.sim.scheduler import skewed_lengths
-
-
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
+from tests.helpers import table_rows
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +23,9 @@ def meta(folder):
     return json.loads((folder / "meta.json").read_text())
 
 
+@pytest.mark.smoke
 def test_sweep_is_relative_to_batch_one(folder, meta):
-    rows = _rows(folder, "sweep")
+    rows = table_rows(folder, "sweep")
     sizes, cap = meta["parameters"]["batch_sizes"], meta["parameters"]["extend_cap"]
     batches = [int(r["batch"]) for r in rows]
     # The published sizes, then doublings up to the cap at most.
@@ -51,11 +47,12 @@ def test_sweep_is_relative_to_batch_one(folder, meta):
         assert float(r["throughput_tok_s"]) == pytest.approx(b / step * 1e3)
         assert float(r["latency_factor"]) == pytest.approx(step / base)
         assert float(r["throughput_gain"]) == pytest.approx(b * base / step)
-    assert [int(r["occupancy"]) for r in _rows(folder, "step_costs")] == list(range(1, 9))
+    assert [int(r["occupancy"]) for r in table_rows(folder, "step_costs")] == list(range(1, 9))
 
 
+@pytest.mark.smoke
 def test_workload_is_committed_with_the_data(folder, meta):
-    rows = _rows(folder, "workload")
+    rows = table_rows(folder, "workload")
     p = meta["parameters"]
     expected = skewed_lengths(
         p["requests"], median=p["output_median"], sigma=p["output_sigma"], seed=p["workload_seed"]
@@ -64,12 +61,13 @@ def test_workload_is_committed_with_the_data(folder, meta):
     assert meta["values"]["output_total"]["value"] == sum(expected)
 
 
+@pytest.mark.smoke
 def test_policies_and_timeline_agree(folder, meta):
-    pol = {r["policy"]: r for r in _rows(folder, "policies")}
+    pol = {r["policy"]: r for r in table_rows(folder, "policies")}
     total = meta["values"]["output_total"]["value"]
     assert {p: int(r["output_tokens"]) for p, r in pol.items()} == {"static": total, "continuous": total}
     assert int(pol["continuous"]["steps"]) < int(pol["static"]["steps"])
-    timeline = _rows(folder, "timeline")
+    timeline = table_rows(folder, "timeline")
     for policy in ("static", "continuous"):
         mine = [r for r in timeline if r["policy"] == policy]
         assert len(mine) == meta["parameters"]["requests"]
@@ -82,8 +80,9 @@ def test_policies_and_timeline_agree(folder, meta):
     assert all(r["release_step"] == r["finish_step"] for r in timeline if r["policy"] == "continuous")
 
 
+@pytest.mark.smoke
 def test_paged_memory(folder, meta):
-    paged = {r["scheme"]: r for r in _rows(folder, "paged")}
+    paged = {r["scheme"]: r for r in table_rows(folder, "paged")}
     assert list(paged) == ["contiguous", "paged", "paged, shared prefix"]
     for r in paged.values():
         assert int(r["peak_stored_bytes"]) <= int(r["peak_reserved_bytes"])
@@ -92,7 +91,7 @@ def test_paged_memory(folder, meta):
     assert int(paged["paged, shared prefix"]["peak_reserved_bytes"]) < int(paged["paged"]["peak_reserved_bytes"])
     bpt = meta["values"]["kv_bytes_per_token"]["value"]
     assert bpt == 512  # tiny: 2 layers x K,V x 2 kv heads x 16 dims x 4 bytes
-    for r in _rows(folder, "memory_steps"):
+    for r in table_rows(folder, "memory_steps"):
         assert int(r["context_bytes"]) % bpt == 0
         assert int(r["shared_stored_bytes"]) <= int(r["shared_reserved_bytes"])
         assert int(r["shared_reserved_bytes"]) <= int(r["paged_reserved_bytes"]) <= int(r["contiguous_reserved_bytes"])

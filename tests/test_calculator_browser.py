@@ -47,9 +47,13 @@ from measure.reference.public_configs import PUBLIC_CONFIGS
 from tests.conftest import LANGUAGES, REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: `apt-get install chromium` (.ci/run does it)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: `apt-get install chromium` (.ci/run does it)"
+    ),
+    pytest.mark.browser,
+    pytest.mark.build,  # the calculator of the built site
+]
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -150,6 +150,7 @@ def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_pa
     assert html.count("<tr><td><code>") == 1 and "<code>kv&#95;cache</code>" in html and "calibration" not in html
 
 
+@pytest.mark.smoke
 def test_a_smoke_run_calibrates_and_an_unchanged_rerun_does_not(smoke_data, tmp_path, monkeypatch):
     """The one real calibration: two smoke runs (cache_size and kv_cache, each its own run)."""
     smoke_data / "cache_size", smoke_data / "kv_cache"

@@ -55,12 +55,14 @@ def _drifted(report):
     return [(f["table"], f["row"], f["column"]) for f in report["findings"] if f["verdict"] == "drift"]
 
 
+@pytest.mark.smoke
 def test_unperturbed_data_passes_after_a_real_regeneration(committed, tmp_path):
     rc, report = _check(committed, tmp_path, regenerated=False)
     assert rc == 0 and report["passed"]
     assert report["coverage"]["compared"] > 20
 
 
+@pytest.mark.smoke
 def test_perturbed_exact_value_fails_and_is_named(committed, tmp_path):
     _set_cell(committed / "cache_size", "measured", 1, "measured_bytes", lambda v: str(int(v) + 2))
     rc, report = _check(committed, tmp_path)
@@ -69,6 +71,7 @@ def test_perturbed_exact_value_fails_and_is_named(committed, tmp_path):
     assert (bad["table"], bad["row"], bad["column"], bad["compare"]) == ("measured", 1, "measured_bytes", "exact")
 
 
+@pytest.mark.smoke
 def test_numeric_within_tolerance_passes_beyond_fails(committed, tmp_path):
     folder = committed / "cache_size"
     _set_cell(folder, "attention_variants", 1, "fraction_of_mha", lambda v: repr(float(v) * (1 + 1e-5)))
@@ -88,6 +91,7 @@ def _plant_one_change_per_scope(folder):
 ALL = ("exact", "numeric", "timing")
 
 
+@pytest.mark.smoke
 def test_on_the_same_machine_every_scope_is_compared_and_caught(committed, tmp_path):
     _plant_one_change_per_scope(committed / "kv_cache")
     rc, report = _check(committed, tmp_path, kinds=ALL, only="kv_cache")
@@ -100,6 +104,7 @@ def test_on_the_same_machine_every_scope_is_compared_and_caught(committed, tmp_p
     assert report["coverage"]["not_comparable"] == 0
 
 
+@pytest.mark.smoke
 def test_committed_on_another_cpu_model_compares_all_but_machine_cells(committed, tmp_path):
     _move_committed_run(committed / "kv_cache", INTEL)
     rc, report = _check(committed, tmp_path, kinds=ALL, only="kv_cache")
@@ -118,6 +123,7 @@ def test_committed_on_another_cpu_model_compares_all_but_machine_cells(committed
     assert _drifted(report) == [("generated_tokens", 0, "cached_id"), ("head_step", 0, "recompute_scores_bytes")]
 
 
+@pytest.mark.smoke
 def test_committed_on_a_gpu_still_compares_every_any_machine_cell(committed, tmp_path):
     _move_committed_run(committed / "kv_cache", H200, dtype="float16")
     rc, report = _check(committed, tmp_path, kinds=ALL, only="kv_cache")
@@ -133,6 +139,7 @@ def test_committed_on_a_gpu_still_compares_every_any_machine_cell(committed, tmp
     assert rc == 1 and _drifted(report) == [("head_step", 0, "recompute_scores_bytes")]
 
 
+@pytest.mark.smoke
 def test_a_check_that_compares_nothing_fails(committed, tmp_path, capsys):
     _move_committed_run(committed / "kv_cache", INTEL)
     rc, report = _check(committed, tmp_path, kinds=("timing",), only="kv_cache")
@@ -140,6 +147,7 @@ def test_a_check_that_compares_nothing_fails(committed, tmp_path, capsys):
     assert "no cell could be compared here" in capsys.readouterr().out
 
 
+@pytest.mark.smoke
 def test_stale_code_hash_fails(committed, tmp_path):
     meta_path = committed / "cache_size" / "meta.json"
     meta = json.loads(meta_path.read_text())
@@ -152,6 +160,7 @@ def test_stale_code_hash_fails(committed, tmp_path):
     ]
 
 
+@pytest.mark.smoke
 def test_committed_data_that_does_not_verify_fails_with_its_reason(committed, tmp_path):
     path = committed / "cache_size" / "measured.csv"
     path.write_text(path.read_text().rsplit("\n", 2)[0] + "\n")
@@ -161,6 +170,7 @@ def test_committed_data_that_does_not_verify_fails_with_its_reason(committed, tm
     assert "measured.csv" in bad["reason"] and "make measure ONLY=cache_size" in bad["reason"]
 
 
+@pytest.mark.smoke
 def test_page_table_cross_check(committed, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -197,6 +207,7 @@ def test_timing_tolerance_follows_the_measured_spread():
     assert compare_cell("timing", "100", "129", table_rel_noise=0.1)[0]
 
 
+@pytest.mark.smoke
 def test_perturbed_named_value_fails(committed, tmp_path):
     meta_path = committed / "cache_size" / "meta.json"
     meta = json.loads(meta_path.read_text())
@@ -231,6 +242,7 @@ def _failing(report):
 NOT_FAILING = ("ok", "not comparable", "not compared")
 
 
+@pytest.mark.smoke
 def test_a_column_declared_timing_in_the_data_is_compared_as_the_code_declares(committed, tmp_path):
     folder = committed / "cache_size"
     _set_cell(folder, "attention_variants", 1, "fraction_of_mha", lambda v: repr(float(v) * 1.05))
@@ -250,6 +262,7 @@ def test_a_column_declared_timing_in_the_data_is_compared_as_the_code_declares(c
     assert (drift["row"], drift["compare"], drift["scope"]) == (1, "numeric", "any")
 
 
+@pytest.mark.smoke
 def test_a_column_declared_machine_scoped_on_another_machine_is_still_compared(committed, tmp_path):
     folder = committed / "cache_size"
     _set_cell(folder, "context_7b", 0, "cache_to_weights", lambda v: repr(float(v) * 1.5))
@@ -266,6 +279,7 @@ def test_a_column_declared_machine_scoped_on_another_machine_is_still_compared(c
     assert set(report["coverage"]["not_comparable_by_reason"]) <= {"reproduces on the same machine only"}
 
 
+@pytest.mark.smoke
 def test_a_run_parameter_changed_in_the_data_hides_no_change(committed, tmp_path):
     folder = committed / "cache_size"
     _set_cell(folder, "context_7b", 0, "cache_bytes", lambda v: str(int(v) * 3 // 2))
@@ -279,6 +293,7 @@ def test_a_run_parameter_changed_in_the_data_hides_no_change(committed, tmp_path
     assert report["coverage"]["not_comparable"] == 0
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize(
     "what, delete, subject",
     [
@@ -297,6 +312,7 @@ def test_a_value_or_table_deleted_from_the_data_is_missing(committed, tmp_path, 
     )
 
 
+@pytest.mark.smoke
 def test_a_row_deleted_by_a_run_claiming_another_device_still_compares_its_any_scope_cells(committed, tmp_path):
     folder = committed / "cache_size"
     _move_committed_run(folder, H200, dtype="float16")
@@ -308,12 +324,14 @@ def test_a_row_deleted_by_a_run_claiming_another_device_still_compares_its_any_s
     assert "stand in no committed row" in missed["reason"]
 
 
+@pytest.mark.smoke
 def test_a_dtype_the_code_never_measures_in_on_that_device_is_invalid(committed, tmp_path):
     _move_committed_run(committed / "cache_size", {**INTEL, "type": "cpu"}, dtype="float16")
     rc, report = _check(committed, tmp_path)
     assert rc == 1 and _failing(report) == [("invalid", "meta", "dtype")]
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("where", ["/proc/x.json", "{tmp}", "{tmp}/a_file/report.json"])
 def test_a_report_that_cannot_be_written_is_one_line_before_any_regeneration(
     committed, tmp_path, monkeypatch, capsys, where
@@ -330,6 +348,7 @@ def test_a_report_that_cannot_be_written_is_one_line_before_any_regeneration(
     assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: --report")
 
 
+@pytest.mark.smoke
 def test_a_model_described_otherwise_than_its_spec_loads_is_drift(committed, tmp_path):
     _edit_meta(committed / "cache_size", lambda m: m["model"].update(parameters=m["model"]["parameters"] * 10))
     rc, report = _check(committed, tmp_path)
@@ -353,6 +372,7 @@ def test_the_committed_data_states_what_its_code_declares():
         assert declaration_findings(exp, code) == [], name
 
 
+@pytest.mark.smoke
 def test_the_page_cross_check_judges_only_the_experiments_checked(committed, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

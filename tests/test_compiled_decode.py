@@ -3,7 +3,6 @@ eager step, a cache held at its context, the pages' columns from a real smoke ru
 a machine without a compiler said so instead of failing; the run's estimate
 (measure/lab/estimate.py) against hand-counted work."""
 
-import csv
 import json
 
 import pytest
@@ -16,6 +15,7 @@ from measure.lab.estimate import COMPILE_S, ForwardPasses, UnitCosts
 from measure.lab.generation import random_cache
 from measure.lab.models import load_model
 from measure.runner import run_experiments
+from tests.helpers import table_rows
 
 
 @pytest.fixture(scope="module")
@@ -23,19 +23,16 @@ def tiny():
     return load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def _values(folder):
     return {k: v["value"] for k, v in json.loads((folder / "meta.json").read_text())["values"].items()}
 
 
+@pytest.mark.slow
 def test_the_compiler_runs_here():
     assert compiler_unavailable("cpu") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch, tokens", [(1, 5), (1, 12), (3, 7)])
 def test_compiled_step_computes_what_the_eager_step_computes(tiny, batch, tokens):
     """Same seed, same random keys and values in both caches: the compiled step against
@@ -49,6 +46,7 @@ def test_compiled_step_computes_what_the_eager_step_computes(tiny, batch, tokens
     torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_repeated_step_sees_the_same_context(tiny):
     cache = static_cache(tiny, batch=1, tokens=6)
     assert all(layer.max_cache_len == 7 for layer in cache.layers)  # room for the position the step writes
@@ -77,12 +75,13 @@ def test_a_failing_compiler_is_reported_in_one_line(monkeypatch):
     assert reason == "torch.compile is not available on this cpu: InvalidCxxCompiler: No working C++ compiler found"
 
 
+@pytest.mark.smoke
 def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     folder = smoke_data / "prefill_decode"
     v = _values(folder)
     assert v["compiled_available"] is True and "torch.compile" in v["compiled_method"]
     assert v["compile_s"] > 0
-    rows = _rows(folder, "decode")
+    rows = table_rows(folder, "decode")
     for r in rows:
         step, compiled, floor = float(r["step_ms"]), float(r["compiled_ms"]), float(r["floor_ms"])
         assert float(r["compiled_speedup"]) == pytest.approx(step / compiled)
@@ -93,10 +92,11 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     assert set(v["compiled_samples_ms"]) == {r["cache_tokens"] for r in rows}
 
 
+@pytest.mark.smoke
 def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
     folder = smoke_data / "batching"
     v = _values(folder)
-    rows = [r for r in _rows(folder, "sweep") if r["status"] == "measured"]
+    rows = [r for r in table_rows(folder, "sweep") if r["status"] == "measured"]
     bw = v["bandwidth_gb_s"] * 1e9
     per_request = v["kv_bytes_per_token"] * int(rows[0]["cache_tokens"])
     for r in rows:
@@ -109,6 +109,7 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
     assert v["compiled_fraction_largest_batch"] == pytest.approx(float(rows[-1]["compiled_fraction_of_floor"]))
 
 
+@pytest.mark.smoke
 def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
     reason = "torch.compile is not available on this cpu: no compiler"
     from measure.experiments.batching import steps as batching_steps
@@ -122,8 +123,8 @@ def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
         v = _values(tmp_path / name)
         assert v["compiled_available"] is False and v["compiled_method"] == reason
         assert v["compiled_speedup_best"] is None
-        assert all(r[column] == "" for r in _rows(tmp_path / name, table))
-        assert all(r["step_ms"] for r in _rows(tmp_path / name, table))  # the eager step is still measured
+        assert all(r[column] == "" for r in table_rows(tmp_path / name, table))
+        assert all(r["step_ms"] for r in table_rows(tmp_path / name, table))  # the eager step is still measured
 
 
 def test_estimate_prices_counted_work():

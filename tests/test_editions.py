@@ -50,6 +50,7 @@ def test_notebook_pages_exist_in_every_edition():
             assert (REPO / "docs" / f"{name}.{lang}.ipynb").exists(), f"docs/{name}.{lang}.ipynb is missing"
 
 
+@pytest.mark.build
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_every_page_exists_with_its_language_and_a_selector_to_the_same_page(built_site, lang):
     for page in PAGES:
@@ -67,6 +68,7 @@ def test_every_page_exists_with_its_language_and_a_selector_to_the_same_page(bui
             )
 
 
+@pytest.mark.build
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_nothing_is_fetched_from_a_third_party(built_site, lang):
     for page in PAGES:
@@ -86,6 +88,7 @@ def _meta(experiment: str) -> dict:
     return json.loads((REPO / "site_data" / experiment / "meta.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.build
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_a_known_value_is_written_as_the_locale_writes_it(built_site, lang):
     html = read(built_site, lang, "kv-cache")
@@ -95,6 +98,7 @@ def test_a_known_value_is_written_as_the_locale_writes_it(built_site, lang):
     assert f"{speedup:.2f}".replace(".", DECIMAL[lang]) + "×" in html
 
 
+@pytest.mark.build
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_notebooks_render_as_pages_whose_outputs_are_the_data(built_site, lang):
     for name in NOTEBOOKS:

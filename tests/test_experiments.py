@@ -1,6 +1,5 @@
 """Every experiment, smoke-run on a tiny model: schema, provenance and invariants."""
 
-import csv
 import json
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from measure import registry
 from sitedata import read_experiment
 from sitedata.schema import COMPARE, SCOPES
+from tests.helpers import table_rows
 
 META_KEYS = {
     "schema_version",
@@ -29,6 +29,7 @@ META_KEYS = {
 }
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", registry.EXPERIMENTS)
 def test_schema(smoke_data, name):
     folder = smoke_data / name
@@ -63,38 +64,37 @@ def test_every_experiment_declares_its_tables_once():
         assert len({v.name for v in mod.VALUES}) == len(mod.VALUES), name
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
+@pytest.mark.smoke
 def test_kv_cache_invariants(smoke_data):
     d = smoke_data / "kv_cache"
-    assert all(r["tokens_identical"] == "true" for r in _rows(d, "identical_output"))
-    assert all(r["same"] == "true" for r in _rows(d, "generated_tokens"))
-    for r in _rows(d, "head_step"):
+    assert all(r["tokens_identical"] == "true" for r in table_rows(d, "identical_output"))
+    assert all(r["same"] == "true" for r in table_rows(d, "generated_tokens"))
+    for r in table_rows(d, "head_step"):
         n = int(r["context"])
         assert int(r["recompute_scores_bytes"]) == n * n * 4  # fp32 n x n
         assert int(r["cached_scores_bytes"]) == n * 4
-    for r in _rows(d, "macs_total"):
+    for r in table_rows(d, "macs_total"):
         assert int(r["recompute_macs"]) > int(r["cached_macs"])
 
 
+@pytest.mark.smoke
 def test_kv_cache_counts_linear_macs_of_tiny_model(smoke_data):
     meta = json.loads((smoke_data / "kv_cache" / "meta.json").read_text())
     # tiny: 2 layers x (q 64x64 + k 64x32 + v 64x32 + o 64x64 + 3 x 64x128) + lm_head 64x512
     assert meta["values"]["weight_macs_per_token"]["value"] == 2 * (4096 + 2048 + 2048 + 4096 + 3 * 8192) + 32768
 
 
+@pytest.mark.smoke
 def test_cache_size_measurements_equal_formula(smoke_data):
-    rows = _rows(smoke_data / "cache_size", "measured")
+    rows = table_rows(smoke_data / "cache_size", "measured")
     assert rows and all(r["matches_formula"] == "true" for r in rows)
     for r in rows:
         assert int(r["measured_bytes"]) == int(r["formula_bytes"])
-    variants = _rows(smoke_data / "cache_size", "attention_variants")
+    variants = table_rows(smoke_data / "cache_size", "attention_variants")
     assert [int(v["measured_bytes_per_token"]) for v in variants] == [512, 256, 128]  # 2*2*H_kv*16*2
 
 
+@pytest.mark.slow
 def test_qwen_architecture_matches_published_parameter_count():
     import torch
 
@@ -106,6 +106,7 @@ def test_qwen_architecture_matches_published_parameter_count():
     assert (shape["layers"], shape["heads"], shape["kv_heads"], shape["head_dim"]) == (24, 14, 2, 64)
 
 
+@pytest.mark.slow
 def test_identity_is_checked_in_float32_and_a_split_is_explained():
     """The float32 check holds for a float16 model too; a split reports the top-two gap
     there and the two paths' logit difference, from the model's real logits."""

@@ -72,6 +72,7 @@ def test_reached_modules_import_only_the_allowed_libraries():
     assert not outside, outside
 
 
+@pytest.mark.smoke
 @pytest.mark.skipif(not os.access(SCRIPT, os.X_OK), reason="the script must be executable")
 def test_the_command_runs_on_cpu(tmp_path):
     env = {
@@ -134,6 +135,7 @@ def _merge(source, into, *args):
 REHEARSAL = REPO / "gpu" / "rehearse.sh"
 
 
+@pytest.mark.smoke
 def test_the_rehearsal_runs_the_command_with_the_devices_transformers(tmp_path):
     """gpu/rehearse.sh: the GPU command on this CPU with the GPU image's transformers, so
     that an API difference shows here and not in GPU time. The Qwen2 architecture at a

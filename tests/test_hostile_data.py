@@ -29,6 +29,8 @@ from sitedata.bounds import MAX_TEXT
 from tests.builds import english_build
 from tests.conftest import REPO, edit_table
 
+pytestmark = pytest.mark.build  # every test reads a site built from the hostile data
+
 # The longest name the data layer reads (sitedata.bounds.MAX_TEXT: a longer one is refused
 # on reading, tests/test_sitedata_read.py); the pages cut it further.
 LONG = "".join(f"{i:05d}." for i in range(MAX_TEXT // 6 + 1))[:MAX_TEXT]

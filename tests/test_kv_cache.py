@@ -1,16 +1,13 @@
 """§1 memory: the smoke run's table against its own values, and the last-steps probe's
 premise (it runs the same forward passes as the end of the whole loop) on a fake model."""
 
-import csv
 import json
 from types import SimpleNamespace
 
+import pytest
 import torch
 
-
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
+from tests.helpers import table_rows
 
 
 class _LengthRecorder:
@@ -41,12 +38,13 @@ def test_the_last_two_steps_are_the_whole_loops_last_two_forward_passes():
     assert tail.tolist() == generated[:, -2:].tolist()
 
 
+@pytest.mark.smoke
 def test_smoke_memory_table_has_every_length_and_both_protocols(smoke_data):
     d = smoke_data / "kv_cache"
     meta = json.loads((d / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}
     p = meta["parameters"]
-    rows = _rows(d, "memory")
+    rows = table_rows(d, "memory")
     key = {(r["method"], int(r["new_tokens"]), r["steps_run"]): r for r in rows}
     short, long = sorted(p["memory_tokens"])
     assert (v["memory_tokens_shortest"], v["memory_tokens"]) == (short, long)

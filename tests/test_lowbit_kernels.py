@@ -2,13 +2,12 @@
 codes and its dequantized reference, the bytes it stores, and the decode variants'
 failures reported as rows."""
 
-import csv
-
 import pytest
 import torch
 
 from measure.experiments.weight_quantization import lowbit_decode as ld
 from measure.experiments.weight_quantization import lowbit_kernels as lk
+from tests.helpers import table_rows
 
 
 def _linear(w: torch.Tensor, bias: torch.Tensor | None = None) -> torch.nn.Linear:
@@ -172,16 +171,17 @@ def test_the_model_is_left_untouched(tiny):
     assert all(isinstance(m, torch.nn.Linear) for _, m in ld.projection_layers(tiny))
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return {r["variant"] if "variant" in r else i: r for i, r in enumerate(csv.DictReader(f))}
+def _keyed(folder, table):
+    """The rows by variant where the table has one, else by position."""
+    return {r["variant"] if "variant" in r else i: r for i, r in enumerate(table_rows(folder, table))}
 
 
+@pytest.mark.smoke
 def test_the_variant_table_on_smoke(smoke_data):
     d = smoke_data / "weight_quantization"
-    rows = _rows(d, "decode_kernels")
+    rows = _keyed(d, "decode_kernels")
     assert list(rows) == list(ld.VARIANTS)
-    bandwidth = float(_rows(d, "bandwidth")[0]["bandwidth_gb_s"]) * 1e9
+    bandwidth = float(_keyed(d, "bandwidth")[0]["bandwidth_gb_s"]) * 1e9
     fp32 = float(rows["fp32"]["step_ms"])
     for r in rows.values():
         if r["status"] != "ok":
@@ -198,12 +198,13 @@ def test_the_variant_table_on_smoke(smoke_data):
     assert rows["int4_g128_bf16"]["status"].startswith("not built: ValueError: a row of 64 weights")
 
 
+@pytest.mark.smoke
 def test_the_variant_values_on_smoke(smoke_data):
     import json
 
     d = smoke_data / "weight_quantization"
     values = {k: v["value"] for k, v in json.loads((d / "meta.json").read_text())["values"].items()}
-    rows = _rows(d, "decode_kernels")
+    rows = _keyed(d, "decode_kernels")
     ok = {k: r for k, r in rows.items() if r["status"] == "ok"}
     assert values["kernel_timed"] == len(ok) and values["kernel_not_run"] == len(rows) - len(ok)
     assert values["kernel_wrong"] == 0

@@ -88,6 +88,7 @@ def test_a_target_that_is_not_a_data_folder_is_refused(folders, tmp_path):
     _refused(source, home, "is not a data folder of this project")
 
 
+@pytest.mark.slow
 def test_a_stop_at_the_third_swap_says_all_three_were_merged(folders):
     source, into = folders
     proc = run_cli("merge", str(source), "--into", str(into), SITEDATA_FAULT="swapped@3:sigint")
@@ -96,6 +97,7 @@ def test_a_stop_at_the_third_swap_says_all_three_were_merged(folders):
     assert all(_version(into, n) == "2" for n in NAMES)
 
 
+@pytest.mark.slow
 def test_a_stop_while_the_second_is_written_says_which_was_merged(folders):
     source, into = folders
     proc = run_cli("merge", str(source), "--into", str(into), SITEDATA_FAULT="all_files@2:sigint")
@@ -105,6 +107,7 @@ def test_a_stop_while_the_second_is_written_says_which_was_merged(folders):
     assert sorted(p.name for p in into.iterdir()) == [".sitedata", *NAMES]
 
 
+@pytest.mark.slow
 def test_an_io_error_after_a_swap_says_it_was_merged(folders):
     source, into = folders
     line = _one_error(run_cli("merge", str(source), "--into", str(into), SITEDATA_FAULT="swapped@1:oserror"))

@@ -8,11 +8,13 @@ import shutil
 
 import nbformat
 import pytest
+from mkdocs.exceptions import PluginError
 
 from measure import notebooks
 from measure.errors import UserError
 from sitedata.hashes import NOTEBOOK_KEY, data_hash, notebook_code_hash
-from tests.conftest import REPO, build_site, write_data
+from tests.conftest import REPO, write_data
+from tests.helpers import finish_build
 
 
 def _notebook(path, code: str, words: str) -> None:
@@ -77,9 +79,9 @@ def test_a_notebook_older_than_the_data_fails_the_build(tmp_path):
     nb = json.loads(stale.read_text(encoding="utf-8"))
     nb["metadata"][NOTEBOOK_KEY]["data"] = "0" * 16
     stale.write_text(json.dumps(nb), encoding="utf-8")
-    proc = build_site(tmp_path / "out", docs=docs)
-    assert proc.returncode != 0
-    assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in proc.stderr
+    with pytest.raises(PluginError) as failed:
+        finish_build(docs, tmp_path / "site")
+    assert "measure-it-yourself.cs.ipynb was executed against other data than site_data/ holds now" in str(failed.value)
 
 
 def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny, tmp_path):
@@ -96,6 +98,7 @@ def test_a_notebook_runs_against_the_data_it_is_given_and_records_that_data(tiny
     assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data)
 
 
+@pytest.mark.slow
 def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
     data, docs = tmp_path / "data", tmp_path / "docs"
     shutil.copytree(REPO / "site_data", data, ignore=shutil.ignore_patterns("chapter", ".*"))
@@ -110,7 +113,7 @@ def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
         assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data) != data_hash(REPO / "site_data")
 
 
-@pytest.mark.parametrize("data", ["/nonexistent", "{tmp}"])
+@pytest.mark.parametrize("data", ["{tmp}/nonexistent", "{tmp}"])
 def test_data_with_no_experiment_is_one_line_and_nothing_is_run_or_written(data, tmp_path, monkeypatch, capsys):
     from measure.__main__ import main
 

@@ -1,6 +1,5 @@
 """§2 prefill and decode: the smoke run's tables hold together; the helpers it uses."""
 
-import csv
 import json
 
 import pytest
@@ -9,11 +8,7 @@ import torch
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.models import load_model
-
-
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
+from tests.helpers import table_rows
 
 
 @pytest.fixture(scope="module")
@@ -21,36 +16,38 @@ def folder(smoke_data):
     return smoke_data / "prefill_decode"
 
 
+@pytest.mark.smoke
 def test_tables_and_sweeps(folder):
     meta = json.loads((folder / "meta.json").read_text())
     assert set(meta["tables"]) == {"split", "prefill", "bandwidth", "decode"}
     params = meta["parameters"]
-    assert [int(r["prompt_tokens"]) for r in _rows(folder, "prefill")] == params["prompt_lengths"]
-    assert [int(r["cache_tokens"]) for r in _rows(folder, "decode")] == params["cache_lengths"]
-    split = _rows(folder, "split")
+    assert [int(r["prompt_tokens"]) for r in table_rows(folder, "prefill")] == params["prompt_lengths"]
+    assert [int(r["cache_tokens"]) for r in table_rows(folder, "decode")] == params["cache_lengths"]
+    split = table_rows(folder, "split")
     assert [int(r["tokens"]) for r in split] == [params["split_prompt_tokens"], params["split_new_tokens"] - 1]
 
 
+@pytest.mark.smoke
 def test_derived_numbers_follow_from_the_measured_ones(folder):
     meta = json.loads((folder / "meta.json").read_text())
     v = {k: x["value"] for k, x in meta["values"].items()}
-    for r in _rows(folder, "prefill"):
+    for r in table_rows(folder, "prefill"):
         p, ms = int(r["prompt_tokens"]), float(r["time_ms"])
         assert float(r["ms_per_token"]) == pytest.approx(ms / p)
         assert float(r["tokens_per_s"]) == pytest.approx(p / ms * 1e3)
-    bw = _rows(folder, "bandwidth")[0]
+    bw = table_rows(folder, "bandwidth")[0]
     assert int(bw["moved_bytes"]) == 2 * int(bw["copy_bytes"]) == 2 * meta["parameters"]["copy_bytes"]
     floor = v["weight_bytes"] / (v["bandwidth_gb_s"] * 1e9) * 1e3
-    for r in _rows(folder, "decode"):
+    for r in table_rows(folder, "decode"):
         assert float(r["tokens_per_s"]) == pytest.approx(1e3 / float(r["step_ms"]))
         assert float(r["floor_ms"]) == pytest.approx(floor)
         assert float(r["fraction_of_floor"]) == pytest.approx(floor / float(r["step_ms"]))
         assert float(r["floor_with_cache_ms"]) > float(r["floor_ms"])
     # tiny: 2 layers x K,V x 2 kv heads x 16 dims x 4 bytes = 512 bytes per cached token
-    assert [int(r["cache_bytes"]) for r in _rows(folder, "decode")] == [
+    assert [int(r["cache_bytes"]) for r in table_rows(folder, "decode")] == [
         512 * c for c in meta["parameters"]["cache_lengths"]
     ]
-    split = _rows(folder, "split")
+    split = table_rows(folder, "split")
     assert float(split[1]["cost_vs_prompt_token"]) == pytest.approx(v["split_ratio"])
     assert len(v["split_prefill_samples_ms"]) == meta["parameters"]["split_repeats"]
 

@@ -83,6 +83,7 @@ def test_an_edit_stales_exactly_the_experiments_that_reach_it(fake, edited, stal
     assert {name for name in before if before[name] != after[name]} == stale
 
 
+@pytest.mark.slow
 def test_editing_a_module_only_one_experiment_uses_stales_that_one_alone(tmp_path, monkeypatch):
     """On a copy of the real measure/: every file that a single experiment reaches (its
     package's modules among them) stales that experiment when edited, and no other."""

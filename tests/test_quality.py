@@ -1,21 +1,16 @@
 """§7 smoke run (embedded trained model, tiny sizes) and the evaluation functions."""
 
-import csv
-
 import pytest
 import torch
 
 from measure.experiments.quality.questions import QUESTIONS, score
 from measure.lab.evaluation import agreement, apply_repetition_penalty, perplexity
+from tests.helpers import table_rows
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
+@pytest.mark.smoke
 def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data):
-    rows = {r["variant"]: r for r in _rows(smoke_data / "quality", "quality")}
+    rows = {r["variant"]: r for r in table_rows(smoke_data / "quality", "quality")}
     ref = rows["reference"]
     assert float(ref["agreement"]) == 1.0 and int(ref["first_disagreement"]) == -1
     assert float(rows["int4_tensor"]["perplexity"]) > float(ref["perplexity"])
@@ -24,14 +19,16 @@ def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data
         assert int(r["agreement_agreed"]) <= int(r["agreement_positions"])
 
 
+@pytest.mark.smoke
 def test_battery_rows_match_the_scores(smoke_data):
     d = smoke_data / "quality"
-    answers = _rows(d, "battery")
-    for r in _rows(d, "quality"):
+    answers = table_rows(d, "battery")
+    for r in table_rows(d, "quality"):
         mine = [a for a in answers if a["variant"] == r["variant"] and float(a["repetition_penalty"]) == 1.0]
         assert sum(a["correct"] == "true" for a in mine) == int(r["battery_greedy"])
 
 
+@pytest.mark.smoke
 def test_counts_are_exact_and_model_outputs_device_scoped(smoke_data):
     from sitedata import read_experiment
 
@@ -97,11 +94,12 @@ def test_agreement_is_measured_alike_on_both_pages(profile):
     assert q.agreement_tokens == s.agreement_tokens
 
 
+@pytest.mark.smoke
 def test_speculative_acceptance_counts_are_the_quality_agreement(smoke_data):
     """Same code, prompt and positions: each fake-quantized draft's count of agreeing
     positions on the speculative-decoding page is its scheme's count here."""
-    quality_rows = {r["variant"]: r for r in _rows(smoke_data / "quality", "quality")}
-    drafts = _rows(smoke_data / "speculative_decoding", "acceptance")
+    quality_rows = {r["variant"]: r for r in table_rows(smoke_data / "quality", "quality")}
+    drafts = table_rows(smoke_data / "speculative_decoding", "acceptance")
     checked = 0
     for d in drafts:
         if d["draft"] in quality_rows:

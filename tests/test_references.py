@@ -159,6 +159,7 @@ def test_a_work_no_page_cites_fails_the_bibliography(monkeypatch):
 # --- the built pages -------------------------------------------------------------------
 
 
+@pytest.mark.build
 def test_the_built_pages_carry_their_references(built_site):
     for page in _pages():
         path = built_site / ("index.html" if page == "index.md" else f"{page.removesuffix('.md')}/index.html")

@@ -5,7 +5,11 @@ import re
 import shutil
 from html.parser import HTMLParser
 
-from tests.conftest import REPO, build_site, edit_table
+import pytest
+from mkdocs.exceptions import PluginError
+
+from tests.conftest import REPO, edit_table
+from tests.helpers import render_page
 
 
 class _Collect(HTMLParser):
@@ -31,6 +35,7 @@ def _pages(site):
     return {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html") if "search" not in p.parts}
 
 
+@pytest.mark.build
 def test_every_committed_table_is_on_a_page(built_site):
     shown = set()
     for html in _pages(built_site).values():
@@ -45,6 +50,7 @@ def test_every_committed_table_is_on_a_page(built_site):
     assert committed and committed <= shown, committed - shown
 
 
+@pytest.mark.build
 def test_no_marker_survives(built_site):
     for path, html in _pages(built_site).items():
         article = html.split("<article", 1)[-1].split("</article>", 1)[0]  # the page, not theme scripts
@@ -54,6 +60,7 @@ def test_no_marker_survives(built_site):
         assert not re.search(r"\{\{\s*\w+\(", html), path
 
 
+@pytest.mark.build
 def test_figures_are_svg_with_alt_text(built_site):
     count = 0
     for path, html in _pages(built_site).items():
@@ -68,6 +75,7 @@ def test_figures_are_svg_with_alt_text(built_site):
     assert count >= 3
 
 
+@pytest.mark.build
 def test_csv_links_resolve(built_site):
     links = 0
     for path, html in _pages(built_site).items():
@@ -79,44 +87,38 @@ def test_csv_links_resolve(built_site):
     assert links > 0
 
 
+@pytest.mark.build
 def test_provenance_shown_with_tables(built_site):
     html = (built_site / "kv-cache" / "index.html").read_text()
     assert html.count('class="measured-table"') == html.count('class="provenance"') - html.count("provenance-only")
     assert "SmolLM2" in html or "arch:" in html
 
 
-def _docs_with(tmp_path, text):
-    docs = tmp_path / "docs"
-    shutil.copytree(REPO / "docs", docs)
-    (docs / "kv-cache.md").write_text((docs / "kv-cache.md").read_text() + "\n" + text + "\n")
-    return docs
-
-
-def test_missing_table_fails_the_build(tmp_path):
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ table('kv_cache.no_such_table') }}"))
-    assert proc.returncode != 0
-    assert "no table 'no_such_table'" in proc.stdout + proc.stderr
-
-
-def test_missing_column_fails_the_build(tmp_path):
-    marker = "{{ cell('kv_cache.memory', 'no_such_column', where={'method': 'cached'}) }}"
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
-    assert proc.returncode != 0 and "no column 'no_such_column'" in proc.stdout + proc.stderr
-
-
-def test_unknown_marker_fails_the_build(tmp_path):
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, "{{ guess('kv_cache.memory') }}"))
-    assert proc.returncode != 0 and "unknown marker function 'guess'" in proc.stdout + proc.stderr
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ("{{ table('kv_cache.no_such_table') }}", "no table 'no_such_table'"),
+        ("{{ cell('kv_cache.memory', 'no_such_column', where={'method': 'cached'}) }}", "no column 'no_such_column'"),
+        ("{{ guess('kv_cache.memory') }}", "unknown marker function 'guess'"),
+    ],
+    ids=["missing-table", "missing-column", "unknown-marker"],
+)
+def test_a_bad_marker_fails_the_build(marker, message):
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", marker)
+    assert message in str(failed.value)
 
 
 def test_missing_data_file_fails_the_build(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(REPO / "site_data", data)
     (data / "kv_cache" / "memory.csv").unlink()
-    proc = build_site(tmp_path, data=data)
-    assert proc.returncode != 0 and re.search(r"memory\.csv is missing", proc.stdout + proc.stderr)
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", data=data)
+    assert re.search(r"memory\.csv is missing", str(failed.value))
 
 
+@pytest.mark.build
 def test_source_addresses_render_as_links_named_by_their_site(built_site):
     page = (built_site / "calculator" / "index.html").read_text(encoding="utf-8")
     table = page.split('data-table="memory_budget.card_presets"', 1)[1].split("</table>", 1)[0]
@@ -124,10 +126,11 @@ def test_source_addresses_render_as_links_named_by_their_site(built_site):
     assert '<a href="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html">amd.com</a>' in table
 
 
-def test_a_link_style_on_text_that_is_no_address_fails_the_build(tmp_path):
+def test_a_link_style_on_text_that_is_no_address_fails_the_build():
     marker = "{{ table('memory_budget.card_presets', styles={'card': 'link'}) }}"
-    proc = build_site(tmp_path, docs=_docs_with(tmp_path, marker))
-    assert proc.returncode != 0 and "style 'link' needs an http(s) address" in proc.stdout + proc.stderr
+    with pytest.raises(PluginError) as failed:
+        render_page("kv-cache.md", marker)
+    assert "style 'link' needs an http(s) address" in str(failed.value)
 
 
 def _table_rows(site, page, ref):
@@ -141,6 +144,7 @@ def _table_rows(site, page, ref):
     ]
 
 
+@pytest.mark.build
 def test_every_unit_as_a_reader_sees_it(built_site):
     """Values known by hand, found as the built pages write them: each IEC step, GiB to
     two decimals, percent, ratio and powers of ten; a unit follows its number across a
@@ -199,6 +203,7 @@ def doubled_words(html: str) -> list[str]:
     ]
 
 
+@pytest.mark.build
 def test_no_word_is_written_twice_in_a_row(built_site):
     found = {p.parent.name: d for p, html in _pages(built_site).items() if (d := doubled_words(html))}
     assert not found, found
@@ -217,6 +222,7 @@ def test_a_header_names_its_unit_once():
     assert _header({"name": "u", "unit": "users", "label": "user count"}) == '<th title="u">user count (users)</th>'
 
 
+@pytest.mark.build
 def test_text_cells_may_wrap_and_numbers_may_not(built_site):
     html = (built_site / "weight-quantization" / "index.html").read_text(encoding="utf-8")
     assert '<td class="text">not built: ' in html  # a reason, long: it wraps
@@ -286,6 +292,6 @@ def test_a_source_address_elsewhere_fails_the_build(tmp_path):
         rows[1][rows[0].index("source")] = "https://www.nvidia.com@evil.example/"
 
     edit_table(data / "memory_budget", "card_presets", elsewhere)
-    proc = build_site(tmp_path, data=data)
-    assert proc.returncode != 0
-    assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in proc.stdout + proc.stderr
+    with pytest.raises(PluginError) as failed:
+        render_page("calculator.md", data=data)
+    assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in str(failed.value)

@@ -18,9 +18,13 @@ from tests.builds import english_build
 from tests.conftest import LANGUAGES, REPO, edit_table
 from tests.test_calculator_browser import CHROMIUM, FILL, LAUNCH_ARGS, READY, _Quiet, _Server
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: `apt-get install chromium` (.ci/run does it)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: `apt-get install chromium` (.ci/run does it)"
+    ),
+    pytest.mark.browser,
+    pytest.mark.build,  # each drives a site built for it
+]
 PAGES = ("", "kv-cache/", "calculator/", "explore-the-data/", "references/")
 HOSTILE_CARDS = ("<!--<script>", "</script><script>alert(1)</script>")
 

@@ -179,6 +179,7 @@ def test_claims_within_bounds_still_work(root):
     assert check(SiteData(root), "2 ** 10 == 1024 and len('ab' * 3) == 6 and exp.ratio ** 2 > 6")[0]
 
 
+@pytest.mark.build
 def test_a_damaged_file_fails_the_build_with_one_line(tmp_path):
     import shutil
 
@@ -197,6 +198,7 @@ def test_a_damaged_file_fails_the_build_with_one_line(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.build
 def test_the_build_does_not_import_torch(tmp_path):
     import subprocess
     import sys

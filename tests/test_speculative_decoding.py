@@ -1,25 +1,20 @@
 """§8: speculative decoding, smoke-run on the embedded model, and the algorithm itself."""
 
-import csv
-
 import pytest
 import torch
 
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
+from tests.helpers import table_rows
 
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
+@pytest.mark.smoke
 def test_smoke_run_invariants(smoke_data):
     d = smoke_data / "speculative_decoding"
-    acc = {r["draft"]: r for r in _rows(d, "acceptance")}
+    acc = {r["draft"]: r for r in table_rows(d, "acceptance")}
     for r in acc.values():
         assert int(r["agreed"]) <= int(r["positions"])
         assert float(r["alpha"]) == pytest.approx(int(r["agreed"]) / int(r["positions"]))
-    for r in _rows(d, "real_run"):
+    for r in table_rows(d, "real_run"):
         assert r["identical_to_greedy"] == "true" and r["first_mismatch"] == "-1", r
         g, alpha = int(r["gamma"]), float(r["alpha"])
         assert float(r["predicted_tokens_per_round"]) == pytest.approx(
@@ -29,10 +24,10 @@ def test_smoke_run_invariants(smoke_data):
         assert float(r["predicted_speedup"]) == pytest.approx(
             speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
         )
-    for r in _rows(d, "speedup"):
+    for r in table_rows(d, "speedup"):
         losses = [c for c in r if c.startswith("speedup_g") and float(r[c]) < 1]
         assert (r["losses"] == "none") == (not losses)
-    for r in _rows(d, "acceptance_by_position"):
+    for r in table_rows(d, "acceptance_by_position"):
         assert int(r["accepted"]) <= int(r["proposed"])
 
 
@@ -118,16 +113,17 @@ def test_speculative_sampling_keeps_every_draft_of_the_target_itself():
     assert all(n == 3 for n in accepted)  # p == q: min(1, p/q) = 1, nothing rejected
 
 
+@pytest.mark.smoke
 def test_smoke_sampling_tables(smoke_data):
     d = smoke_data / "speculative_decoding"
-    acc = {r["draft"]: r for r in _rows(d, "acceptance")}
-    for r in _rows(d, "acceptance_by_temperature"):
+    acc = {r["draft"]: r for r in table_rows(d, "acceptance")}
+    for r in table_rows(d, "acceptance_by_temperature"):
         assert 0 <= float(r["lowest"]) <= float(r["expected_acceptance"]) <= 1
         if float(r["temperature"]) == 0:  # greedy: the chance of keeping a draft is α
             assert float(r["expected_acceptance"]) == float(acc[r["draft"]]["alpha"])
-    for r in _rows(d, "exactness"):
+    for r in table_rows(d, "exactness"):
         assert int(r["dof"]) == int(r["cells"]) - 1 and 0 <= float(r["p_value"]) <= 1
-    for r in _rows(d, "sampled_run"):
+    for r in table_rows(d, "sampled_run"):
         g = int(r["gamma"])
         assert int(r["accepted"]) <= int(r["judged"]) <= g * int(r["rounds"])
         assert 1 <= float(r["tokens_per_round"]) <= g + 1

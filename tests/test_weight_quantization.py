@@ -1,26 +1,26 @@
 """§5 smoke run (tiny random-weights model): schema-level invariants of the error tables."""
 
-import csv
 import json
 
+import pytest
 
-def _rows(folder, table):
-    with open(folder / f"{table}.csv", newline="") as f:
-        return list(csv.DictReader(f))
+from tests.helpers import table_rows
+
+pytestmark = pytest.mark.smoke  # every test reads the smoke run
 
 
 def test_errors_cover_every_projection_matrix(smoke_data):
     d = smoke_data / "weight_quantization"
-    matrices = _rows(d, "matrix_errors")
+    matrices = table_rows(d, "matrix_errors")
     assert len(matrices) == 2 * 7  # tiny: 2 layers x q, k, v, o, gate, up, down
-    for r in _rows(d, "errors"):
+    for r in table_rows(d, "errors"):
         errs = [float(m[r["scheme"]]) for m in matrices]
         assert abs(float(r["mean_rel_error"]) - sum(errs) / len(errs)) < 1e-12
         assert float(r["worst_rel_error"]) == max(errs)
 
 
 def test_finer_scales_do_not_lose_on_gaussian_weights(smoke_data):
-    by = {r["scheme"]: float(r["mean_rel_error"]) for r in _rows(smoke_data / "weight_quantization", "errors")}
+    by = {r["scheme"]: float(r["mean_rel_error"]) for r in table_rows(smoke_data / "weight_quantization", "errors")}
     assert by["int8_row"] <= by["int8_tensor"]
     assert by["int4_row"] <= by["int4_tensor"]
     assert by["int8_row"] < by["int4_row"]
@@ -29,12 +29,12 @@ def test_finer_scales_do_not_lose_on_gaussian_weights(smoke_data):
 def test_random_weights_are_not_on_a_distributed_grid(smoke_data):
     meta = json.loads((smoke_data / "weight_quantization" / "meta.json").read_text())
     assert meta["values"]["already_on_q4_1_grid"]["value"] is False
-    for r in _rows(smoke_data / "weight_quantization", "distributed_grid"):
+    for r in table_rows(smoke_data / "weight_quantization", "distributed_grid"):
         assert float(r["q4_1_requantize_error"]) > 0.01
 
 
 def test_outlier_codes_count_every_weight(smoke_data):
     d = smoke_data / "weight_quantization"
-    m = _rows(d, "outlier_matrix")[0]
-    codes = _rows(d, "outlier_codes")
+    m = table_rows(d, "outlier_matrix")[0]
+    codes = table_rows(d, "outlier_codes")
     assert sum(int(r["all_weights"]) for r in codes) == int(m["rows"]) * int(m["cols"])

@@ -1,0 +1,59 @@
+"""What several test files share: the rows of an experiment's table, read through the
+data layer, and the site's hook (hooks/render.py) driven in this process, for tests of
+what fails a build: one page rendered, or the end of the English edition's build, each
+raising the PluginError whose message is the line the build prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
+
+from tests.conftest import DOCS, REPO
+
+
+def table_rows(folder: Path, table: str) -> list[dict[str, str]]:
+    """The rows of ``table`` in the experiment folder ``folder`` as written (strings, in
+    file order), read and verified against its meta.json by ``sitedata.read``."""
+    from sitedata import read_experiment
+
+    folder = Path(folder)
+    return read_experiment(folder.parent, folder.name).rows(table)
+
+
+def _hook(data: Path | None, **config):
+    """hooks/render.py after its on_config over ``data`` (site_data/ by default), which
+    verifies every experiment before any page, as a build's first step; then set to the
+    English edition, as its on_pre_build would (less the figures it draws ahead)."""
+    import render
+    from sitekit import formatting, i18n
+
+    config = SimpleNamespace(
+        config_file_path=str(REPO / "mkdocs.yml"), extra={"site_data": str(data or REPO / "site_data")}, **config
+    )
+    render.on_config(config)
+    i18n.set_language(i18n.DEFAULT)
+    formatting.set_locale(i18n.DEFAULT)
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    render._state["titles"] = dict(render._nav_titles(nav))
+    return render, config
+
+
+def render_page(page: str, markdown: str | None = None, *, data: Path | None = None) -> str:
+    """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
+    the English edition over ``data`` renders it (on_config, then on_page_markdown);
+    what would fail the build raises its PluginError."""
+    render, config = _hook(data)
+    text = (DOCS / page).read_text(encoding="utf-8") if markdown is None else markdown
+    url = "" if page == "index.md" else page.removesuffix(".md") + "/"
+    page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
+    return render.on_page_markdown(text, page=page_, config=config, files=None)
+
+
+def finish_build(docs: Path, site: Path, *, data: Path | None = None) -> None:
+    """The end of a build of the English edition of ``docs`` over ``data`` into ``site``
+    (on_config, then on_post_build: the notebooks' checks, the published data files);
+    what would fail the build raises its PluginError."""
+    render, config = _hook(data, docs_dir=str(docs), site_dir=str(site))
+    render.on_post_build(config)
