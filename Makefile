@@ -70,8 +70,8 @@ merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run)
 	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
 	$(BIN)/python -m measure merge '$(FROM)' $(if $(ONLY),--only '$(ONLY)')
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+test: $(STAMP) ## every test, on two processes (pytest-xdist; the tiers by their markers)
+	$(BIN)/python -m pytest -n 2
 
 test-fast: $(STAMP) ## the fast tier, on two processes: for the edit loop; `make test` before a commit
 	$(BIN)/python -m pytest -m "$(FAST)" -n 2

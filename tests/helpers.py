@@ -30,7 +30,9 @@ def _hook(data: Path | None, **config):
     from sitekit import formatting, i18n
 
     config = SimpleNamespace(
-        config_file_path=str(REPO / "mkdocs.yml"), extra={"site_data": str(data or REPO / "site_data")}, **config
+        config_file_path=str(REPO / "mkdocs.yml"),
+        extra={"site_data": str(data or REPO / "site_data")},
+        **{"site_url": None, **config},
     )
     render.on_config(config)
     i18n.set_language(i18n.DEFAULT)
@@ -51,9 +53,9 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     return render.on_page_markdown(text, page=page_, config=config, files=None)
 
 
-def finish_build(docs: Path, site: Path, *, data: Path | None = None) -> None:
+def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: str | None = None) -> None:
     """The end of a build of the English edition of ``docs`` over ``data`` into ``site``
     (on_config, then on_post_build: the notebooks' checks, the published data files);
     what would fail the build raises its PluginError."""
-    render, config = _hook(data, docs_dir=str(docs), site_dir=str(site))
+    render, config = _hook(data, docs_dir=str(docs), site_dir=str(site), site_url=site_url)
     render.on_post_build(config)
