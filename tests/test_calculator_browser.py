@@ -162,6 +162,9 @@ class Locale:
         return float(text.replace(self.decimal, "."))
 
 
+EN = Locale("en", ".", ",")  # the English page's format, for expected texts
+
+
 class Site:
     """The built site served on 127.0.0.1 and one browser: a page per edition, opened once."""
 
@@ -280,6 +283,28 @@ def _paste(page, config) -> dict:
     }
 
 
+def _python(lang: str, kind: str, x: float) -> str:
+    """x as the site's tables write it in ``lang`` (hooks/sitekit/formatting.py): kind
+    "num", a measurement; "iec", bytes with their IEC unit."""
+    from sitekit import formatting
+
+    formatting.set_locale(lang)
+    try:
+        return formatting.iec(x) if kind == "iec" else formatting.format_value(x, style="num")
+    finally:
+        formatting.set_locale("en")
+
+
+def _iec(loc: Locale, nbytes: int) -> str:
+    """Bytes as the calculator writes them: the tables' number and unit, the page's space."""
+    number, unit = _python(loc.lang, "iec", nbytes).rsplit(NBSP, 1)
+    return loc.unit(number, unit)
+
+
+def _num(loc: Locale, x: float) -> str:
+    return _python(loc.lang, "num", x)
+
+
 CACHE_BYTES = {r["precision"]: float(r["kv_bytes_per_element"]) for r in _csv("cache_precisions")}
 FP16_CACHE = "fp16 / bf16"
 
@@ -303,12 +328,12 @@ def test_initialises_on_load_with_the_defaults(edition):
     # every number in the page's format: 14e9 bytes of weights, 13.04 GiB
     weights = int(out["weights"][0])
     bytes_word = loc.t("bytes")
-    gib, exact = loc.unit(loc.fixed(weights / 2**30, 2), "GiB"), loc.unit(loc.integer(weights), bytes_word)
-    assert out["weights"][1] == f"{gib} ({exact})"
-    assert loc.decimal in out["weights"][1] and loc.group in out["weights"][1]
+    size, exact = _iec(loc, weights), loc.unit(loc.integer(weights), bytes_word)
+    assert out["weights"][1] == f"{size} ({exact})"
+    assert loc.group in out["weights"][1]
     context = loc.unit(loc.integer(assumptions["context_per_user"]), loc.t("tokens"))
     assert out["max_tokens"][1] == loc.unit(loc.integer(out["max_tokens"][0]), loc.t("tokens"))
-    assert out["step_ms"][1] == loc.unit(loc.fixed(float(out["step_ms"][0]), 2), "ms")
+    assert out["step_ms"][1] == loc.unit(_num(loc, float(out["step_ms"][0])), "ms")
     # the status is the element's translation of its message
     assert page.get_attribute("[data-status]", "data-state") == "ok"
     fit, users = loc.integer(out["users_fit"][0]), defaults["users_served"]
@@ -361,7 +386,7 @@ def test_every_preset_equals_the_budget_table(edition):
                     assert out["max_tokens"][0] == row["max_tokens"], where
                     assert out["users_fit"][0] == row["users"], where
                     assert loc.integer(row["max_tokens"]) in out["max_tokens"][1], where
-                    assert out["free"][1] == loc.unit(loc.fixed(int(row["free_bytes"]) / 2**30, 2), "GiB"), where
+                    assert out["free"][1] == _iec(loc, int(row["free_bytes"])), where
                 _no_nan(page)
                 checked += 1
     assert checked == len(budget) and not errors, errors
@@ -392,7 +417,18 @@ def _expected(v: dict[str, str]) -> dict[str, int | None]:
         "step_ms": floor["step_s"] * 1e3,
         "tokens_per_s_per_user": floor["tokens_per_s_per_user"],
         "tokens_per_s": floor["tokens_per_s"],
+        "short": _short(free, per_user, users),
     }
+
+
+def _short(free: int, per_user: int, users: int) -> int | None:
+    """By how much a setup does not fit: the weights and the reserve, one user's cache, or
+    the cache of all the users served; None when it fits."""
+    if free < 0:
+        return -free
+    if per_user > free:
+        return per_user - free
+    return users * per_user - free if users * per_user > free else None
 
 
 def _grid(n: int = 40) -> list[dict[str, str]]:
@@ -438,8 +474,13 @@ def test_a_grid_of_typed_inputs_equals_the_python_formula(calculator):
         out = _outputs(page)
         for key in ("weights", "kv_per_token", "cache_per_user", "free"):
             assert out[key][0] == str(want[key]), (case, key, out[key], want[key])
-        for key in ("step_ms", "tokens_per_s_per_user", "tokens_per_s"):  # the same double, every digit
-            assert out[key][0] == repr(want[key]), (case, key, out[key], want[key])
+        if want["short"] is None:
+            for key in ("step_ms", "tokens_per_s_per_user", "tokens_per_s"):  # the same double, every digit
+                assert out[key][0] == repr(want[key]), (case, key, out[key], want[key])
+        else:  # no speed for a setup that does not fit: by how much it does not
+            short = f"does not fit: short by {_iec(EN, want['short'])}"
+            assert out["step_ms"] == ["", short], (case, out)
+            assert out["tokens_per_s"] == out["tokens_per_s_per_user"] == ["", "—"], (case, out)
         if want["max_tokens"] == "nofit":
             seen.add("nofit")
             assert out["max_tokens"] == ["", "does not fit"], case
@@ -529,7 +570,7 @@ def test_a_preset_that_does_not_fit_says_so(calculator):
     page.select_option("[name=preset_precision]", "fp16")
     page.fill("[name=vram_gib]", "80")
     status = page.inner_text("[data-status]")
-    assert status.startswith("Does not fit: the weights (130.39 GiB)"), status
+    assert status.startswith("Does not fit: the weights (130 GiB)"), status
     assert _state(page) == "nofit"
     _no_nan(page)
     page.fill("[name=reserve_gib]", "50")  # int4 weights (33.6 GiB) fit; with this reserve they do not
@@ -699,10 +740,22 @@ def test_the_speed_floor_equals_the_python_table(calculator):
             users=int(row["users"]),
             bandwidth_gb_s=float(card["bandwidth_gb_s"]),
         )
-        assert out["tokens_per_s"][0] == repr(want["tokens_per_s"]) == repr(float(row["tokens_per_s"])), row
-        assert out["tokens_per_s_per_user"][0] == repr(want["tokens_per_s_per_user"]), row
-        assert out["step_ms"][0] == repr(want["step_s"] * 1e3) == repr(float(row["step_ms"])), row
-        assert out["tokens_per_s"][1] == f"{want['tokens_per_s']:,.1f} tokens/s"
+        if row["fits"] == "true":
+            shown = {k: out[k][0] for k in ("tokens_per_s", "tokens_per_s_per_user", "step_ms")}
+        else:  # not shown: the page's arithmetic, as the page calls it
+            shown = page.evaluate(
+                """a => { const f = LLMCalculator.budget.decodeFloor(...a);
+                  return {tokens_per_s: String(f.tokens_per_s), tokens_per_s_per_user: String(f.tokens_per_s_per_user),
+                          step_ms: String(f.step_s * 1e3)}; }""",
+                [w, per_user, int(row["users"]), float(card["bandwidth_gb_s"])],
+            )
+        assert shown["tokens_per_s"] == repr(want["tokens_per_s"]) == repr(float(row["tokens_per_s"])), row
+        assert shown["tokens_per_s_per_user"] == repr(want["tokens_per_s_per_user"]), row
+        assert shown["step_ms"] == repr(want["step_s"] * 1e3) == repr(float(row["step_ms"])), row
+        if row["fits"] == "true":
+            assert out["tokens_per_s"][1] == f"{_num(EN, want['tokens_per_s'])} tokens/s"
+        else:  # the table's speed is the arithmetic's; the calculator says by how much it does not fit
+            assert out["tokens_per_s"][1] == "—" and out["step_ms"][1].startswith("does not fit: short by "), row
         assert (_state(page) == "ok") == (row["fits"] == "true"), row
     assert not errors
 
@@ -731,9 +784,9 @@ def test_the_bar_adds_up_to_the_card_or_marks_the_excess(calculator):
     assert bytes_["free"] == 0 and int(page.get_attribute("[data-bar]", "data-over")) == need - vram
     assert widths["weights"] == pytest.approx(100 * 14_000_000_000 / need, abs=0.001)
     note = page.inner_text("[data-bar-note]")
-    over = f"{(need - vram) / 2**30:,.2f} GiB"
+    over = _iec(EN, need - vram)
     served = "The weights, the reserve and the cache of the users served (40)"
-    assert note == f"{served} need {over} more than the card's 24.00 GiB."
+    assert note == f"{served} need {over} more than the card's 24 GiB."
 
 
 def test_the_url_reproduces_the_state(edition, site):
@@ -997,7 +1050,7 @@ def test_a_reserve_of_minus_zero_is_a_reserve_of_zero(calculator):
     legend = page.inner_text("[data-legend=reserve]")
     _fill(page, {"reserve_gib": "-0"})
     assert _outputs(page) == zero and _state(page) == "ok"
-    assert page.inner_text("[data-legend=reserve]") == legend == "0.00 GiB"
+    assert page.inner_text("[data-legend=reserve]") == legend == "0 B"
     _no_noise(page)
     _fill(page, VALID)
     assert not errors

@@ -13,8 +13,10 @@
 
   var ENGLISH = { locale: "en", decimal: ".", group: ",", messages: {} };
   var SPACES = /[ \u00a0\u202f]/g; // a group of a locale that groups with a space may be typed with any of them
-  var GIB = 1073741824; // 2^30
-  var MIB = 1048576; // 2^20
+  var SUPERSCRIPT = { "-": "\u207b", 0: "\u2070", 1: "\u00b9", 2: "\u00b2", 3: "\u00b3", 4: "\u2074", 5: "\u2075", 6: "\u2076", 7: "\u2077", 8: "\u2078", 9: "\u2079" };
+  var IEC = [["TiB", 1099511627776], ["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+  // A number in a link: the canonical form every edition writes and reads (no group, "." for decimals)
+  var CANONICAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
   function read() {
     var el = document.querySelector("script[data-calculator-locale]");
@@ -64,20 +66,18 @@
       return n > 0 ? new Array(n + 1).join("0") : "";
     }
 
-    /* |x| rounded to `digits` decimals: [integer digits, decimal digits]. */
-    function rounded(x, digits) {
-      var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)));
-      var ds = m[1] + (m[2] || "");
-      var point = m[1].length + (m[3] ? Number(m[3]) : 0);
+    /* The digits `ds` with the decimal point after `point` of them, rounded to `digits`
+       decimals: [integer digits, decimal digits]. up(next, rest, last): whether to round
+       up, from the first digit dropped, the ones after it and the last digit kept. */
+    function roundDigits(ds, point, digits, up) {
       if (point < 1) {
         ds = zeros(1 - point) + ds;
         point = 1;
       }
       var keep = point + digits;
       if (ds.length < keep) ds += zeros(keep - ds.length);
-      var up = ds.length > keep && ds.charAt(keep) >= "5";
       var kept = ds.slice(0, keep).split("");
-      if (up) {
+      if (ds.length > keep && up(ds.charAt(keep), ds.slice(keep + 1), kept[kept.length - 1])) {
         var i = kept.length - 1;
         while (i >= 0 && kept[i] === "9") kept[i--] = "0";
         if (i < 0) {
@@ -89,6 +89,26 @@
       }
       ds = kept.join("");
       return [ds.slice(0, point).replace(/^0+(?=\d)/, ""), ds.slice(point)];
+    }
+
+    /* |x| rounded to `digits` decimals as Intl.NumberFormat rounds: half away from zero,
+       on the shortest decimal text of the double. */
+    function rounded(x, digits) {
+      var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)));
+      var point = m[1].length + (m[3] ? Number(m[3]) : 0);
+      return roundDigits(m[1] + (m[2] || ""), point, digits, function (next) { return next >= "5"; });
+    }
+
+    /* |x| rounded to `digits` decimals as Python's round() does (the site's tables,
+       hooks/sitekit/formatting.py): on the double's exact value, a tie to the even digit.
+       toFixed(100) writes that value whole below 10^21 (the calculator's values are). */
+    function roundedEven(x, digits) {
+      var s = Math.abs(x).toFixed(100);
+      var point = s.indexOf(".");
+      return roundDigits(s.slice(0, point) + s.slice(point + 1), point, digits, function (next, rest, last) {
+        if (next !== "5") return next > "5";
+        return /[1-9]/.test(rest) || Number(last) % 2 === 1;
+      });
     }
 
     function grouped(digits) {
@@ -107,6 +127,24 @@
       var frac = trim ? r[1].replace(/0+$/, "") : r[1];
       var sign = x < 0 || (x === 0 && 1 / x < 0) ? "-" : "";
       return sign + grouped(r[0]) + (frac ? decimal + frac : "");
+    }
+
+    /* `digits` significant digits, trailing zeros dropped: formatting.number(). */
+    function significant(x, digits) {
+      if (x === 0) return "0";
+      var magnitude = Math.floor(Math.log10(Math.abs(x)));
+      var r = roundedEven(x, Math.max(0, digits - 1 - magnitude));
+      var frac = r[1].replace(/0+$/, "");
+      return (x < 0 ? "-" : "") + grouped(r[0]) + (frac ? decimal + frac : "");
+    }
+
+    /* formatting.scientific(): a power of ten outside 10^-3 to 10^6 */
+    function scientific(x, digits) {
+      if (x === 0) return "0";
+      var exp = Math.floor(Math.log10(Math.abs(x)));
+      if (exp >= -3 && exp < 6) return significant(x, digits);
+      var mant = x / Number("1e" + exp); // Python's 10**exp: exact, or the nearest double
+      return significant(mant, digits) + " \u00d7 10" + String(exp).replace(/./g, function (c) { return SUPERSCRIPT[c]; });
     }
 
     /* A typed text: {empty}, {value}, {invalid}, or, when its separators could mean
@@ -146,10 +184,28 @@
       integer: function (x) { return format(x, 0, true); },
       fixed: function (x, digits) { return format(x, digits, false); },
       plain: function (x) { return format(x, 6, true); },
+      /* as the site's tables write a measurement: formatting.format_value(x, style="num") */
+      num: function (x) {
+        if (!isFinite(x)) return String(x);
+        return Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? scientific(x, 3) : significant(x, 3);
+      },
+      /* bytes as the site's tables write them: formatting.iec(), less its unit */
+      iec: function (bytes) {
+        for (var i = 0; i < IEC.length; i++) {
+          if (Math.abs(bytes) >= IEC[i][1]) return [significant(bytes / IEC[i][1], 3), IEC[i][0]];
+        }
+        return [format(bytes, 0, true), "B"];
+      },
       /* a value as a field holds it: no groups, the page's decimal symbol */
       input: function (x) { return String(x).replace(".", decimal); },
       unit: function (number, unit) { return unit ? number + unitSpace + unit : number; },
       read: read,
+      /* a number in a link, the same in every edition: write(x) its text, read(text) the
+         number, or null when the text is not in that form (a link of the page's own format) */
+      canonical: {
+        write: function (x) { return String(x); },
+        read: function (text) { return CANONICAL.test(text) ? Number(text) : null; },
+      },
     };
   }
 
@@ -187,10 +243,6 @@
       return shown(N.plain(x), x);
     }
 
-    function gib(bytes) {
-      return N.unit(fixed(bytes / GIB, 2), "GiB");
-    }
-
     return {
       t: t,
       tooLarge: function () { return t("too large to show"); },
@@ -200,12 +252,13 @@
       unit: N.unit,
       input: N.input,
       read: N.read,
-      gib: gib,
-      /* bytes, MiB or GiB, whichever reads best */
-      bytes: function (bytes) {
-        if (bytes < MIB) return N.unit(integer(bytes), t("bytes"));
-        if (bytes < GIB) return N.unit(fixed(bytes / MIB, 2), "MiB");
-        return gib(bytes);
+      canonical: N.canonical,
+      /* a measurement, to the tables' precision (3 significant digits) */
+      num: function (x) { return shown(N.num(x), x); },
+      /* bytes with their IEC unit (B, KiB, MiB, GiB, TiB), as the tables write them */
+      iec: function (bytes) {
+        var r = N.iec(bytes);
+        return N.unit(shown(r[0], bytes), r[1]);
       },
       tokens: function (n) { return N.unit(integer(n), t("tokens")); },
       echo: function (text, most) {

@@ -58,9 +58,9 @@
       var seg = bar.querySelector('[data-part="' + p[0] + '"]');
       seg.style.width = ((100 * p[1]) / span).toFixed(3) + "%";
       seg.setAttribute("data-bytes", String(p[1]));
-      seg.title = seg.getAttribute("data-label") + ": " + P.gib(p[1]);
+      seg.title = seg.getAttribute("data-label") + ": " + P.iec(p[1]);
       var legend = root.querySelector('[data-legend="' + p[0] + '"]');
-      if (legend) legend.textContent = P.gib(p[1]);
+      if (legend) legend.textContent = P.iec(p[1]);
     });
     var over = need - c.vram;
     var mark = bar.querySelector("[data-card-edge]");
@@ -70,7 +70,7 @@
     note.textContent =
       over > 0
         ? P.t("The weights, the reserve and the cache of the users served ({users}) need {over} more than the card's {card}.", {
-            users: P.integer(users), over: P.gib(over), card: P.gib(c.vram),
+            users: P.integer(users), over: P.iec(over), card: P.iec(c.vram),
           })
         : "";
   }
@@ -92,6 +92,37 @@
     clearBar(root);
   }
 
+  /* The decode floor's outputs: the speed when the setup fits; when it does not (the
+     weights and the reserve alone, a single user's cache at the context, or the cache of
+     the users served), no speed at all, and by how much it does not fit instead. */
+  function showSpeed(out, P, c, short) {
+    var t = P.t;
+    if (short === null) {
+      out("step_ms", c.floor.step_s * 1e3, P.unit(P.num(c.floor.step_s * 1e3), "ms"));
+      out("tokens_per_s_per_user", c.floor.tokens_per_s_per_user, P.unit(P.num(c.floor.tokens_per_s_per_user), t("tokens/s")));
+      out("tokens_per_s", c.floor.tokens_per_s, P.unit(P.num(c.floor.tokens_per_s), t("tokens/s")));
+      return;
+    }
+    out("step_ms", null, t("does not fit: short by {size}", { size: P.iec(short) }));
+    out("tokens_per_s_per_user", null, "—");
+    out("tokens_per_s", null, "—");
+  }
+
+  /* The longest context one user can have: memory's limit, the window's "no limit" in
+     words, and the model's own maximum where one is given (v.max_context, 0: none). */
+  function showLongest(out, P, c, v) {
+    var t = P.t, max = v.max_context ? P.tokens(v.max_context) : null;
+    if (c.longest === null) {
+      out("max_tokens", null, max
+        ? t("no limit from memory: the cache stops growing at the window ({window}); the model's own maximum context, {max}, still applies", { window: P.tokens(v.window), max: max })
+        : t("no limit from memory: the cache stops growing at the window ({window}); the model's own maximum context still applies", { window: P.tokens(v.window) }));
+    } else if (max && c.longest > v.max_context) {
+      out("max_tokens", c.longest, t("{tokens}, past the model's maximum context, {max}", { tokens: P.tokens(c.longest), max: max }));
+    } else {
+      out("max_tokens", c.longest, P.tokens(c.longest));
+    }
+  }
+
   /* Every result of the values v, drawn; returns the status: {state, text}. */
   function show(root, P, v) {
     var t = P.t;
@@ -106,43 +137,40 @@
     }
     var out = function (name, value, text) { setOut(root, P, name, value, text); };
     var bytes = P.unit(P.integer(c.weights), t("bytes"));
-    out("weights", c.weights, P.gib(c.weights) + " (" + bytes + ")");
+    out("weights", c.weights, P.iec(c.weights) + " (" + bytes + ")");
     out("kv_per_token", c.kv, P.unit(P.integer(c.kv), t("bytes")) + (c.windowed ? " " + t("(while the context is shorter than the window)") : ""));
-    out("cache_per_user", c.perUser, t("{size} at {context}", { size: P.bytes(c.perUser), context: P.tokens(v.context) }));
-    out("step_ms", c.floor.step_s * 1e3, P.unit(P.fixed(c.floor.step_s * 1e3, 2), "ms"));
-    out("tokens_per_s_per_user", c.floor.tokens_per_s_per_user, P.unit(P.fixed(c.floor.tokens_per_s_per_user, 1), t("tokens/s")));
-    out("tokens_per_s", c.floor.tokens_per_s, P.unit(P.fixed(c.floor.tokens_per_s, 1), t("tokens/s")));
+    out("cache_per_user", c.perUser, t("{size} at {context}", { size: P.iec(c.perUser), context: P.tokens(v.context) }));
     drawBar(root, P, c, v.users);
     if (!c.fits) {
-      out("free", c.free, t("none: short by {size}", { size: P.gib(-c.free) }));
+      out("free", c.free, t("none: short by {size}", { size: P.iec(-c.free) }));
       out("max_tokens", null, t("does not fit"));
       out("users_fit", null, t("does not fit"));
+      showSpeed(out, P, c, -c.free);
       return { state: "nofit", text: t("Does not fit: the weights ({weights}) and the reserve ({reserve}) need more than the card's {card}.", {
-        weights: P.gib(c.weights), reserve: P.gib(c.reserve), card: P.gib(c.vram),
+        weights: P.iec(c.weights), reserve: P.iec(c.reserve), card: P.iec(c.vram),
       }) };
     }
-    out("free", c.free, P.gib(c.free));
-    if (c.longest === null) {
-      out("max_tokens", null, t("no limit: every layer keeps at most {window}", { window: P.tokens(v.window) }));
-    } else {
-      out("max_tokens", c.longest, P.tokens(c.longest));
-    }
+    out("free", c.free, P.iec(c.free));
+    showLongest(out, P, c, v);
     out("users_fit", c.usersFit, P.integer(c.usersFit));
+    // short by: one user's cache past what is left, or the cache of all the users served
+    var short = c.usersFit === 0 ? c.perUser - c.free : c.usersFit < v.users ? c.servedCache - c.free : null;
+    showSpeed(out, P, c, short);
     if (c.longest === 0) {
       return { state: "nocache", text: t("The weights fit, but no room is left for even one token of cache.") };
     }
     if (c.usersFit === 0) {
       return { state: "nouser", text: t("Not one full context fits: one user needs {size} of cache at {context} and {free} is left.", {
-        size: P.bytes(c.perUser), context: P.tokens(v.context), free: P.gib(c.free),
+        size: P.iec(c.perUser), context: P.tokens(v.context), free: P.iec(c.free),
       }) };
     }
     if (c.usersFit < v.users) {
-      return { state: "overserved", text: t("Users that fit at {context} each: {fit}, fewer than the users served ({users}): the speed shown assumes memory the card does not have.", {
-        context: P.tokens(v.context), fit: P.integer(c.usersFit), users: P.integer(v.users),
+      return { state: "overserved", text: t("Users that fit at {context} each: {fit}, fewer than the users served ({users}): serving them all needs {over} more than the card's {card}.", {
+        context: P.tokens(v.context), fit: P.integer(c.usersFit), users: P.integer(v.users), over: P.iec(short), card: P.iec(c.vram),
       }) };
     }
     return { state: "ok", text: t("Users that fit at {context} each: {fit}. Users served: {users}; a decode step can take no less than {step}.", {
-      context: P.tokens(v.context), fit: P.integer(c.usersFit), users: P.integer(v.users), step: P.unit(P.fixed(c.floor.step_s * 1e3, 2), "ms"),
+      context: P.tokens(v.context), fit: P.integer(c.usersFit), users: P.integer(v.users), step: P.unit(P.num(c.floor.step_s * 1e3), "ms"),
     }) };
   }
 
