@@ -82,6 +82,7 @@ FIELDS = (
     "head_dim",
     "window",
     "windowed_layers",
+    "max_context",
     "weight_bits",
     "vram_gib",
     "bandwidth_gb_s",
@@ -94,6 +95,7 @@ OK = "Users that fit at {context} each: {fit}. Users served: {users}; a decode s
 NOFIT = "Does not fit: the weights ({weights}) and the reserve ({reserve}) need more than the card's {card}."
 AMBIGUOUS = "{text} is ambiguous here: write {decimal} for a decimal number, or {whole} for a whole number."
 WRITE_IT = "{text} is not written this way here: write {number}."
+BITS_RANGE = "Bits per weight must be between 1 (a binary weight) and 32 bits (fp32)."
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -457,6 +459,7 @@ def _grid(n: int = 40) -> list[dict[str, str]]:
     cases = []
     for _ in range(n):
         case = {k: rng.choice(v) for k, v in choices.items()}
+        case["max_context"] = ""  # no model's maximum: a preset chosen before may have left one
         for k, x in zip(
             ("layers", "kv_heads", "head_dim", "window", "windowed_layers"), rng.choice(shapes), strict=True
         ):
@@ -500,6 +503,7 @@ VALID = {
     "head_dim": "128",
     "window": "",
     "windowed_layers": "",
+    "max_context": "",
     "weight_bits": "16",
     "cache": FP16_CACHE,
     "vram_gib": "24",
@@ -520,7 +524,11 @@ BAD = [
     ("kv_heads", "-8", "Key-value heads cannot be negative."),
     ("reserve_gib", "-1.5", "Runtime reserve cannot be negative."),
     ("head_dim", "0", "Head dimension must be at least 1."),
-    ("weight_bits", "0", "Bits per weight must be greater than 0."),
+    ("weight_bits", "0", BITS_RANGE),
+    ("weight_bits", "0.99", BITS_RANGE),
+    ("weight_bits", "32.5", BITS_RANGE),
+    ("weight_bits", "33", BITS_RANGE),
+    ("weight_bits", "-1", "Bits per weight cannot be negative."),
     ("vram_gib", "0", "Card memory must be greater than 0."),
     ("bandwidth_gb_s", "0", "Memory bandwidth must be greater than 0."),
     ("users", "0", "Users served must be at least 1."),
@@ -532,12 +540,15 @@ BAD = [
     ("params", "1e15", "Parameters above 10,000,000,000,000 parameters is not a realistic value."),
     ("vram_gib", "1e9", "Card memory above 65,536 GiB is not a realistic value."),
     ("context", "1e12", "Context per user above 100,000,000 tokens is not a realistic value."),
-    ("weight_bits", "128", "Bits per weight above 64 bits is not a realistic value."),
+    ("weight_bits", "128", BITS_RANGE),
+    ("max_context", "2.5", "Maximum context must be a whole number."),
+    ("max_context", "0", "Maximum context must be at least 1."),
+    ("context", "4097", "Context per user is longer than the model's maximum context, 4,096 tokens."),
     # magnitudes no card or model has: refused, never computed into Infinity or 300 digits
     ("bandwidth_gb_s", "1e-320", "Memory bandwidth below 0.001 GB/s is not a realistic value."),
     ("bandwidth_gb_s", "1e-300", "Memory bandwidth below 0.001 GB/s is not a realistic value."),
     ("bandwidth_gb_s", "1e308", "Memory bandwidth above 100,000 GB/s is not a realistic value."),
-    ("weight_bits", "1e-300", "Bits per weight below 0.1 bits is not a realistic value."),
+    ("weight_bits", "1e-300", BITS_RANGE),
     ("vram_gib", "1e-320", "Card memory below 0.001 GiB is not a realistic value."),
     ("reserve_gib", "1e-300", "Runtime reserve must be 0, or at least 0.001 GiB."),
     ("reserve_gib", "1e308", "Runtime reserve above 65,536 GiB is not a realistic value."),
@@ -548,7 +559,7 @@ BAD = [
 @pytest.mark.parametrize(("field", "text", "message"), BAD, ids=[f"{f}={t!r}" for f, t, _ in BAD])
 def test_bad_input_shows_its_message(calculator, field, text, message):
     page, errors = calculator
-    _fill(page, VALID)
+    _fill(page, {**VALID, "max_context": "4096"} if field == "context" else VALID)
     assert page.inner_text("[data-status]").startswith(FITS_18), page.inner_text("[data-status]")
     page.fill(f"[name={field}]", text)
     shown = page.inner_text(f"[data-error-for={field}]")

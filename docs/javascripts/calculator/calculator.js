@@ -51,6 +51,13 @@
     put("params", s.params === null ? "" : s.params);
     put("window", s.window ? s.window : "");
     put("windowed_layers", s.window ? s.windowed_layers : "");
+    // the longest context the model takes: its config's max_position_embeddings (the
+    // text model's, in a config that nests one), as the configs table reads it
+    var nested = cfg.text_config !== null && typeof cfg.text_config === "object" && !Array.isArray(cfg.text_config);
+    var from = !Object.prototype.hasOwnProperty.call(cfg, "num_hidden_layers") && nested ? cfg.text_config : cfg;
+    var max = from.max_position_embeddings;
+    var maxProblem = max !== undefined && max !== null && !(Number.isInteger(max) && max > 0);
+    put("max_context", maxProblem || max === undefined || max === null ? "" : max);
     var parts = [
       t("{model_type}: {layers} layers, {kv_heads} key-value heads × {head_dim}", {
         model_type: s.model_type ? P.echo(s.model_type) : t("unknown model_type"), layers: P.integer(s.layers), kv_heads: P.integer(s.kv_heads), head_dim: P.integer(s.head_dim),
@@ -61,10 +68,12 @@
     }
     if (s.tied !== null) parts.push(s.tied ? t("tied embeddings") : t("separate output embeddings"));
     if (s.params !== null) parts.push(P.unit(P.integer(s.params), t("parameters")));
+    if (!maxProblem && max) parts.push(t("a context of at most {max}", { max: P.tokens(max) }));
     var summary = parts.join(", ") + ".";
-    if (s.problems.length) summary += " " + t("Not derived: {problems}.", { problems: problems(s.problems) });
+    var notDerived = s.problems.concat(maxProblem ? [{ code: "not_positive_whole", values: { name: "max_position_embeddings" } }] : []);
+    if (notDerived.length) summary += " " + t("Not derived: {problems}.", { problems: problems(notDerived) });
     configStatus.textContent = summary;
-    configStatus.setAttribute("data-state", s.problems.length ? "partial" : "ok");
+    configStatus.setAttribute("data-state", notDerived.length ? "partial" : "ok");
     configStatus.setAttribute("data-params", s.params === null ? "" : String(s.params));
     // the shape as Python's shape_from_config gives it, its problems in English, for checks
     configStatus.setAttribute("data-shape", JSON.stringify(Object.assign({}, s, { problems: s.problems.map(C.messages.english) })));
@@ -145,7 +154,13 @@
           if (msg) msg.textContent = "";
         }
       });
-      writeUrl(root, sel, inputs, FIELDS);
+      writeUrl(root, sel, inputs, FIELDS, v, P);
+      var note = root.querySelector('[data-note-for="max_context"]');
+      if (note) {
+        note.textContent = inputs.max_context.value.trim() === "" && !errors.max_context
+          ? t("No maximum given: the context is not checked against the model's own.")
+          : "";
+      }
       var ids = Object.keys(errors);
       if (ids.length) {
         C.results.clear(root, P);

@@ -7,10 +7,13 @@
 
   /* The fields and their accepted ranges: anything outside is a typing error or not a
      real card or model. least: the smallest realistic value above 0 of a field that
-     takes fractions (0.1 bit per weight; 0.001 GiB, about 1 MiB, of memory or reserve;
-     0.001 GB/s), so that 1e-300 is refused rather than computed. optional: an empty
-     field means 0 (no sliding window). group: the preset a typed value departs from.
-     Each field's name is the page's label (label()). */
+     takes fractions (0.001 GiB, about 1 MiB, of memory or reserve; 0.001 GB/s), so that
+     1e-300 is refused rather than computed. range: a field whose every value outside
+     min to max gets one message naming both: bits per weight from 1 (a binary weight,
+     the fewest bits a weight can be stored in) to 32 (fp32, the widest format model
+     weights are kept in; no model is served in fp64). optional: an empty field means 0
+     (no sliding window; no maximum context given). group: the preset a typed value
+     departs from. Each field's name is the page's label (label()). */
   function fields(t) {
     return [
       { id: "params", integer: true, min: 1, max: 1e13, unit: t("parameters"), group: "model" },
@@ -19,7 +22,8 @@
       { id: "head_dim", integer: true, min: 1, max: 4096, unit: "", group: "model" },
       { id: "window", integer: true, min: 0, max: 1e8, unit: t("tokens"), group: "model", optional: true },
       { id: "windowed_layers", integer: true, min: 0, max: 1000, unit: "", group: "model", optional: true },
-      { id: "weight_bits", integer: false, min: 0, minExclusive: true, least: 0.1, max: 64, unit: t("bits"), group: "precision" },
+      { id: "max_context", integer: true, min: 1, max: 1e8, unit: t("tokens"), group: "model", optional: true },
+      { id: "weight_bits", integer: false, min: 1, max: 32, range: true, unit: t("bits"), group: "precision" },
       { id: "vram_gib", integer: false, min: 0, minExclusive: true, least: 0.001, max: 65536, unit: "GiB", group: "card" },
       { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, least: 0.001, max: 1e5, unit: "GB/s", group: "card" },
       { id: "reserve_gib", integer: false, min: 0, least: 0.001, max: 65536, unit: "GiB" },
@@ -55,6 +59,9 @@
     if (!isFinite(x)) return refuse("not_finite");
     if (x === 0) x = 0; // -0 is 0
     if (x < 0) return refuse("negative");
+    if (field.range && (x < field.min || x > field.max)) {
+      return refuse("bits_out_of_range", { min: P.plain(field.min), max: P.plain(field.max) });
+    }
     if (field.minExclusive && x <= field.min) return refuse("not_above", { min: P.plain(field.min) });
     if (!field.minExclusive && x < field.min) return refuse("below", { min: P.plain(field.min) });
     if (field.least && x > 0 && x < field.least) {
@@ -73,6 +80,9 @@
       errors.windowed_layers = { code: "more_than_layers", field: "windowed_layers", values: { layers: P.integer(v.layers) } };
     } else if (v.windowed_layers > 0 && v.window === 0) {
       errors.windowed_layers = { code: "needs_window", field: "windowed_layers", values: {} };
+    }
+    if (v.max_context > 0 && v.context > v.max_context) {
+      errors.context = { code: "above_max_context", field: "context", values: { max: P.tokens(v.max_context) } };
     }
     return errors;
   }

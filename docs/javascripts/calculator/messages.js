@@ -28,9 +28,11 @@
       zero_or_at_least: t("{field} must be 0, or at least {min}."),
       not_whole: t("{field} must be a whole number."),
       unrealistically_large: t("{field} above {max} is not a realistic value."),
+      bits_out_of_range: t("{field} must be between {min} (a binary weight) and {max} bits (fp32)."),
       // two fields at once (form.js)
       more_than_layers: t("{field} cannot be more than the number of layers ({layers})."),
       needs_window: t("{field} needs a sliding window (empty or 0 means no window)."),
+      above_max_context: t("{field} is longer than the model's maximum context, {max}."),
       // values the arithmetic refuses (budget.js)
       too_large_to_compute: t("too large to compute exactly"),
       partial_byte: t("not a whole number of bytes"),

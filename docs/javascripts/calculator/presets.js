@@ -23,19 +23,34 @@
     return null;
   }
 
+  /* A model's maximum context (its config's max_position_embeddings, the configs
+     table's max_position), or null when the data has none: an assumed shape has no
+     config, and site_data written before the column existed has no column. */
+  function maxContext(row) {
+    var x = row ? row.max_position : null;
+    return typeof x === "number" && x > 0 ? x : null;
+  }
+
   /* The presets, from the page's tables, each model's with its option's text. */
   function read(P) {
     var t = P.t;
     var models = tableRows("memory_budget.models");
-    var configs = tableRows("memory_budget.configs").filter(function (c) { return c.params !== null && c.reference === "published"; });
+    var allConfigs = tableRows("memory_budget.configs");
+    var configs = allConfigs.filter(function (c) { return c.params !== null && c.reference === "published"; });
+    // a shape of the budget page that is a real model's (the run's) has that model's config
+    function configOf(name) {
+      return allConfigs.filter(function (c) { return typeof c.model === "string" && c.model.split("/").pop() === name; })[0] || null;
+    }
     // Model presets: the budget page's shapes, then the public configs.
     var modelPresets = models.map(function (m) {
       return { name: m.model, params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim, window: m.window || 0, windowed_layers: m.windowed_layers || 0,
+        max_context: maxContext(configOf(m.model)),
         label: t("{model}: {layers} layers, {kv_heads} KV heads × {head_dim}", {
           model: m.model, layers: P.integer(m.layers), kv_heads: P.integer(m.kv_heads), head_dim: P.integer(m.head_dim),
         }) };
     }).concat(configs.map(function (c) {
       return { name: c.model, params: c.params, layers: c.layers, kv_heads: c.kv_heads, head_dim: c.head_dim, window: c.window, windowed_layers: c.windowed_layers,
+        max_context: maxContext(c),
         label: c.windowed_layers
           ? t("{model} (window {window} on {windowed_layers} of {layers} layers)", {
               model: c.model, window: P.integer(c.window), windowed_layers: P.integer(c.windowed_layers), layers: P.integer(c.layers),
@@ -96,6 +111,7 @@
       return {
         params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim,
         window: m.window ? m.window : "", windowed_layers: m.window ? m.windowed_layers : "",
+        max_context: m.max_context === null ? "" : m.max_context,
       };
     }
     if (kind === "precision") {
