@@ -816,8 +816,18 @@ def test_the_url_reproduces_the_state(edition, site):
     assert before_out["cache_per_user"][0] == str(2 * 4 * 256 * 1 * (13 * 8192 + 13 * 4096))  # fp8, window 4,096
     url = page.url
     assert page.get_attribute("[data-share]", "href") in url
+    # the link writes numbers as every edition reads them: no groups, "." for decimals
+    assert all(
+        f"{k}={v}" in url for k, v in {"bandwidth_gb_s": "512.5", "context": "8192", "reserve_gib": "2.25"}.items()
+    )
     other = site.open(url)
-    assert {n: other.input_value(f"[name={n}]") for n in FIELDS} == before_inputs  # as typed
+
+    def numbers(inputs: dict[str, str]) -> dict[str, float | str]:
+        return {n: loc.number(text) if text else "" for n, text in inputs.items()}
+
+    after_inputs = {n: other.input_value(f"[name={n}]") for n in FIELDS}
+    assert numbers(after_inputs) == numbers(before_inputs)  # the same numbers, in the page's format
+    assert after_inputs["bandwidth_gb_s"] == before_inputs["bandwidth_gb_s"] == loc.typed("512.5")
     assert {n: other.input_value(f"[name={n}]") for n in before_selects} == before_selects
     assert before_selects["preset_model"] == before_selects["preset_card"] == "custom"
     assert _outputs(other) == before_out

@@ -80,20 +80,32 @@
     return true;
   }
 
-  /* The page's address holds every input: written on every change, read once. */
-  function writeUrl(root, sel, inputs, specs) {
+  /* The page's address holds every input: written on every change, read once. A number
+     is written in the canonical form every edition reads (locale.js), whatever the
+     page's separators; a text that is no number (a field with its message) as typed. The
+     language selector's links carry the same inputs to the other editions' page. */
+  function writeUrl(root, sel, inputs, specs, v, P) {
     var q = new URLSearchParams();
     Object.keys(SELECTS).forEach(function (k) { q.set(k, sel[k].value); });
-    specs.forEach(function (f) { q.set(f.id, inputs[f.id].value.trim()); });
+    specs.forEach(function (f) {
+      var typed = inputs[f.id].value.trim();
+      q.set(f.id, typed !== "" && v[f.id] !== undefined ? P.canonical.write(v[f.id]) : typed);
+    });
     var url = location.pathname + "?" + q.toString() + location.hash;
     try {
       history.replaceState(history.state, "", url);
     } catch (e) { /* a file:// page may refuse; the calculator still works */ }
     var link = root.querySelector("[data-share]");
     if (link) link.setAttribute("href", url);
+    Array.prototype.forEach.call(document.querySelectorAll("a[hreflang]"), function (a) {
+      a.setAttribute("href", a.getAttribute("href").split(/[?#]/)[0] + "?" + q.toString());
+    });
   }
 
-  function readUrl(sel, inputs, specs) {
+  /* A field's value in a link: the canonical form, written in the page's format; a link
+     of an earlier version, written in its page's own format, is read as the page reads
+     a typed text (a separator it cannot tell is then refused with its message). */
+  function readUrl(sel, inputs, specs, P) {
     var q = new URLSearchParams(location.search);
     Object.keys(SELECTS).forEach(function (k) {
       var want = q.get(k);
@@ -103,7 +115,9 @@
     });
     specs.forEach(function (f) {
       var want = q.get(f.id);
-      if (want !== null) inputs[f.id].value = want;
+      if (want === null) return;
+      var x = P.canonical.read(want.trim());
+      inputs[f.id].value = x === null ? want : P.input(x);
     });
   }
 
@@ -209,7 +223,7 @@
     if (a.reserve_gib !== undefined) put("reserve_gib", a.reserve_gib);
     if (a.context_per_user !== undefined) put("context", a.context_per_user);
     put("users", p.defaults.users_served || 1);
-    readUrl(sel, inputs, FIELDS);
+    readUrl(sel, inputs, FIELDS, P);
     update();
     root.setAttribute("data-ready", "1");
   }
