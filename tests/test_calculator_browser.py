@@ -689,7 +689,7 @@ def test_partial_configs_are_read_as_python_reads_them(calculator, config):
 @pytest.mark.parametrize(
     "text,message",
     [
-        ("{not json", "Not valid JSON"),
+        ("{not json", "This is not valid JSON: unexpected “n” at line 1, column 2."),
         ("[1, 2]", "No model shape in this config: a config.json is a JSON object"),
         ('{"model_type": "llama"}', "No model shape in this config: num_hidden_layers is missing"),
         (

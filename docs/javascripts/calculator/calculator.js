@@ -37,7 +37,12 @@
     try {
       cfg = JSON.parse(text);
     } catch (e) {
-      return failed(C.messages.text({ code: "not_json", values: { error: P.echo(e.message, 120) } }, t));
+      // where the text stops being JSON, in the page's words (the browser's message is English)
+      var at = C.form.jsonError(text) || { line: text.split("\n").length, column: text.length - text.lastIndexOf("\n"), found: "" };
+      var place = { line: P.integer(at.line), column: P.integer(at.column) };
+      return failed(at.found === ""
+        ? C.messages.text({ code: "not_json_end", values: place }, t)
+        : C.messages.text({ code: "not_json", values: Object.assign({ found: at.found }, place) }, t));
     }
     try {
       s = C.modelConfig.shapeFromConfig(cfg, p.rules);
@@ -137,6 +142,7 @@
     var configBox = root.querySelector('[name="config"]');
     var configStatus = root.querySelector("[data-config-status]");
     C.presets.fillSelects(sel, p, P);
+    C.presets.translateRules(p.rules, P);
 
     // What a preset or a config writes into a field is in the page's own format.
     function put(id, x) {

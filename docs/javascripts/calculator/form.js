@@ -100,6 +100,100 @@
     return { v: v, errors: errors };
   }
 
+  /* Where a pasted text stops being JSON, as JSON.parse reads it (RFC 8259): {line,
+     column, found}, found the character there ("" past the end), or null when it is
+     JSON. The calculator says so in the page's words, not in the browser's. Iterative:
+     any depth of nesting. */
+  var NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  var LITERALS = ["true", "false", "null"];
+
+  function jsonError(text) {
+    var i = 0, n = text.length, open = [], expect = "value";
+    function ws() {
+      while (i < n && " \t\n\r".indexOf(text.charAt(i)) >= 0) i++;
+    }
+    function at(k) {
+      var before = text.slice(0, k), start = before.lastIndexOf("\n") + 1;
+      var c = k < n ? String.fromCodePoint(text.codePointAt(k)) : "";
+      if (c !== "" && c.charCodeAt(0) < 32) c = "U+" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4);
+      return { line: before.split("\n").length, column: Array.from(before.slice(start)).length + 1, found: c };
+    }
+    function string() { // at a quote: true when the string closes
+      for (i++; i < n; i++) {
+        var c = text.charCodeAt(i);
+        if (c === 34) {
+          i++;
+          return true;
+        }
+        if (c < 32) return false;
+        if (c === 92) {
+          var e = text.charAt(++i);
+          if (e === "u") {
+            for (var k = 0; k < 4; k++) if (!/[0-9a-fA-F]/.test(text.charAt(++i))) return false;
+          } else if (e === "" || '"\\/bfnrt'.indexOf(e) < 0) {
+            return false;
+          }
+        }
+      }
+      return false;
+    }
+    function value() { // true when a whole value (or an opening bracket) was read
+      var c = text.charAt(i);
+      if (c === '"') return string();
+      if (c === "{" || c === "[") {
+        open.push(c);
+        i++;
+        expect = "first";
+        return true;
+      }
+      if (c === "-" || (c >= "0" && c <= "9")) {
+        NUMBER.lastIndex = i;
+        if (!NUMBER.test(text)) {
+          i++; // a minus sign with no digit after it: the error is after it
+          return false;
+        }
+        i = NUMBER.lastIndex;
+        return true;
+      }
+      for (var w = 0; w < LITERALS.length; w++) {
+        if (c === LITERALS[w].charAt(0)) {
+          var j = 0;
+          while (j < LITERALS[w].length && text.charAt(i + j) === LITERALS[w].charAt(j)) j++;
+          i += j;
+          return j === LITERALS[w].length;
+        }
+      }
+      return false;
+    }
+    for (;;) {
+      ws();
+      var top = open[open.length - 1], c = text.charAt(i);
+      if (expect === "first" && c === (top === "{" ? "}" : "]")) {
+        open.pop();
+        i++;
+        expect = "after";
+        continue;
+      }
+      if (expect !== "after") {
+        if (top === "{") { // a key and its colon first
+          if (c !== '"' || !string()) return at(i);
+          ws();
+          if (text.charAt(i) !== ":") return at(i);
+          i++;
+          ws();
+        }
+        expect = "after";
+        if (!value()) return at(i);
+        continue;
+      }
+      if (!open.length) return i === n ? null : at(i);
+      if (c === ",") expect = "value";
+      else if (c === (top === "{" ? "}" : "]")) open.pop();
+      else return at(i);
+      i++;
+    }
+  }
+
   window.LLMCalculator = window.LLMCalculator || {};
-  window.LLMCalculator.form = { fields: fields, label: label, parse: parse, crossCheck: crossCheck, readAll: readAll };
+  window.LLMCalculator.form = { fields: fields, label: label, parse: parse, crossCheck: crossCheck, readAll: readAll, jsonError: jsonError };
 })();

@@ -36,8 +36,9 @@
       // values the arithmetic refuses (budget.js)
       too_large_to_compute: t("too large to compute exactly"),
       partial_byte: t("not a whole number of bytes"),
-      // a pasted config.json (model_config.js; not_json: calculator.js)
-      not_json: t("Not valid JSON: {error}"),
+      // a pasted config.json (model_config.js; not_json, not_json_end: calculator.js, where form.js finds the place)
+      not_json: t("This is not valid JSON: unexpected “{found}” at line {line}, column {column}."),
+      not_json_end: t("This is not valid JSON: it ends at line {line}, column {column} before it is complete."),
       not_an_object: t("a config.json is a JSON object ({...})"),
       missing: t("{name} is missing"),
       not_positive_whole: t("{name} must be a positive whole number"),

@@ -68,6 +68,39 @@
     };
   }
 
+  /* The page's table of the architectures' rules (the build writes the data's codes) in
+     the page's words: a bias column's yes, no or the config field that says, and which
+     layers keep a window. A row's first cell is its model_type, a name, left as it is;
+     each code keeps its data's spelling in the cell's title. rules: the table's rows. */
+  function translateRules(rules, P) {
+    var t = P.t;
+    var table = document.querySelector('[data-table="memory_budget.architectures"] tbody');
+    if (!table) return;
+    var windows = {
+      none: t("no layer"),
+      all: t("every layer"),
+      alternate: t("every other layer"),
+      pattern: t("all but one in every {pattern}", { pattern: "sliding_window_pattern" }),
+      qwen2: t("from layer {first} on, if {flag}", { first: "max_window_layers", flag: "use_sliding_window" }),
+    };
+    var biases = { yes: t("yes"), no: t("no") };
+    Array.prototype.forEach.call(table.rows, function (tr, i) {
+      var rule = rules[i];
+      if (!rule || !tr.cells.length || tr.cells[0].textContent !== rule.model_type) return;
+      Array.prototype.slice.call(tr.cells, 1).forEach(function (td) {
+        var code = td.textContent, text = null;
+        if (code === rule.windowed_layers && windows[code]) text = windows[code];
+        else if (code === rule.qkv_bias || code === rule.o_bias || code === rule.mlp_bias) {
+          text = biases[code] || t("as {name} says", { name: code });
+        }
+        if (text === null) return;
+        td.textContent = text;
+        td.title = code;
+        td.setAttribute("data-code", code);
+      });
+    });
+  }
+
   function fillSelect(select, rows, value, label) {
     rows.forEach(function (row) {
       var opt = document.createElement("option");
@@ -137,5 +170,5 @@
   }
 
   window.LLMCalculator = window.LLMCalculator || {};
-  window.LLMCalculator.presets = { CUSTOM: CUSTOM, read: read, fillSelects: fillSelects, find: find, values: values, initial: initial };
+  window.LLMCalculator.presets = { CUSTOM: CUSTOM, read: read, translateRules: translateRules, fillSelects: fillSelects, find: find, values: values, initial: initial };
 })();
