@@ -1098,3 +1098,256 @@ def test_what_was_typed_is_repeated_at_most_forty_characters_and_once(calculator
     assert got["state"] == "error" and len(got["text"]) < 200, got["text"][:300]
     _paste(page, "")
     assert not errors
+
+
+# ---- fit first: no speed for a setup that does not fit, the model's maximum context,
+# bits per weight in range, the tables' precision, links across editions ----
+
+
+def test_a_setup_that_does_not_fit_gets_no_speed_but_how_much_it_lacks(calculator):
+    page, errors = calculator
+    _fill(page, VALID)
+    # 7B in fp16 on an 8 GiB card: the weights alone do not fit
+    page.select_option("[name=preset_model]", "7B")
+    page.select_option("[name=preset_precision]", "fp16")
+    card = next(c for c in _csv("card_presets") if float(c["memory_gib"]) == 8)
+    page.select_option("[name=preset_card]", card["card"])
+    out = _outputs(page)
+    short = 14_000_000_000 + gib_to_bytes(1.5) - gib_to_bytes(8)
+    assert out["step_ms"] == ["", f"does not fit: short by {_iec(EN, short)}"], out
+    assert out["tokens_per_s"] == out["tokens_per_s_per_user"] == ["", "—"], out
+    assert _state(page) == "nofit"
+    # the verdict reads first: bold, the figures beside it plain
+    weight = "s => getComputedStyle(document.querySelector(s)).fontWeight"
+    assert int(page.evaluate(weight, "[data-status]")) >= 700
+    assert int(page.evaluate(weight, "[data-out=weights]")) < 600
+    # the weights fit, one user's cache at the context does not
+    _fill(page, {**VALID, "context": "131072"})
+    per_user, free = 131_072 * 131_072, gib_to_bytes(22.5) - 14_000_000_000
+    assert _state(page) == "nouser"
+    assert _outputs(page)["step_ms"] == ["", f"does not fit: short by {_iec(EN, per_user - free)}"]
+    # 18 users fit, 19 are served: the 19 users' cache does not
+    _fill(page, {**VALID, "users": "19"})
+    per_user = 131_072 * 4096
+    over = _iec(EN, 19 * per_user - free)
+    assert _state(page) == "overserved"
+    assert _outputs(page)["step_ms"] == ["", f"does not fit: short by {over}"]
+    assert page.inner_text("[data-status]") == (
+        f"{FITS_18[:-1]}, fewer than the users served (19): serving them all needs {over} more than the card's 24 GiB."
+    )
+    _fill(page, VALID)
+    assert _outputs(page)["step_ms"][0] and _state(page) == "ok" and not errors
+
+
+def test_the_context_is_checked_against_the_models_maximum(calculator):
+    page, errors = calculator
+    _fill(page, VALID)
+    configs = {r["model"]: r for r in _csv("configs")}
+    qwen = PUBLIC_CONFIGS[0]
+    assert qwen.config["max_position_embeddings"] == int(configs[qwen.model]["max_position"]) == 32_768
+    # a public config's preset brings its maximum; a longer context is refused beside its field
+    page.select_option("[name=preset_model]", qwen.model)
+    assert page.input_value("[name=max_context]") == "32768"
+    assert page.inner_text("[data-note-for=max_context]") == ""
+    page.fill("[name=context]", "1000000")
+    assert page.inner_text("[data-error-for=context]") == (
+        "Context per user is longer than the model's maximum context, 32,768 tokens."
+    )
+    assert _state(page) == "error" and all(v == ["", "—"] for v in _outputs(page).values())
+    page.fill("[name=context]", "32768")
+    assert page.inner_text("[data-error-for=context]") == "" and _state(page) == "ok"
+    # an assumed shape has no config, so no maximum: the field is empty and says what that means
+    page.select_option("[name=preset_model]", "7B")
+    assert page.input_value("[name=max_context]") == ""
+    note = "No maximum given: the context is not checked against the model's own."
+    assert page.inner_text("[data-note-for=max_context]") == note
+    # typed where there is no config: checked as well, and the preset is then one's own
+    page.fill("[name=max_context]", "16384")
+    assert page.input_value("[name=preset_model]") == "custom"
+    assert page.inner_text("[data-error-for=context]").endswith("maximum context, 16,384 tokens.")
+    assert page.inner_text("[data-note-for=max_context]") == ""
+    # a pasted config brings its max_position_embeddings, a nested text model's included
+    got = _paste(page, qwen.config)
+    assert page.input_value("[name=max_context]") == "32768"
+    assert got["state"] == "ok" and "a context of at most 32,768 tokens" in got["text"], got["text"]
+    _paste(page, {"model_type": "llava", "text_config": PUBLIC_CONFIGS[1].config})
+    assert page.input_value("[name=max_context]") == "2048"
+    got = _paste(page, {k: v for k, v in qwen.config.items() if k != "max_position_embeddings"})
+    assert page.input_value("[name=max_context]") == "" and got["state"] == "ok"
+    assert page.inner_text("[data-note-for=max_context]") == note
+    got = _paste(page, {**qwen.config, "max_position_embeddings": -1})
+    assert got["state"] == "partial" and page.input_value("[name=max_context]") == ""
+    assert "Not derived: max_position_embeddings must be a positive whole number." in got["text"], got["text"]
+    _paste(page, "")
+    _fill(page, VALID)
+    assert _state(page) == "ok" and not errors
+
+
+def test_no_limit_from_memory_still_names_the_models_maximum(calculator):
+    page, errors = calculator
+    _fill(page, VALID)
+    page.select_option("[name=preset_model]", "mistralai/Mistral-7B-v0.1")  # every layer windowed
+    window = "the cache stops growing at the window (4,096 tokens)"
+    assert _outputs(page)["max_tokens"] == [
+        "",
+        f"no limit from memory: {window}; the model's own maximum context, 32,768 tokens, still applies",
+    ]
+    page.fill("[name=max_context]", "")
+    assert _outputs(page)["max_tokens"] == [
+        "",
+        f"no limit from memory: {window}; the model's own maximum context still applies",
+    ]
+    # memory allows more than the model takes: both said
+    models = {r["model"]: r for r in _csv("models")}
+    smol = next(m for m in models if m.startswith("SmolLM2"))
+    page.select_option("[name=preset_model]", smol)
+    assert page.input_value("[name=max_context]") == "8192"
+    out = _outputs(page)
+    assert int(out["max_tokens"][0]) > 8192
+    assert (
+        out["max_tokens"][1] == f"{int(out['max_tokens'][0]):,} tokens, past the model's maximum context, 8,192 tokens"
+    )
+    _fill(page, VALID)
+    assert not errors
+
+
+@pytest.mark.parametrize("bits", ["1", "1.58", "4.125", "32"])
+def test_bits_per_weight_from_one_to_thirty_two_are_computed(calculator, bits):
+    page, errors = calculator
+    _fill(page, {**VALID, "weight_bits": bits})
+    assert page.inner_text("[data-error-for=weight_bits]") == ""
+    assert _outputs(page)["weights"][0] == str(weight_bytes(params=7e9, bits_per_weight=float(bits)))
+    assert not errors
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_numbers_are_written_to_the_tables_precision(site, lang):
+    """A measurement to 3 significant digits, bytes in one IEC unit, as the site's tables
+    write them (hooks/sitekit/formatting.py), in each edition's format."""
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    rng = random.Random(1)
+    xs = [0.0, 1.0, 67.26090917647058, 14.867476699970375, 118.939813599763, 1034.5136411461347, 0.0004567]
+    xs += [0.5, 2.5, 0.125, 1.005, 99.95, 999.5, 9.995, 123456.5, 1e-7, 6.61e-4]
+    xs += [rng.uniform(0, 1) * 10 ** rng.randint(-5, 8) for _ in range(300)]
+    sizes = [0, 1, 1023, 1024, 536_870_912, 14_000_000_000, 2**40, 3 * 2**40 + 1, 1_610_612_736]
+    sizes += [rng.randint(1, 2**50) for _ in range(300)]
+    fmt = {"locale": lang, "decimal": loc.decimal, "group": loc.group, "min_grouping": loc.min_grouping}
+    got = page.evaluate(
+        "([loc, xs, sizes]) => { const n = LLMCalculator.numbers(loc);"
+        " return [xs.map(x => n.num(x)), sizes.map(b => n.iec(b).join('\u00a0'))]; }",
+        [fmt, xs, sizes],
+    )
+    assert [(x, t) for x, t in zip(xs, got[0], strict=True) if t != _num(loc, x)] == []
+    assert [(b, t) for b, t in zip(sizes, got[1], strict=True) if t != _python(lang, "iec", b)] == []
+    # on the page: 512 MiB of cache, not 512.00 MiB
+    _fill(page, loc.valid())
+    assert _outputs(page)["cache_per_user"][1].startswith(loc.unit("512", "MiB"))
+
+
+def _architectures(page) -> list[list[tuple[str, str]]]:
+    """The rules table's rows (its first body: the provenance box below has its own)."""
+    rows = page.eval_on_selector(
+        '[data-table="memory_budget.architectures"] tbody',
+        "t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => [c.textContent, c.title]))",
+    )
+    return [[tuple(cell) for cell in row] for row in rows]
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_the_rules_table_is_in_the_pages_words(site, lang):
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    rows = {r[0][0]: r for r in _architectures(page)}
+    rules = {r["model_type"]: r for r in _csv("architectures")}
+    assert set(rows) == set(rules)
+    assert (loc.t("every layer"), "all") in rows["mistral"]
+    assert (loc.t("no layer"), "none") in rows["llama"]
+    assert (loc.t("every other layer"), "alternate") in rows["gemma2"]
+    pattern = loc.t("all but one in every {pattern}", pattern="sliding_window_pattern")
+    assert (pattern, "pattern") in rows["gemma3_text"]
+    qwen2 = loc.t("from layer {first} on, if {flag}", first="max_window_layers", flag="use_sliding_window")
+    assert (qwen2, "qwen2") in rows["qwen2"]
+    assert (loc.t("as {name} says", name="attention_bias"), "attention_bias") in rows["llama"]
+    assert (loc.t("yes"), "yes") in rows["qwen2"]
+    # no code of the data is left as it is, but the model_type that names the row
+    codes = {"all", "none", "alternate", "pattern", "qwen2", "attention_bias", "mlp_bias"}
+    assert not [c for r in rows.values() for c, _ in r[1:] if c in codes and lang != "en"]
+
+
+JSON_ERRORS = [
+    ("{not json", "unexpected “n” at line 1, column 2."),
+    ('{"a": 1,\n  "b": }', "unexpected “}” at line 2, column 8."),
+    ('{"a": tru}', "unexpected “}” at line 1, column 10."),
+    ('{"a": 1} x', "unexpected “x” at line 1, column 10."),
+    ('{"a": "\t"}', "unexpected “U+0009” at line 1, column 8."),
+    ('{"a": [1, 2', "it ends at line 1, column 12 before it is complete."),
+]
+
+
+@pytest.mark.parametrize(("text", "where"), JSON_ERRORS, ids=[t[:20] for t, _ in JSON_ERRORS])
+def test_text_that_is_not_json_says_where_in_the_pages_words(calculator, text, where):
+    page, errors = calculator
+    got = _paste(page, text)
+    assert got["state"] == "error" and got["text"] == f"This is not valid JSON: {where}", got
+    _paste(page, "")
+    assert not errors
+
+
+def test_where_json_stops_is_where_the_browser_stops_reading_it(calculator):
+    """form.jsonError finds no error in text JSON.parse reads, and one in every text it refuses."""
+    page, _ = calculator
+    bad = page.evaluate(
+        r"""() => {
+          const seeds = ['{"a": [1, -2.5e3, true, null, {"b": "c\\u00e9\\n"}], "d": {}}', '[]', '"x"', '0',
+                         '{"model_type": "llama", "num_hidden_layers": 32}', ' [ 1 , 2 ] '];
+          const bits = ['{', '}', '[', ']', ',', ':', '"', '\\', '-', '0', '1', 'e', '.', ' ', '\n',
+                        't', 'n', 'u', 'x'];
+          let state = 7; const rnd = k => (state = (state * 1103515245 + 12345) % 2147483648) % k;
+          const bad = [];
+          for (let i = 0; i < 3000; i++) {
+            let s = seeds[rnd(seeds.length)];
+            for (let m = rnd(3) + 1; m > 0; m--) {
+              const at = rnd(s.length + 1), op = rnd(3);
+              const put = bits[rnd(bits.length)];  // op 0 deletes, 1 inserts, 2 replaces a character
+              s = op === 0 ? s.slice(0, at) + s.slice(at + 1) : s.slice(0, at) + put + s.slice(op === 1 ? at : at + 1);
+            }
+            let ok = true;
+            try { JSON.parse(s); } catch (e) { ok = false; }
+            const found = LLMCalculator.form.jsonError(s);
+            if (ok !== (found === null)) bad.push([s, ok, found]);
+          }
+          return bad;
+        }"""
+    )
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_link_and_the_language_selector_carry_the_calculator_to_another_edition(site, lang):
+    english = site.page("en")
+    _fill(english, {**VALID, "bandwidth_gb_s": "1,008.5", "reserve_gib": "2.25", "users": "3"})
+    want = _outputs(english)
+    query = english.url.split("?", 1)[1]
+    # the language selector's link to this edition carries the same inputs
+    links = english.eval_on_selector_all("a[hreflang]", "a => Object.fromEntries(a.map(x => [x.hreflang, x.href]))")
+    assert links[lang].endswith(f"/{lang}/calculator/?{query}"), links[lang]
+    other = site.open(links[lang])
+    try:
+        loc = Locale.of(other, lang)
+        assert {k: v[0] for k, v in _outputs(other).items()} == {k: v[0] for k, v in want.items()}
+        assert other.input_value("[name=bandwidth_gb_s]") == loc.typed("1008.5")
+        assert other.input_value("[name=reserve_gib]") == loc.typed("2.25")
+        assert _state(other) == "ok"
+        # and back: this edition's link opens the English page as it was
+        back = other.eval_on_selector("a[hreflang=en]", "a => a.href")
+        assert back.split("?", 1)[1] == query
+        # a link written in this page's own format (an earlier version's) is read as typed here
+        other.goto(f"{site.url(lang)}?reserve_gib={loc.typed('2.25')}")
+        other.wait_for_selector(READY, timeout=10_000)
+        assert loc.number(other.input_value("[name=reserve_gib]")) == 2.25
+        assert other.inner_text("[data-error-for=reserve_gib]") == ""
+    finally:
+        other.close()
+    _fill(english, VALID)
+    assert not site.errors
