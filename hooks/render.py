@@ -22,7 +22,7 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import calculator_locale, escape, figures, formatting, i18n  # noqa: E402
+from sitekit import calculator_locale, claim_files, claims, escape, figures, formatting, i18n  # noqa: E402
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -49,6 +49,12 @@ def on_config(config, **kwargs):
         except SiteDataError as e:
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
+    # read at every build (cheap), so that `mkdocs serve` sees a claims file's edits
+    try:
+        folder = root / config.extra.get("claims", "measure/experiments")
+        _state["claims"] = claim_files.load(folder, root, claims.CALLS)
+    except claims.ClaimError as e:
+        raise PluginError(str(e)) from None
     _state["figures"] = {}
     return config
 
@@ -73,6 +79,7 @@ def on_pre_build(config, **kwargs):
     on_config runs last), and every generated word and number follows it."""
     language = config.theme["language"]
     i18n.set_language(language)
+    _state["used"] = set()  # the claims this edition's pages name
     formatting.set_locale(language)
     plugin = config.plugins.get("i18n")
     translated = (plugin.current_language_config.nav_translations or {}) if plugin else {}
@@ -116,7 +123,9 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         return markdown  # a notebook page: mkdocs-jupyter renders its cells and committed outputs
     depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
     source = EDITION_SUFFIX.sub(".md", page.file.src_path)  # every edition cites and claims as its English page
-    ctx = PageContext(data=_state["data"], page=source, url_prefix="../" * depth, titles=_state["titles"])
+    ctx = PageContext(
+        data=_state["data"], page=source, url_prefix="../" * depth, claims=_state["claims"], titles=_state["titles"]
+    )
     try:
         out = render_markers(markdown, ctx)
     except MarkerError as e:
@@ -125,6 +134,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         line = next(line for line in out.splitlines() if "{{" in line or "}}" in line)
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
     _state["figures"].update(ctx.figures)
+    _state["used"] |= ctx.used
     return out
 
 
@@ -174,6 +184,18 @@ def on_post_page(output, page, config, **kwargs):
     return ALTERNATE.sub(link, HEAD_ALTERNATE.sub("", output))
 
 
+def _check_claims_used(book: claim_files.ClaimBook, used: set[str]) -> None:
+    """A claim no page names is checked by nobody and goes stale: it fails the build."""
+    unused = sorted(set(book.claims) - used)
+    if unused:
+        listed = "; ".join(f"{c} ({book.claims[c].source})" for c in unused[:10])
+        more = f" and {len(unused) - 10} more" if len(unused) > 10 else ""
+        raise PluginError(
+            f"{len(unused)} claims are defined but used on no page: {listed}{more}; "
+            "name each on the page it checks, or remove it"
+        )
+
+
 def on_post_build(config, **kwargs):
     site = Path(config.site_dir)
     if not config.site_url:
@@ -183,6 +205,7 @@ def on_post_build(config, **kwargs):
             (site / name).unlink(missing_ok=True)
     data: SiteData = _state["data"]
     language = i18n.language()
+    _check_claims_used(_state["claims"], _state["used"])
     if language == i18n.DEFAULT:
         # after the pages: a claim the data no longer bears is reported before a stale notebook
         _check_notebooks(Path(config.docs_dir), data)

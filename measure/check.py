@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import tomllib
 from collections import Counter, defaultdict
 from dataclasses import asdict
 from pathlib import Path
@@ -35,13 +36,27 @@ from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
+# a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
+# measure/experiments/<exp>/claims.toml
+_CLAIM_REF = re.compile(
+    r"""claim\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_]+\.[a-z0-9_]+)\s*-->"""
+)
+CLAIMS = Path(__file__).resolve().parent / "experiments"
 
 
-def page_table_refs(docs: Path) -> dict[str, set[str]]:
-    """table ref -> the pages that use it (tables, cells, and claims over columns)."""
+def page_table_refs(docs: Path, claims: Path = CLAIMS) -> dict[str, set[str]]:
+    """table ref -> the pages that use it: in tables and cells, and in the checks of the
+    claims they name (each experiment's claims.toml under ``claims``)."""
+    checks: dict[str, str] = {}
+    for path in sorted(claims.glob("*/claims.toml")):
+        for name, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
+            if isinstance(entry, dict) and isinstance(entry.get("check"), str):
+                checks[f"{path.parent.name}.{name}"] = entry["check"]
     refs: dict[str, set[str]] = defaultdict(set)
     for page in sorted(docs.rglob("*.md")):
-        for ref in _TABLE_REF.findall(page.read_text(encoding="utf-8")):
+        text = page.read_text(encoding="utf-8")
+        named = {a or b for a, b in _CLAIM_REF.findall(text)}
+        for ref in _TABLE_REF.findall(text + "\n".join(checks.get(c, "") for c in sorted(named))):
             refs[ref].add(str(page.relative_to(docs)))
     return refs
 

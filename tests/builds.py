@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +29,10 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
     (dest / "mkdocs.yml").write_text(yaml.safe_dump(project, allow_unicode=True), encoding="utf-8")
     for folder in ("hooks", "sitedata"):
         shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    # each experiment's claims file, read as data; the measuring code beside it stays behind
+    shutil.copytree(
+        REPO / "measure/experiments", dest / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")
+    )
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
         cwd=dest,
@@ -34,3 +40,26 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
         text=True,
         env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
     )
+
+
+def claims_of(dest: Path, pages: list[Path]) -> dict:
+    """The project's ``extra`` with its claims folder ``dest``/claims holding only the
+    claims ``pages`` name: a build of some of the pages uses every claim it defines."""
+    from sitekit import claims
+    from sitekit.claim_files import load
+
+    book = load(REPO / "measure/experiments", REPO, claims.CALLS)
+    named = re.compile(r"""claim\(\s*['"]([a-z0-9_.]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_.]+)\s*-->""")
+    by_experiment: dict[str, list[str]] = {}
+    for page in pages:
+        for ref in sorted({a or b for a, b in named.findall(page.read_text(encoding="utf-8"))}):
+            claim = book.get(ref)
+            exp, name = ref.split(".")
+            toml = f"[{name}]\ncheck = {json.dumps(claim.expression)}\nhardware = {str(claim.hardware).lower()}\n"
+            by_experiment.setdefault(exp, []).append(toml)
+    (dest / "claims").mkdir()
+    for exp, tables in by_experiment.items():
+        (dest / "claims" / exp).mkdir()
+        (dest / "claims" / exp / "claims.toml").write_text("".join(tables), encoding="utf-8")
+    project = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    return {**project["extra"], "claims": "claims"}

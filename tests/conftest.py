@@ -111,6 +111,10 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     shutil.copytree(REPO / "hooks", work / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     # The data layer, and not measure: the build must not need the measuring code.
     shutil.copytree(REPO / "sitedata", work / "sitedata", ignore=shutil.ignore_patterns("__pycache__"))
+    # Each experiment's claims file, read as data; the measuring code beside it stays behind.
+    shutil.copytree(
+        REPO / "measure/experiments", work / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")
+    )
     shutil.copytree(docs or REPO / "docs", work / "docs")
     shutil.copytree(data or REPO / "site_data", work / "site_data")
     return subprocess.run(

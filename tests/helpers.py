@@ -35,6 +35,7 @@ def _hook(data: Path | None, **config):
         **{"site_url": None, **config},
     )
     render.on_config(config)
+    render._state["used"] = set()  # the claims the pages rendered here name, as on_pre_build sets it
     i18n.set_language(i18n.DEFAULT)
     formatting.set_locale(i18n.DEFAULT)
     nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
@@ -58,4 +59,5 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
     (on_config, then on_post_build: the notebooks' checks, the published data files);
     what would fail the build raises its PluginError."""
     render, config = _hook(data, docs_dir=str(docs), site_dir=str(site), site_url=site_url)
+    render._state["used"] = set(render._state["claims"].claims)  # as if every page had named its claims
     render.on_post_build(config)

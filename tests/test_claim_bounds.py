@@ -91,9 +91,11 @@ def test_a_bad_argument_type_is_one_line_naming_the_page(data):
 
 
 def test_a_claims_bound_names_its_page(data):
+    from sitekit.claim_files import Claim, ClaimBook
     from sitekit.markers import MarkerError, PageContext, render_markers
 
-    ctx = PageContext(data=data, page="p.md", url_prefix="")
+    claims = ClaimBook({"exp.big": Claim("exp.big", "round(1e309) > 1")})
+    ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)
     with pytest.raises(MarkerError) as e:
-        render_markers("""{{ claim("round(1e309) > 1", "big") }}""", ctx)
+        render_markers("""{{ claim("exp.big", "big") }}""", ctx)
     assert str(e.value) == "p.md: round(inf) refused: not a finite number"

@@ -4,11 +4,22 @@ import shutil
 
 import pytest
 from mkdocs.exceptions import PluginError
+from sitekit.claim_files import Claim, ClaimBook
 from sitekit.claims import ClaimError, check, render
 from sitekit.pagedata import SiteData
 
 from tests.conftest import REPO, edit_table, write_data
 from tests.helpers import render_page
+
+
+def named(check: str, hardware: bool = False, id: str = "exp.c") -> Claim:
+    """A claim as a claims file defines it."""
+    return Claim(id, check, hardware)
+
+
+def book(**checks: str) -> ClaimBook:
+    """Claims of the experiment ``exp``, by name."""
+    return ClaimBook({f"exp.{name}": named(c, id=f"exp.{name}") for name, c in checks.items()})
 
 
 @pytest.fixture
@@ -63,14 +74,14 @@ def test_no_arbitrary_code(data):
 
 def test_failed_claim_names_the_numbers(data):
     with pytest.raises(
-        ClaimError, match=r"page.md: claim 'big ratio' does not hold: exp.ratio > 3 with exp.ratio = 2.5"
+        ClaimError, match=r"page.md: claim 'big ratio' does not hold: exp.c = exp.ratio > 3 with exp.ratio = 2.5"
     ):
-        render(data, "page.md", "exp.ratio > 3", "big ratio")
+        render(data, "page.md", named("exp.ratio > 3"), "big ratio")
 
 
 def test_failed_hardware_claim_warns_on_the_page(data):
-    out = render(data, "page.md", "exp.ratio > 3", "fast", hardware=True)
-    assert "claim-failed" in out and "exp.ratio = 2.5" in out
+    out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
+    assert "claim-failed" in out and "exp.ratio = 2.5" in out and 'title="exp.c: exp.ratio &gt; 3"' in out
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -90,11 +101,12 @@ def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
 def test_branches_follow_the_data(data):
     from sitekit.markers import MarkerError, PageContext, render_markers
 
-    ctx = PageContext(data=data, page="p.md", url_prefix="")
-    page = "A <!-- if exp.ratio > 2 -->big {{ value('exp.ratio') }}<!-- else -->small<!-- end --> Z"
+    claims = book(big="exp.ratio > 2", huge="exp.ratio > 3", nothing="exp.nothing")
+    ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)
+    page = "A <!-- if exp.big -->big {{ value('exp.ratio') }}<!-- else -->small<!-- end --> Z"
     assert render_markers(page, ctx) == "A big 2.50× Z"
-    assert render_markers(page.replace("> 2", "> 3"), ctx) == "A small Z"
-    assert render_markers("<!-- if exp.ratio > 3 -->only<!-- end -->.", ctx) == "."
+    assert render_markers(page.replace("exp.big", "exp.huge"), ctx) == "A small Z"
+    assert render_markers("<!-- if exp.huge -->only<!-- end -->.", ctx) == "."
     with pytest.raises(MarkerError, match="no value 'nothing'"):
         render_markers("<!-- if exp.nothing -->x<!-- end -->", ctx)
 
@@ -195,10 +207,11 @@ def test_the_rendered_claim_shows_what_it_checked(data):
     import html as markup
     import re
 
-    html = render(data, "p.md", "cell('exp.t', 'n', where={'ms': 4.0}) == 2", "two")
+    html = render(data, "p.md", named("cell('exp.t', 'n', where={'ms': 4.0}) == 2", id="exp.n_is_two"), "two")
     title = re.fullmatch(r'two<sup class="claim claim-ok" title="([^"<>]*)">✓</sup>', html).group(1)
     assert markup.unescape(title) == (
-        "Checked when this page was built: cell('exp.t', 'n', where={'ms': 4.0}) == 2  [exp.t.n {'ms': 4.0} = 2]"
+        "Checked when this page was built: exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2"
+        "  [exp.t.n {'ms': 4.0} = 2]"
     )
     # written so that Markdown, which runs over a tag's attributes too, finds nothing to do
     assert not re.search(r"[\[\]{}`*_'\\]", title), title
@@ -209,12 +222,12 @@ def test_long_lists_are_cut_to_eight_in_messages(tmp_path):
     write_data(tmp_path, "e", {"t": rows})
     data = SiteData(tmp_path)
     with pytest.raises(ClaimError) as e:
-        render(data, "p.md", "len(column('e.t', 'i')) == 8 and exp_free == 1", "nine")
+        render(data, "p.md", named("len(column('e.t', 'i')) == 8 and exp_free == 1"), "nine")
     assert "e.t.i = [0, 1, 2, 3, 4, 5, 6, 7, ...]" in str(e.value)
     rows8 = [{"i": i} for i in range(8)]
     write_data(tmp_path, "f", {"t": rows8})
     with pytest.raises(ClaimError) as e:
-        render(SiteData(tmp_path), "p.md", "len(column('f.t', 'i')) == 7 and column('e.t', 'i') == []", "eight")
+        render(SiteData(tmp_path), "p.md", named("len(column('f.t', 'i')) == 7 and column('e.t', 'i') == []"), "eight")
     assert "f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]; " not in str(e.value)
     assert str(e.value).endswith("with f.t.i = [0, 1, 2, 3, 4, 5, 6, 7]")
 
@@ -234,8 +247,8 @@ def test_an_unparsable_claim_says_so(data):
 
 def test_a_failed_claim_lists_every_number_it_read(data):
     with pytest.raises(ClaimError) as e:
-        render(data, "p.md", "exp.ratio > 2 and max(column('exp.t', 'n')) > 4", "big")
+        render(data, "p.md", named("exp.ratio > 2 and max(column('exp.t', 'n')) > 4"), "big")
     assert str(e.value) == (
-        "p.md: claim 'big' does not hold: exp.ratio > 2 and max(column('exp.t', 'n')) > 4 "
+        "p.md: claim 'big' does not hold: exp.c = exp.ratio > 2 and max(column('exp.t', 'n')) > 4 "
         "with exp.ratio = 2.5; exp.t.n = [1, 2, 4]"
     )

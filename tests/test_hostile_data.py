@@ -24,6 +24,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+import yaml
 
 from sitedata.bounds import MAX_TEXT
 from tests.builds import english_build
@@ -131,9 +132,9 @@ def hostile_site_data(dest: Path) -> dict:
     return plan
 
 
-def _page(exp: str, meta: dict, plan: dict, figures: list[str]) -> tuple[str, list[str]]:
+def _page(exp: str, meta: dict, plan: dict, figures: list[str], claims: dict[str, str]) -> tuple[str, list[str]]:
     """Every field of one experiment, through every marker, in every kind of place; and
-    the hostile texts the page shows."""
+    the hostile texts the page shows. The claims it names are added to ``claims``."""
     out = [f"# Experiment {exp}\n", f"{{{{ provenance('{exp}') }}}}\n"]
     expected = []
     for name, v in meta["values"].items():
@@ -163,7 +164,8 @@ def _page(exp: str, meta: dict, plan: dict, figures: list[str]) -> tuple[str, li
         out += [f"{{{{ table('{ref}') }}}}\n", f"{{{{ json_table('{ref}') }}}}\n"]
         expected += [t["title"]] + [c[k] for c in t["columns"] for k in ("label", "description") if c[k]]
         for col in plan["columns"][table]:
-            out.append(f"""Checked: {{{{ claim("len(column('{ref}', '{col}')) > 0", "the column has cells") }}}}.\n""")
+            claims[f"has_cells_{len(claims)}"] = f"len(column('{ref}', '{col}')) > 0"
+            out.append(f"""Checked: {{{{ claim("{exp}.has_cells_{len(claims) - 1}", "the column has cells") }}}}.\n""")
     for fig in figures:
         out.append(f"{{{{ figure('{fig}', alt='A figure drawn from hostile data, its labels literal') }}}}\n")
     return "\n".join(out), expected + plan["cells"]
@@ -181,11 +183,16 @@ def build_hostile(dest: Path) -> tuple[Path, dict, subprocess.CompletedProcess]:
     for exp, p in plan.items():
         meta = json.loads((dest / "site_data" / exp / "meta.json").read_text())
         mine = sorted(f for f in figures.REGISTRY if f.startswith(exp + "."))
-        page, p["expected"] = _page(exp, meta, p, mine)
+        claims: dict[str, str] = {}
+        page, p["expected"] = _page(exp, meta, p, mine, claims)
         (docs / f"exp-{exp}.md").write_text(page, encoding="utf-8")
+        (dest / "claims" / exp).mkdir(parents=True)
+        toml = "".join(f"[{name}]\ncheck = {json.dumps(check)}\n" for name, check in claims.items())
+        (dest / "claims" / exp / "claims.toml").write_text(toml, encoding="utf-8")
     for folder in ("javascripts", "stylesheets"):
         shutil.copytree(REPO / "docs" / folder, docs / folder)
-    return dest / "site", plan, english_build(dest, nav=None)  # no nav: the pages written here
+    extra = {**yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["extra"], "claims": "claims"}
+    return dest / "site", plan, english_build(dest, nav=None, extra=extra)  # no nav: the pages written here
 
 
 @pytest.fixture(scope="module")

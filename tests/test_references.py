@@ -8,7 +8,9 @@ import re
 from dataclasses import replace
 
 import pytest
+from sitekit import claims
 from sitekit import references as refs
+from sitekit.claim_files import load
 from sitekit.markers import MarkerError, PageContext, render_markers
 from sitekit.pagedata import SiteData
 from sitekit.works import PAGES, WORKS, Work
@@ -29,7 +31,8 @@ def _cited_keys(markdown: str) -> list[str]:
 
 
 def _ctx(page: str, titles: dict[str, str] | None = None) -> PageContext:
-    return PageContext(data=SiteData(REPO / "site_data"), page=page, url_prefix="", titles=titles or {})
+    book = load(REPO / "measure" / "experiments", REPO, claims.CALLS)  # the claims the pages name
+    return PageContext(data=SiteData(REPO / "site_data"), page=page, url_prefix="", claims=book, titles=titles or {})
 
 
 # --- the data ---------------------------------------------------------------------

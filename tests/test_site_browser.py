@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builds import english_build
+from tests.builds import claims_of, english_build
 from tests.conftest import LANGUAGES, REPO, edit_table
 from tests.test_calculator_browser import CHROMIUM, FILL, LAUNCH_ARGS, READY, _Quiet, _Server
 
@@ -102,7 +102,8 @@ def _calculator_site(dest: Path) -> Path:
         shutil.copytree(REPO / "docs" / folder, docs / folder)
     nav = [{"Home": "index.md"}, {"The calculator": "calculator.md"}]
     links = {"links": {"not_found": "info", "anchors": "info"}}  # to the pages left out
-    proc = english_build(dest, nav=nav, validation=links)
+    extra = claims_of(dest, [docs / "index.md", docs / "calculator.md"])  # the two pages' claims alone
+    proc = english_build(dest, nav=nav, validation=links, extra=extra)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     return dest / "site"
 

@@ -1,6 +1,7 @@
 """Numbers can't diverge between editions: every translated page carries exactly the
-markers of its English page (names and arguments, in order, with the same branch
-conditions) and types no number its English page does not type.
+markers of its English page (names and arguments, in order: the same claims, named by
+their ids, and the same branch conditions, ids too) and types no number its English
+page does not type.
 
 Only the words a reader reads may differ: a claim's sentence, a figure's alt text and
 caption, a table's caption. Everything that selects or formats data is compared as
@@ -20,7 +21,7 @@ ENGLISH_PAGES = english_pages()
 
 # (marker name) -> positions and keywords that hold prose, translated with the page
 TEXT_ARGUMENTS = {"claim": ({1}, {"text"}), "figure": (set(), {"alt", "caption"}), "table": (set(), {"caption"})}
-SEQUENCE = re.compile(r"\{\{\s*(?P<marker>.+?)\s*\}\}|<!--\s*(?P<branch>if\s+.+?|else|end)\s*-->", re.S)
+SEQUENCE = re.compile(r"\{\{\s*(?P<marker>.+?)\s*\}\}|<!--\s*(?P<branch>(?:el)?if\s+.+?|else|end)\s*-->", re.S)
 
 
 def translated(page, lang: str):
@@ -79,13 +80,22 @@ def test_translated_page_carries_the_english_markers_and_numbers(page, lang):
     assert not extra, f"{other.name} types numbers its English page does not: {sorted(extra)}"
 
 
-def test_a_changed_argument_or_a_typed_number_is_caught():
-    english = 'Speed {{ value(\'kv_cache.speedup\') }}. {{ claim("kv_cache.speedup > 1", "Faster") }}'
-    good = 'Velocidade {{ value(\'kv_cache.speedup\') }}. {{ claim("kv_cache.speedup > 1", "Máis rápido") }}'
+def test_a_changed_argument_id_condition_or_a_typed_number_is_caught():
+    english = (
+        "Speed {{ value('kv_cache.speedup') }}. {{ claim('kv_cache.cached_faster', 'Faster') }}"
+        "<!-- if kv_cache.cached_faster -->A<!-- elif kv_cache.tokens_identical -->B<!-- end -->"
+    )
+    good = (
+        "Velocidade {{ value('kv_cache.speedup') }}. {{ claim('kv_cache.cached_faster', 'Máis rápido') }}"
+        "<!-- if kv_cache.cached_faster -->A<!-- elif kv_cache.tokens_identical -->B<!-- end -->"
+    )
     assert structure(english) == structure(good)
     assert structure(english) != structure(good.replace("speedup')", "speedup', digits=1)"))
-    assert structure(english) != structure(good.replace("> 1", "> 2"))
+    assert structure(english) != structure(good.replace("claim('kv_cache.cached_faster'", "claim('kv_cache.faster'"))
+    assert structure(english) != structure(good.replace("if kv_cache.cached_faster", "if kv_cache.faster"))
+    assert structure(english) != structure(good.replace("elif kv_cache.tokens_identical", "elif kv_cache.x"))
+    assert structure(english) != structure(good.replace("<!-- elif", "<!-- if"))
     assert numbers(good + " uns 3,07 ") - numbers(english) == {"307"}
     assert numbers("65\u00a0536 tokens") == numbers("65.536 tokens") == numbers("65,536 tokens") == {"65536"}
     with pytest.raises(AssertionError, match="empty text"):
-        structure("{{ claim('kv_cache.speedup > 1', ' ') }}")
+        structure("{{ claim('kv_cache.cached_faster', ' ') }}")

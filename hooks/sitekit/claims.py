@@ -1,167 +1,39 @@
 """Claims: sentences of the prose checked against site_data when the site is built.
 
-A claim is a small expression over the data, e.g.::
+A claim is defined once, by name, in its experiment's claims file (claim_files.py), as a
+small expression over the data; a page names it and writes its own sentence::
 
-    {{ claim("kv_cache.tokens_identical", "the two token streams are identical") }}
-    {{ claim("all(column('cache_size.measured', 'matches_formula'))", "every cache equals the formula") }}
-    {{ claim("max(column('prefill_decode.decode', 'step_ms')) < 1.3 * min(column('prefill_decode.decode', 'step_ms'))",
-             "decode time is flat in context", hardware=True) }}
+    [every_cache_matches_formula]                       # cache_size/claims.toml
+    check = "all(column('cache_size.measured', 'matches_formula'))"
 
-The expression is parsed with ``ast`` and evaluated by a small interpreter (no
-``eval``): ``experiment.value`` names a value from meta.json; ``cell(table, column,
-where={...})`` one cell; ``column(table, column, where={...})`` a whole column as a list;
-plus literals, arithmetic, comparisons, ``and``/``or`` (short-circuit)/``not`` and ``all any min max abs
-len sum sorted round``.
+    {{ claim('cache_size.every_cache_matches_formula', 'every cache equals the formula') }}
+
+The expression is parsed with ``ast`` (claim_syntax.py, within its bounds) and evaluated
+by a small interpreter (no ``eval``): ``experiment.value`` names a value from meta.json;
+``cell(table, column, where={...})`` one cell; ``column(table, column, where={...})`` a
+whole column as a list; plus literals, arithmetic, comparisons, ``and``/``or``
+(short-circuit)/``not`` and ``all any min max abs len sum sorted round``.
 
 A claim that does not hold fails the build, naming the page, the claim and the
-numbers. Claims about hardware-bound numbers (``hardware=True``) may legitimately not
+numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
 hold on another machine: they render a visible warning on the page instead.
 """
 
 from __future__ import annotations
 
 import ast
-import math
-import operator
 from typing import Any
 
 from sitekit import escape
+from sitekit.claim_files import Claim
+from sitekit.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
 from sitekit.i18n import _
 from sitekit.pagedata import SiteData, SiteDataError
 
-# Bounds on what a claim may cost, each checked before the work it bounds (``9**9**9``,
-# ``'x' * 10**9``, ``'%0999999999d' % 1``, a thousand nested ``not``): a claim compares
-# measured numbers; it never needs a huge power, a long sequence or a deep expression.
-MAX_EXPONENT = 64
-MAX_SEQUENCE = 10_000  # items (nested ones counted) of any list or characters of any text it makes
-MAX_LENGTH = 2_000  # characters of a claim's expression
-MAX_MARKER = 4_000  # characters of a marker, a claim's sentence with it
-MAX_NODES = 500  # terms of its syntax tree
-MAX_DEPTH = 50  # nesting of its syntax tree
-MAX_DIGITS = 30  # round()'s digits
+__all__ = ["CALLS", "MAX_MARKER", "ClaimError", "Evaluator", "check", "parse", "render"]
 
-
-class ClaimError(Exception):
-    pass
-
-
-def _short(v: Any) -> str:
-    try:
-        return escape.cut(repr(v), 60, note=False)
-    except ValueError:  # an integer past Python's digits for text
-        return "an integer of thousands of digits"
-
-
-def _size(v: Any) -> int:
-    """Items in ``v``, nested ones counted (a text's characters), stopping past the bound."""
-    count, stack = 0, [v]
-    while stack and count <= MAX_SEQUENCE:
-        x = stack.pop()
-        if isinstance(x, (str, bytes)):
-            count += max(1, len(x))
-        elif isinstance(x, (list, tuple, dict)) and x:
-            stack.extend(list(x.items()) if isinstance(x, dict) else x)
-        else:
-            count += 1
-    return count
-
-
-def _sized(v: Any) -> Any:
-    if isinstance(v, (str, bytes, list, tuple, dict)) and _size(v) > MAX_SEQUENCE:
-        raise ClaimError(f"a sequence of more than {MAX_SEQUENCE} items refused")
-    return v
-
-
-def _pow(a: Any, b: Any) -> Any:
-    if not isinstance(b, (int, float)) or isinstance(b, bool) or abs(b) > MAX_EXPONENT:
-        raise ClaimError(f"exponent {_short(b)} refused: claims allow powers up to {MAX_EXPONENT}")
-    if isinstance(a, int) and isinstance(b, int) and abs(a) > 2**64:
-        raise ClaimError("power of a huge integer refused")
-    return operator.pow(a, b)
-
-
-def _mul(a: Any, b: Any) -> Any:
-    for seq, n in ((a, b), (b, a)):
-        if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and _size(seq) * n > MAX_SEQUENCE:
-            raise ClaimError(f"repeating a sequence to more than {MAX_SEQUENCE} items refused")
-    return operator.mul(a, b)
-
-
-def _mod(a: Any, b: Any) -> Any:
-    if isinstance(a, (str, bytes)):
-        raise ClaimError("formatting text with % refused: claims compare numbers")
-    return operator.mod(a, b)
-
-
-def _sum(values: Any, start: Any = 0) -> Any:
-    if not isinstance(start, (int, float)):
-        raise ClaimError(f"sum starting from {_short(start)} refused: claims add numbers")
-    return sum(values, start)
-
-
-def _round(x: Any, digits: Any = None) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        raise ClaimError(f"round({x}) refused: not a finite number")
-    if digits is not None and (not isinstance(digits, int) or abs(digits) > MAX_DIGITS):
-        raise ClaimError(f"round to {_short(digits)} digits refused: claims round to at most {MAX_DIGITS}")
-    return round(x, digits)
-
-
-_BIN = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: _mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: _mod,
-    ast.Pow: _pow,
-}
-_CMP = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-_FUNCS = {
-    "all": all,
-    "any": any,
-    "min": min,
-    "max": max,
-    "abs": abs,
-    "len": len,
-    "sum": _sum,
-    "sorted": sorted,
-    "round": _round,
-}
-
-
-def parse(expr: Any, what: str = "claim", limit: int = MAX_LENGTH) -> ast.Expression:
-    """A claim's (or a marker's) syntax tree, once its length, its terms and its nesting
-    are within their bounds: each refusal is one ClaimError line naming the bound."""
-    if not isinstance(expr, str):
-        raise ClaimError(f"a {what} must be text, not {_short(expr)}")
-    if len(expr) > limit:
-        raise ClaimError(f"a {what} of {len(expr):,} characters refused: at most {limit:,}")
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError as e:
-        raise ClaimError(f"cannot parse {what} {escape.cut(expr, 200, note=False)!r}: {e.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as e:
-        raise ClaimError(f"cannot parse {what}: {type(e).__name__}") from None
-    nodes, stack = 0, [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise ClaimError(f"a {what} of more than {MAX_NODES} terms refused")
-        if depth > MAX_DEPTH:
-            raise ClaimError(f"a {what} nested more than {MAX_DEPTH} deep refused")
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return tree
+# the functions a claim may call: the data's, then Python's few (claim_syntax.FUNCTIONS)
+CALLS = frozenset({"column", "cell", *FUNCTIONS})
 
 
 def _plain(v: Any) -> Any:
@@ -204,19 +76,19 @@ class Evaluator:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):
-            return _sized([self._eval(e) for e in node.elts])
+            return sized([self._eval(e) for e in node.elts])
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise ClaimError("unpacking a dictionary ({**...}) refused")
-            return _sized({self._eval(k): self._eval(v) for k, v in zip(node.keys, node.values, strict=True)})
+            return sized({self._eval(k): self._eval(v) for k, v in zip(node.keys, node.values, strict=True)})
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             ref = f"{node.value.id}.{node.attr}"
             v = self.data.value(ref)["value"]
             self.read[ref] = v
             return v
-        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+        if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
             try:
-                return _sized(_BIN[type(node.op)](self._eval(node.left), self._eval(node.right)))
+                return sized(BINARY[type(node.op)](self._eval(node.left), self._eval(node.right)))
             except (ArithmeticError, TypeError) as e:
                 raise ClaimError(f"{escape.cut(ast.unparse(node), 200, note=False)}: {e}") from None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
@@ -230,11 +102,11 @@ class Evaluator:
                 if bool(self._eval(v)) == stop:
                     return stop
             return not stop
-        if isinstance(node, ast.Compare) and all(type(op) in _CMP for op in node.ops):
+        if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
             left = self._eval(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self._eval(right_node)
-                if not _CMP[type(op)](left, right):
+                if not COMPARISONS[type(op)](left, right):
                     return False
                 left = right
             return True
@@ -247,8 +119,8 @@ class Evaluator:
                 return self.column(*args, **kwargs)
             if node.func.id == "cell":
                 return self.cell(*args, **kwargs)
-            if node.func.id in _FUNCS:
-                return _sized(_FUNCS[node.func.id](*args, **kwargs))
+            if node.func.id in FUNCTIONS:
+                return sized(FUNCTIONS[node.func.id](*args, **kwargs))
         raise ClaimError(f"unsupported expression: {escape.cut(ast.unparse(node), 200, note=False)}")
 
 
@@ -273,19 +145,24 @@ def _numbers(read: dict[str, Any]) -> str:
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
 
-def render(data: SiteData, page: str, expr: str, text: str, hardware: bool = False) -> str:
+def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
+    """The page's sentence with its mark: ✓ with what was checked in its tooltip, or, for a
+    claim about this hardware that does not hold here, ⚠ and the numbers; any other
+    claim that does not hold fails the build."""
+    expr = claim.expression
     holds, read = check(data, expr)
     if holds:
         title = escape.attribute(
-            _("Checked when this page was built: {expression}").format(expression=expr) + f"  [{_numbers(read)}]",
+            _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
+            + f"  [{_numbers(read)}]",
             None,
         )
         return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
-    message = f"claim {text!r} does not hold: {expr} with {_numbers(read)}"
-    if not hardware:
+    message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
+    if not claim.hardware:
         raise ClaimError(f"{page}: {message}")
     return (
-        f'{text}<sup class="claim claim-failed" title="{escape.attribute(expr, None)}">⚠</sup> '
+        f'{text}<sup class="claim claim-failed" title="{escape.attribute(f"{claim.id}: {expr}", None)}">⚠</sup> '
         f'<span class="claim-warning">('
         + escape.text(
             _("not borne out by this run's measurements on this hardware: {values}").format(values=_numbers(read)),

@@ -1,8 +1,8 @@
 """The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
 ``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
 ``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``,
-``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim("kv_cache.tokens_identical", "...") }}``
-(see claims.py).
+``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim('kv_cache.tokens_identical', '...') }}``
+(see claims.py), and the branches ``<!-- if ID --> ... <!-- end -->`` (branches.py).
 
 A marker is a Python call expression with literal arguments, parsed with ``ast`` (never
 evaluated). An unknown function, a bad argument, a missing table, column or value
@@ -16,13 +16,14 @@ import html
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from sitekit import claims, escape, formatting, i18n
+from sitekit.branches import BranchError, choose_branches
+from sitekit.context import PageContext
 from sitekit.figures import render_figure
 from sitekit.i18n import _
-from sitekit.pagedata import SiteData, SiteDataError
+from sitekit.pagedata import SiteDataError
 from sitekit.provenance import experiments, provenance, provenance_html
 from sitekit.references import bibliography, cite, references
 
@@ -31,18 +32,6 @@ MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 
 class MarkerError(Exception):
     pass
-
-
-@dataclass
-class PageContext:
-    """What a marker needs to know about the page it sits on."""
-
-    data: SiteData
-    page: str  # source path, for error messages
-    url_prefix: str  # relative path from the page to the site root, e.g. "../"
-    figures: dict[str, str] = field(default_factory=dict)  # site path -> SVG text to write
-    claims: list[str] = field(default_factory=list)  # expressions checked on this page
-    titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
 
 
 def _parse(expr: str, ctx: PageContext) -> tuple[str, list[Any], dict[str, Any]]:
@@ -233,9 +222,9 @@ def json_table(ctx: PageContext, ref: str) -> str:
     return f'<script type="application/json" data-json-table="{html.escape(ref)}">{payload}</script>'
 
 
-def claim(ctx: PageContext, expr: str, text: str, hardware: bool = False) -> str:
-    ctx.claims.append(expr)
-    return claims.render(ctx.data, ctx.page, expr, text, hardware)
+def claim(ctx: PageContext, ref: str, text: str) -> str:
+    """A sentence of the page checked by the claim ``ref`` names (claim_files.py)."""
+    return claims.render(ctx.data, ctx.page, ctx.claim(ref), text)
 
 
 FUNCTIONS: dict[str, Callable[..., str]] = {
@@ -255,29 +244,11 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
 }
 
 
-BRANCH = re.compile(
-    r"<!--\s*if\s+(?P<expr>.+?)\s*-->\n?(?P<then>.*?)(?:<!--\s*else\s*-->\n?(?P<else>.*?))?<!--\s*end\s*-->",
-    re.DOTALL,
-)
-
-
-def choose_branches(markdown: str, ctx: PageContext) -> str:
-    """Keep one branch of each ``<!-- if EXPR --> ... <!-- else --> ... <!-- end -->``
-    block, EXPR evaluated over site_data like a claim's: prose that reads right whether
-    or not this run's data shows an effect (no nesting)."""
-
-    def pick(match: re.Match) -> str:
-        try:
-            holds, _ = claims.check(ctx.data, match.group("expr"))
-        except (claims.ClaimError, SiteDataError, KeyError, TypeError, ValueError) as e:
-            raise MarkerError(f"{ctx.page}: <!-- if {match.group('expr')} -->: {e}") from None
-        return match.group("then") if holds else (match.group("else") or "")
-
-    return BRANCH.sub(pick, markdown)
-
-
 def render_markers(markdown: str, ctx: PageContext) -> str:
-    markdown = choose_branches(markdown, ctx)
+    try:
+        markdown = choose_branches(markdown, ctx)
+    except BranchError as e:
+        raise MarkerError(str(e)) from None
 
     def replace(match: re.Match) -> str:
         fname, args, kwargs = _parse(match.group(1), ctx)

@@ -10,13 +10,10 @@ list, or an unknown key, fails the build.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
+from sitekit.context import PageContext
 from sitekit.i18n import _
 from sitekit.works import PAGES, WORKS, Work
-
-if TYPE_CHECKING:
-    from sitekit.markers import PageContext
 
 BY_KEY: dict[str, Work] = {w.key: w for w in WORKS}
 
