@@ -1,10 +1,17 @@
-"""§7's strict scorer: hand-worked cases."""
+"""§7's strict scorer: hand-worked cases, and agreement with the hand-checked key of every
+answer the battery has produced (tests/fixtures/quality_key.json)."""
+
+import csv
+import json
+from pathlib import Path
 
 import pytest
 
 from measure.experiments.quality.questions import QUESTIONS
 from measure.experiments.quality.scoring import Question, normalise, score, words
 
+REPO = Path(__file__).resolve().parent.parent
+KEY = REPO / "tests" / "fixtures" / "quality_key.json"
 BY_TEXT = {q.text: q for q in QUESTIONS}
 
 
@@ -84,3 +91,29 @@ def test_the_battery_is_sixteen_questions_with_disjoint_options():
         assert not {words(a) for a in question.accepted} & {words(w) for w in question.wrong}, question.text
         assert all(score(a, question) for a in question.accepted), question.text
     assert [question.numeric for question in QUESTIONS].count(True) == 4
+
+
+def _key() -> list[dict]:
+    return json.loads(KEY.read_text(encoding="utf-8"))["answers"]
+
+
+def test_the_scorer_agrees_with_the_hand_checked_key():
+    wrong = []
+    for a in _key():
+        if score(a["answer"], q(a["question"])) != a["right"]:
+            wrong.append((a["question"], a["answer"], a["right"]))
+    assert not wrong, f"scorer and key disagree on {len(wrong)}: {wrong[:5]}"
+
+
+def test_every_committed_answer_has_a_verdict():
+    key = {(a["question"], a["answer"]) for a in _key()}
+    with open(REPO / "site_data" / "quality" / "battery.csv", newline="", encoding="utf-8") as f:
+        missing = [(r["question"], r["answer"]) for r in csv.DictReader(f) if (r["question"], r["answer"]) not in key]
+    assert not missing, f"answers without a verdict in {KEY.name}: {missing[:5]}"
+
+
+def test_the_key_is_one_verdict_per_answer():
+    pairs = [(a["question"], a["answer"]) for a in _key()]
+    assert len(pairs) == len(set(pairs))
+    assert {a["question"] for a in _key()} <= set(BY_TEXT)
+    assert all(isinstance(a["right"], bool) and a["runs"] for a in _key())
