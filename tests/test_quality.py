@@ -41,10 +41,10 @@ def test_counts_are_exact_and_model_outputs_device_scoped(smoke_data):
 
 
 def test_scoring_matches_whole_words():
-    assert score("A spider has 8 legs.", ("8", "eight"))
-    assert not score("It has 18 legs.", ("8", "eight"))
-    assert score("The capital of France is Paris.", ("paris",))
-    assert len(QUESTIONS) == 16 and len({q for q, _ in QUESTIONS}) == 16
+    spider, france = QUESTIONS[1], QUESTIONS[0]
+    assert score("A spider has 8 legs.", spider)
+    assert not score("It has 18 legs.", spider)
+    assert score("The capital of France is Paris.", france)
 
 
 def test_repetition_penalty_is_the_ctrl_rule():

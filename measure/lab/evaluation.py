@@ -5,6 +5,7 @@ agreement of argmax predictions under identical prefixes.
 The stable API::
 
     perplexity(model, ids, context=..., stride=...) -> Perplexity
+    token_scores(model, ids, context=..., stride=..., reference_logp=None, keep=False) -> TokenScores
     greedy_answers(model, prompts, max_new_tokens=..., repetition_penalty=..., eos_token_id=...)
     reference_continuation(model, prompt_ids, new_tokens) -> Tensor (1, new_tokens)
     argmax_given_prefix(model, prompt_ids, continuation) -> Tensor (1, new_tokens)
@@ -47,7 +48,81 @@ class Perplexity:
         return math.exp(self.mean_nll)
 
 
+@dataclass(frozen=True)
+class TokenScores:
+    """Every scored target of a text, position by position: what ``perplexity`` sums,
+    and what the scorer-free comparisons with a reference model need."""
+
+    nll: torch.Tensor  # (n,) negative log-likelihood of each target, natural log
+    top1: torch.Tensor  # (n,) the argmax of each position's next-token distribution
+    kl: torch.Tensor | None  # (n,) KL(reference || this model) at each position, given the reference's log-probs
+    logp: torch.Tensor | None  # (n, vocab) the log-probs themselves, where kept (the reference's)
+    nll_sum: float
+    windows: int
+
+    @property
+    def perplexity(self) -> Perplexity:
+        return Perplexity(nll_sum=self.nll_sum, tokens=self.nll.numel(), windows=self.windows)
+
+
+KL_ROWS = 256  # positions per step of the KL sum, to bound its temporaries
+
+
+def _kl(reference_logp: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
+    """KL(P || Q) = sum_v P(v) (log P(v) - log Q(v)), one value per position."""
+    out = [(r.exp() * (r - q)).sum(-1) for r, q in zip(reference_logp.split(KL_ROWS), logp.split(KL_ROWS), strict=True)]
+    return torch.cat(out) if out else logp.new_zeros(0)
+
+
 @torch.inference_mode()
+def token_scores(
+    model,
+    ids: torch.Tensor,
+    *,
+    context: int,
+    stride: int,
+    reference_logp: torch.Tensor | None = None,
+    keep: bool = False,
+) -> TokenScores:
+    """Score ``ids[1:]`` given what precedes them (windows as ``perplexity`` describes),
+    keeping each position's NLL and argmax; with ``reference_logp`` (a reference model's
+    ``logp`` on the same text) also each position's KL divergence from it; with ``keep``
+    the log-probs themselves."""
+    if not 0 < stride <= context:
+        raise ValueError("need 0 < stride <= context")
+    ids = ids.reshape(-1)
+    n = ids.numel() - 1
+    total, scored, windows = 0.0, 0, 0
+    nll, top1, kl, kept = [], [], [], []
+    for end in range(stride, n + stride, stride):
+        end = min(end, n)  # targets ids[scored + 1 .. end] are predicted by inputs ids[start:end]
+        start = max(0, end - context)
+        logits = model(input_ids=ids[start:end].unsqueeze(0), use_cache=False).logits[0].float()
+        first = scored + 1  # first target not scored yet
+        pred = logits[first - 1 - start :]  # the position before target i predicts i
+        logp = torch.log_softmax(pred, dim=-1)
+        targets = ids[first : end + 1]
+        window_nll = -logp.gather(1, targets.unsqueeze(1)).squeeze(1)
+        total += float(window_nll.sum())
+        nll.append(window_nll)
+        top1.append(logp.argmax(-1))
+        if reference_logp is not None:
+            kl.append(_kl(reference_logp[first - 1 : end], logp))
+        if keep:
+            kept.append(logp)
+        scored, windows = end, windows + 1
+        if end == n:
+            break
+    return TokenScores(
+        nll=torch.cat(nll),
+        top1=torch.cat(top1),
+        kl=torch.cat(kl) if reference_logp is not None else None,
+        logp=torch.cat(kept) if keep else None,
+        nll_sum=total,
+        windows=windows,
+    )
+
+
 def perplexity(model, ids: torch.Tensor, *, context: int, stride: int) -> Perplexity:
     """exp(mean negative log-likelihood) of ``ids[1:]`` given what precedes them.
 
@@ -57,24 +132,7 @@ def perplexity(model, ids: torch.Tensor, *, context: int, stride: int) -> Perple
     ``context - stride + 1`` and ``context`` tokens before it (all of them when one
     window covers the text). ``stride == context`` is non-overlapping windows.
     """
-    if not 0 < stride <= context:
-        raise ValueError("need 0 < stride <= context")
-    ids = ids.reshape(-1)
-    n = ids.numel() - 1
-    total, scored, windows = 0.0, 0, 0
-    for end in range(stride, n + stride, stride):
-        end = min(end, n)  # targets ids[scored + 1 .. end] are predicted by inputs ids[start:end]
-        start = max(0, end - context)
-        logits = model(input_ids=ids[start:end].unsqueeze(0), use_cache=False).logits[0].float()
-        first = scored + 1  # first target not scored yet
-        pred = logits[first - 1 - start :]  # the position before target i predicts i
-        logp = torch.log_softmax(pred, dim=-1)
-        targets = ids[first : end + 1]
-        total += float(-logp.gather(1, targets.unsqueeze(1)).sum())
-        scored, windows = end, windows + 1
-        if end == n:
-            break
-    return Perplexity(nll_sum=total, tokens=scored, windows=windows)
+    return token_scores(model, ids, context=context, stride=stride).perplexity
 
 
 def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:

@@ -85,9 +85,9 @@ def run(cfg: Config, ctx: Context) -> Result:
     questions = QUESTIONS[: cfg.questions]
     prompts = [
         tok.apply_chat_template(
-            [{"role": "user", "content": f"{INSTRUCTION} {qq}"}], add_generation_prompt=True, return_tensors="pt"
+            [{"role": "user", "content": f"{INSTRUCTION} {qq.text}"}], add_generation_prompt=True, return_tensors="pt"
         )["input_ids"][0].to(ctx.device)
-        for qq, _ in questions
+        for qq in questions
     ]
     agree_prompt = agreement_prompt_ids(tok, ctx.device)
     ctx.log(f"  reference: greedy continuation of {cfg.agreement_tokens} tokens")
@@ -120,16 +120,16 @@ def run(cfg: Config, ctx: Context) -> Result:
                     pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else 0,
                 )
                 correct = 0
-                for (question, accepted), ids in zip(questions, answers, strict=True):
+                for question, ids in zip(questions, answers, strict=True):
                     text = tok.decode(ids, skip_special_tokens=True).strip()
-                    ok = score(text, accepted)
+                    ok = score(text, question)
                     correct += ok
                     answer_rows.append(
                         {
                             "variant": variant,
                             "repetition_penalty": p,
-                            "question": question,
-                            "expected": " / ".join(accepted),
+                            "question": question.text,
+                            "expected": " / ".join(question.accepted),
                             "answer": text,
                             "correct": ok,
                         }
@@ -173,7 +173,12 @@ def run(cfg: Config, ctx: Context) -> Result:
             "decoding",
             "greedy (argmax) by hand, batched with left padding; CTRL repetition penalty over prompt and answer",
         ),
-        ("scoring", "an accepted answer appears as a whole word anywhere in the answer, case-insensitive"),
+        (
+            "scoring",
+            "strict, after normalising case, punctuation, articles and number words: an accepted answer "
+            "comes first, as whole words, with no other answer offered after it "
+            "(measure/experiments/quality/scoring.py)",
+        ),
         ("default repetition penalty", f"{default_p:g} ({default_src})"),
         (
             "agreement",
