@@ -113,9 +113,9 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
 def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
     reason = "torch.compile is not available on this cpu: no compiler"
     from measure.experiments.batching import steps as batching_steps
-    from measure.experiments.prefill_decode import sweeps
+    from measure.experiments.prefill_decode import settings, sweeps
 
-    for module in (sweeps, batching_steps):
+    for module in (sweeps, settings, batching_steps):
         monkeypatch.setattr(module, "compiler_unavailable", lambda device_type: reason)
     run_experiments(
         names=["prefill_decode", "batching"], model="arch:tiny", device="cpu", profile="smoke", out=tmp_path, quiet=True
@@ -126,6 +126,8 @@ def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
         assert v["compiled_speedup_best"] is None
         assert all(r[column] == "" for r in table_rows(tmp_path / name, table))
         assert all(r["step_ms"] for r in table_rows(tmp_path / name, table))  # the eager step is still measured
+    unmeasured = [r["compiled"] for r in table_rows(tmp_path / "prefill_decode", "settings") if r["step_ms"] == ""]
+    assert unmeasured == ["true"]  # the compiled setting alone
 
 
 def test_estimate_prices_counted_work():

@@ -16,6 +16,7 @@ from measure.experiments.prefill_decode.arithmetic import (
     prefill_flops,
 )
 from measure.experiments.prefill_decode.regime import count_ops, group_of
+from measure.experiments.prefill_decode.settings import other_dtype, setting_points
 from measure.experiments.prefill_decode.split import ratio_interval
 from measure.experiments.prefill_decode.sweeps import flat_range
 from measure.experiments.prefill_decode.tables import GROUPS, TABLES
@@ -43,13 +44,13 @@ def folder(smoke_data):
 @pytest.mark.smoke
 def test_tables_and_sweeps(folder):
     meta = _meta(folder)
-    assert set(meta["tables"]) == {t.name for t in TABLES} == {"split", "prefill", "decode", "breakdown"}
+    assert set(meta["tables"]) == {t.name for t in TABLES} == {"split", "prefill", "decode", "breakdown", "settings"}
     params = meta["parameters"]
     assert [int(r["prompt_tokens"]) for r in table_rows(folder, "prefill")] == params["prompt_lengths"]
     assert [int(r["cache_tokens"]) for r in table_rows(folder, "decode")] == params["cache_lengths"]
     split = table_rows(folder, "split")
     assert [int(r["tokens"]) for r in split] == [params["split_prompt_tokens"], params["split_new_tokens"] - 1]
-    for sweep in ("split", "prefill", "decode", "breakdown", "probe"):
+    for sweep in ("split", "prefill", "decode", "breakdown", "probe", "settings"):
         described = meta["notes"][f"{sweep}_sweep"]
         assert described["rounds"] >= MIN_ROUNDS and described["samples"] >= MIN_ROUNDS * described["points"]
 
@@ -87,6 +88,8 @@ def test_floors_divide_by_the_runs_bandwidth(folder):
         assert float(r["floor_ms"]) == pytest.approx(floor)
         assert float(r["fraction_of_floor"]) == pytest.approx(floor / float(r["step_ms"]))
         assert float(r["floor_with_cache_ms"]) == pytest.approx((v["weight_bytes"] + int(r["cache_bytes"])) / bw * 1e3)
+    for r in table_rows(folder, "settings"):
+        assert float(r["floor_ms"]) == pytest.approx(int(r["weight_bytes"]) / bw * 1e3)
     # tiny: 2 layers x K,V x 2 kv heads x 16 dims x 4 bytes = 512 bytes per cached token
     assert [int(r["cache_bytes"]) for r in table_rows(folder, "decode")] == [
         512 * c for c in meta["parameters"]["cache_lengths"]
@@ -126,6 +129,19 @@ def test_breakdown_sums_to_the_profiled_step(folder):
     assert v["ops_per_step"] > 0 and v["dispatch_low_us"] <= v["dispatch_us"] <= v["dispatch_high_us"]
     assert v["arithmetic_ms"] == pytest.approx(v["step_flops"] / (v["matmul_gflop_s"] * 1e9) * 1e3)
     assert v["ridge_flops_per_byte"] == pytest.approx(v["matmul_gflop_s"] / v["bandwidth_gb_s"])
+
+
+@pytest.mark.smoke
+def test_settings_are_set_against_the_runs_own(folder):
+    rows, v = table_rows(folder, "settings"), _values(folder)
+    keys = [(r["compiled"] == "true", r["dtype"], int(r["threads"])) for r in rows]
+    threads = keys[0][2]
+    assert keys == [(c, {"run": "float32", "other": "bfloat16"}[d], n) for c, d, n in setting_points(threads)]
+    assert float(rows[0]["speedup"]) == 1.0
+    assert int(rows[1]["weight_bytes"]) * 2 == int(rows[0]["weight_bytes"])  # bfloat16 halves fp32's bytes
+    best = max((r for r in rows if r["step_ms"]), key=lambda r: float(r["fraction_of_floor"]))
+    assert (v["settings_best_dtype"], v["settings_best_threads"]) == (best["dtype"], int(best["threads"]))
+    assert v["settings_best_fraction"] == pytest.approx(float(best["fraction_of_floor"]))
 
 
 # The counts, worked by hand for the tiny architecture: hidden 64, 4 heads and 2 kv heads
@@ -182,12 +198,20 @@ def test_operators_are_grouped_and_counted():
     assert count_ops(lambda: (x + x) * x) == 2
 
 
+def test_settings_points():
+    assert setting_points(2) == [(False, "run", 2), (False, "other", 2), (False, "run", 1), (True, "run", 2)]
+    assert setting_points(1) == [(False, "run", 1), (False, "other", 1), (True, "run", 1)]
+    assert other_dtype(torch.float32) == torch.bfloat16 and other_dtype(torch.float16) == torch.float32
+
+
 def test_work_is_counted_for_the_fewest_rounds():
     # Six rounds and a warm-up: the split's prefill point and its untimed prefill (6 tokens)
     # and 3 steps; prefills at 4 and 16 tokens; eager and compiled at 2 contexts, two
     # warm-ups each, and each compiled context's first call, two compilations; two
-    # contexts profiled and one step counted.
-    assert work(Config.for_profile("smoke")) == ForwardPasses(2 * 6 * 7 + 20 * 7, 3 * 7 + 2 * 2 * 8 + 2 + 2 * 7 + 1, 2)
+    # contexts profiled and one step counted; four settings with two warm-ups.
+    assert work(Config.for_profile("smoke")) == ForwardPasses(
+        2 * 6 * 7 + 20 * 7, 3 * 7 + 2 * 2 * 8 + 2 + 2 * 7 + 1 + 4 * 8, 2
+    )
 
 
 def test_random_cache_has_the_model_shape(tiny):

@@ -22,9 +22,11 @@ every floor against the run's one bandwidth, its start calibration
   torch.profiler, at the smallest context and at ``flat_up_to``; with the values that set
   the step beside its three bounds (regime.py): its operators' dispatch, its arithmetic
   at a measured matmul's FLOP/s, its weights at the run's bandwidth.
+* ``settings``: which setting brings the eager step closest to its floor (settings.py):
+  every thread or one, the run's dtype or the other, eager or compiled, interleaved.
 
 The package: ``tables`` declares what is written, ``arithmetic`` counts, ``split``,
-``sweeps`` and ``regime`` measure, and ``run`` here puts them together.
+``sweeps``, ``regime`` and ``settings`` measure, and ``run`` here puts them together.
 
 Writes ``site_data/prefill_decode/``. Alone: ``python -m measure run --only prefill_decode``.
 """
@@ -36,6 +38,7 @@ from functools import partial
 
 from measure.experiments.prefill_decode.arithmetic import decode_flops, linear_macs, linear_weight_bytes
 from measure.experiments.prefill_decode.regime import breakdown, count_ops, probes, regime_values
+from measure.experiments.prefill_decode.settings import setting_sweep
 from measure.experiments.prefill_decode.split import split_table
 from measure.experiments.prefill_decode.sweeps import decode_sweep, prefill_sweep
 from measure.experiments.prefill_decode.tables import TABLES, VALUES
@@ -71,11 +74,13 @@ class Config:
     decode_seed: int = 22
     breakdown_seed: int = 23
     probe_seed: int = 24
+    settings_seed: int = 25
     split_budget_s: float = 30.0
     prefill_budget_s: float = 60.0
     decode_budget_s: float = 30.0
     breakdown_budget_s: float = 5.0
     probe_budget_s: float = 3.0
+    settings_budget_s: float = 15.0
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -92,6 +97,7 @@ class Config:
                 decode_budget_s=12.0,
                 breakdown_budget_s=3.0,
                 probe_budget_s=2.0,
+                settings_budget_s=10.0,
             )
         return cls(
             split_prompt_tokens=6,
@@ -106,6 +112,7 @@ class Config:
             decode_budget_s=0.1,
             breakdown_budget_s=0.1,
             probe_budget_s=0.1,
+            settings_budget_s=0.1,
         )
 
 
@@ -123,7 +130,9 @@ def work(cfg: Config) -> ForwardPasses:
     decode = ForwardPasses(decode_steps=2 * n * (MIN_ROUNDS + 2) + n, compiles=2)
     # Two contexts profiled, and one step whose operators are counted.
     profiled = ForwardPasses(decode_steps=2 * rounds + 1)
-    return split + prefills + decode + profiled
+    # Four settings (three where the run has one thread), two warm-ups each.
+    kinds = ForwardPasses(decode_steps=4 * (MIN_ROUNDS + 2))
+    return split + prefills + decode + profiled + kinds
 
 
 def run(cfg: Config, ctx: Context) -> Result:
@@ -138,6 +147,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     contexts = tuple(sorted({cfg.cache_lengths[0], v_dec["flat_up_to"]}))
     parts, n_parts = breakdown(cfg, ctx, contexts)
     per_op, matmul, n, n_probes = probes(cfg, ctx)
+    kinds, v_settings, n_settings = setting_sweep(cfg, ctx)
     smallest = cfg.cache_lengths[0]
     cache = random_cache(model, batch=1, tokens=smallest)
     ops = count_ops(partial(decode_step, model, ctx.prompt_ids(1), cache))
@@ -150,9 +160,9 @@ def run(cfg: Config, ctx: Context) -> Result:
     v_regime = regime_values(
         per_op=per_op, matmul=matmul, n=n, ops=ops, step_s=dec[0]["step_ms"] / 1e3, ctx=ctx, counts=counts, rows=parts
     )
-    values = {**v_split, **v_pre, **v_dec, "weight_bytes": weights, "weight_macs": macs, **v_regime}
+    values = {**v_split, **v_pre, **v_dec, "weight_bytes": weights, "weight_macs": macs, **v_regime, **v_settings}
     return Result(
-        tables={"split": split, "prefill": pre, "decode": dec, "breakdown": parts},
+        tables={"split": split, "prefill": pre, "decode": dec, "breakdown": parts, "settings": kinds},
         values=values,
-        notes={**n_split, **n_pre, **n_dec, **n_parts, **n_probes},
+        notes={**n_split, **n_pre, **n_dec, **n_parts, **n_probes, **n_settings},
     )

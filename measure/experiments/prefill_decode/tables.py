@@ -111,6 +111,28 @@ TABLES = (
 )
 
 
+SETTINGS = Table(
+    "settings",
+    "Which setting brings the decode step closest to its floor",
+    (
+        Column("compiled", label="compiled (static cache, torch.compile)"),
+        Column("dtype", label="weights' dtype", policy=EXACT_ON_DEVICE),
+        Column("threads", "threads", policy=EXACT_ON_MACHINE),
+        *interval_columns("step_ms", "ms", "decode step"),
+        Column("weight_bytes", "bytes", "weights", policy=EXACT_ON_DEVICE),
+        Column("floor_ms", "ms", "floor: weights / bandwidth", policy=TIMING),
+        *_ratio("fraction_of_floor", "fraction", "floor / step"),
+        *_ratio("speedup", "x", "the run's step / this step"),
+    ),
+    description=(
+        "One decode step (batch 1, the smallest context) under each setting, interleaved in one sweep: every "
+        "thread and one, the run's dtype and the other one (bfloat16 beside float32 on a CPU), eager and "
+        "compiled; each against its own floor (its weights' bytes over the run's one bandwidth), and its "
+        "speed against the run's own setting (the first row)."
+    ),
+)
+TABLES = (*TABLES, SETTINGS)
+
 _PER_DOUBLING = "decode step at flat_up_to over the smallest context, per doubling of the context, minus 1"
 
 VALUES = (
@@ -244,6 +266,15 @@ VALUES = (
         for g, words in GROUPS.items()
         if g != "step"
     ),
+    Value("settings_cache_tokens", "tokens", description="the context of the settings' step"),
+    Value("settings_best_compiled", description="the setting closest to its floor is compiled", policy=TIMING),
+    Value("settings_best_dtype", description="the dtype of the setting closest to its floor", policy=TIMING),
+    Value(
+        "settings_best_threads", "threads", description="the threads of the setting closest to its floor", policy=TIMING
+    ),
+    Value("settings_best_fraction", "fraction", description="its floor / its step", policy=TIMING),
+    Value("settings_best_fraction_low", "fraction", policy=TIMING),
+    Value("settings_best_fraction_high", "fraction", policy=TIMING),
     *(
         Value(f"breakdown_rise_{g}_ms", "ms", description=f"{words}: at flat_up_to - at the smallest", policy=TIMING)
         for g, words in GROUPS.items()
