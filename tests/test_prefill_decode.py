@@ -255,3 +255,20 @@ def test_weight_bytes_counts_tied_embeddings_once(tiny):
     # tiny: embeddings 512 x 64 (tied to the head), 2 layers of q,k,v,o + MLP + 2 norms, final norm; fp32
     per_layer = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128 + 2 * 64
     assert weight_bytes(tiny) == 4 * (512 * 64 + 2 * per_layer + 64)
+
+
+@pytest.mark.smoke
+def test_the_figures_draw_data_with_intervals(folder):
+    """The page's figures read this data as written (bars from the intervals), as they
+    read data measured before intervals (bars from the IQR; the build of site_data)."""
+    import matplotlib.pyplot as plt
+    from sitekit import figures
+    from sitekit.pagedata import SiteData
+
+    if not figures.REGISTRY:
+        figures._load_all()
+    data = SiteData(folder.parent)
+    for name in ("prefill_decode.decode", "prefill_decode.per_token"):
+        fig = figures.REGISTRY[name](data)
+        assert fig.axes[0].get_legend() is not None, name
+        plt.close(fig)
