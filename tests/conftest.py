@@ -27,6 +27,15 @@ def _editions() -> tuple[str, ...]:
 
 LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
 
+# Experiments whose code now writes other tables, columns or values than site_data/ holds:
+# their data is measured again (on a quiet machine) before it can state what the code
+# declares. The tests that hold the committed data to the code pass over these, and one
+# holds each still stale, so that an entry goes when its data comes.
+AWAITING_MEASUREMENT = {
+    "prefill_decode": "timings in interleaved rounds with 95 % intervals, floors over the run's calibration, "
+    "the breakdown and settings tables",
+}
+
 
 def english_pages() -> list:
     """docs/<page>.md, the English edition that every other edition follows."""

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from measure.experiments import batching, cache_size, prefill_decode
+from measure.experiments import batching, cache_size
 from measure.lab import compiled_decode
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.estimate import COMPILE_S, ForwardPasses, UnitCosts
@@ -113,8 +113,9 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
 def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
     reason = "torch.compile is not available on this cpu: no compiler"
     from measure.experiments.batching import steps as batching_steps
+    from measure.experiments.prefill_decode import settings, sweeps
 
-    for module in (prefill_decode, batching_steps):
+    for module in (sweeps, settings, batching_steps):
         monkeypatch.setattr(module, "compiler_unavailable", lambda device_type: reason)
     run_experiments(
         names=["prefill_decode", "batching"], model="arch:tiny", device="cpu", profile="smoke", out=tmp_path, quiet=True
@@ -125,6 +126,8 @@ def test_without_a_compiler_the_run_says_so(tmp_path, monkeypatch):
         assert v["compiled_speedup_best"] is None
         assert all(r[column] == "" for r in table_rows(tmp_path / name, table))
         assert all(r["step_ms"] for r in table_rows(tmp_path / name, table))  # the eager step is still measured
+    unmeasured = [r["compiled"] for r in table_rows(tmp_path / "prefill_decode", "settings") if r["step_ms"] == ""]
+    assert unmeasured == ["true"]  # the compiled setting alone
 
 
 def test_estimate_prices_counted_work():
@@ -134,9 +137,7 @@ def test_estimate_prices_counted_work():
 
 
 def test_work_is_counted_by_hand_for_the_smoke_profile():
-    # split: (2 repeats + 1 warm-up) x (6 prompt tokens, 3 steps); prefills: 3 x (4 + 16);
-    # decode: eager and compiled x 2 contexts x (2 warm-ups + 2 repeats); two compilations.
-    assert prefill_decode.work(prefill_decode.Config.for_profile("smoke")) == ForwardPasses(18 + 60, 9 + 16, 2)
+    # prefill_decode's, at its fewest rounds: tests/test_prefill_decode.py
     # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, 1 warm-up + 2 repeats;
     # the admission prefills at 16 and 64 prompt tokens, 1 warm-up + 2 repeats each.
     assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses((16 + 64) * 3, 2 * 8 * 3, 1)

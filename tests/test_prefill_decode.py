@@ -1,14 +1,39 @@
-"""§2 prefill and decode: the smoke run's tables hold together; the helpers it uses."""
+"""§2 prefill and decode: the smoke run's tables hold together (every timing with its
+interval, every floor over the run's one bandwidth); the counts and helpers it uses,
+against cases worked by hand."""
 
 import json
 
 import pytest
 import torch
 
+from measure.experiments.prefill_decode import Config, work
+from measure.experiments.prefill_decode.arithmetic import (
+    decode_attention_macs,
+    decode_flops,
+    linear_macs,
+    linear_weight_bytes,
+    prefill_flops,
+)
+from measure.experiments.prefill_decode.regime import count_ops, group_of
+from measure.experiments.prefill_decode.settings import other_dtype, setting_points
+from measure.experiments.prefill_decode.split import ratio_interval
+from measure.experiments.prefill_decode.sweeps import flat_range
+from measure.experiments.prefill_decode.tables import GROUPS, TABLES
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
+from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.models import load_model
+from measure.lab.sampling import MIN_ROUNDS, Estimate
 from tests.helpers import table_rows
+
+
+def _meta(folder) -> dict:
+    return json.loads((folder / "meta.json").read_text())
+
+
+def _values(folder) -> dict:
+    return {k: x["value"] for k, x in _meta(folder)["values"].items()}
 
 
 @pytest.fixture(scope="module")
@@ -18,43 +43,175 @@ def folder(smoke_data):
 
 @pytest.mark.smoke
 def test_tables_and_sweeps(folder):
-    meta = json.loads((folder / "meta.json").read_text())
-    assert set(meta["tables"]) == {"split", "prefill", "bandwidth", "decode"}
+    meta = _meta(folder)
+    assert set(meta["tables"]) == {t.name for t in TABLES} == {"split", "prefill", "decode", "breakdown", "settings"}
     params = meta["parameters"]
     assert [int(r["prompt_tokens"]) for r in table_rows(folder, "prefill")] == params["prompt_lengths"]
     assert [int(r["cache_tokens"]) for r in table_rows(folder, "decode")] == params["cache_lengths"]
     split = table_rows(folder, "split")
     assert [int(r["tokens"]) for r in split] == [params["split_prompt_tokens"], params["split_new_tokens"] - 1]
+    for sweep in ("split", "prefill", "decode", "breakdown", "probe", "settings"):
+        described = meta["notes"][f"{sweep}_sweep"]
+        assert described["rounds"] >= MIN_ROUNDS and described["samples"] >= MIN_ROUNDS * described["points"]
 
 
 @pytest.mark.smoke
-def test_derived_numbers_follow_from_the_measured_ones(folder):
-    meta = json.loads((folder / "meta.json").read_text())
-    v = {k: x["value"] for k, x in meta["values"].items()}
-    for r in table_rows(folder, "prefill"):
-        p, ms = int(r["prompt_tokens"]), float(r["time_ms"])
-        assert float(r["ms_per_token"]) == pytest.approx(ms / p)
-        assert float(r["tokens_per_s"]) == pytest.approx(p / ms * 1e3)
-    bw = table_rows(folder, "bandwidth")[0]
-    assert int(bw["moved_bytes"]) == 2 * int(bw["copy_bytes"]) == 2 * meta["parameters"]["copy_bytes"]
-    floor = v["weight_bytes"] / (v["bandwidth_gb_s"] * 1e9) * 1e3
+def test_every_timing_has_its_interval(folder):
+    """Every column declared with an interval: low <= median <= high in every row, and a
+    median's sample count at least six (the least that gives a 95 % interval)."""
+    meta, checked = _meta(folder), 0
+    for name, table in meta["tables"].items():
+        declared = [c for c in table["columns"] if c["noise"].get("interval")]
+        assert declared, name
+        for r in table_rows(folder, name):
+            for c in declared:
+                if r[c["name"]] == "":
+                    continue  # a compiled step where no compiler ran
+                low, high = (float(r[b]) for b in c["noise"]["interval"])
+                assert low <= float(r[c["name"]]) <= high, (name, c["name"], r)
+                if c["noise"].get("samples"):
+                    assert int(r[c["noise"]["samples"]]) >= MIN_ROUNDS
+                checked += 1
+    assert checked >= 30
+
+
+@pytest.mark.smoke
+def test_floors_divide_by_the_runs_bandwidth(folder):
+    meta, v = _meta(folder), _values(folder)
+    bw = meta["run"]["bandwidth_gb_s"] * 1e9
+    assert v["bandwidth_gb_s"] == pytest.approx(meta["run"]["bandwidth_gb_s"])
+    floor = v["weight_bytes"] / bw * 1e3
+    assert v["floor_ms"] == pytest.approx(floor)
+    assert v["floor_low_ms"] == pytest.approx(v["weight_bytes"] / (meta["run"]["bandwidth_high_gb_s"] * 1e9) * 1e3)
     for r in table_rows(folder, "decode"):
         assert float(r["tokens_per_s"]) == pytest.approx(1e3 / float(r["step_ms"]))
         assert float(r["floor_ms"]) == pytest.approx(floor)
         assert float(r["fraction_of_floor"]) == pytest.approx(floor / float(r["step_ms"]))
-        assert float(r["floor_with_cache_ms"]) > float(r["floor_ms"])
+        assert float(r["floor_with_cache_ms"]) == pytest.approx((v["weight_bytes"] + int(r["cache_bytes"])) / bw * 1e3)
+    for r in table_rows(folder, "settings"):
+        assert float(r["floor_ms"]) == pytest.approx(int(r["weight_bytes"]) / bw * 1e3)
     # tiny: 2 layers x K,V x 2 kv heads x 16 dims x 4 bytes = 512 bytes per cached token
     assert [int(r["cache_bytes"]) for r in table_rows(folder, "decode")] == [
         512 * c for c in meta["parameters"]["cache_lengths"]
     ]
+
+
+@pytest.mark.smoke
+def test_derived_numbers_follow_from_the_measured_ones(folder):
+    v = _values(folder)
+    for r in table_rows(folder, "prefill"):
+        p, ms = int(r["prompt_tokens"]), float(r["time_ms"])
+        assert float(r["ms_per_token"]) == pytest.approx(ms / p)
+        assert float(r["tokens_per_s"]) == pytest.approx(p / ms * 1e3)
+        assert int(r["flops"]) == prefill_flops(v["weight_macs"], _TINY_SHAPE, p)
+        assert float(r["achieved_gflop_s"]) == pytest.approx(int(r["flops"]) / ms / 1e6)
     split = table_rows(folder, "split")
     assert float(split[1]["cost_vs_prompt_token"]) == pytest.approx(v["split_ratio"])
-    assert len(v["split_prefill_samples_ms"]) == meta["parameters"]["split_repeats"]
+    assert v["split_ratio_low"] <= v["split_ratio"] <= v["split_ratio_high"]
+    assert float(split[0]["ms_per_token"]) == pytest.approx(float(split[0]["total_ms"]) / int(split[0]["tokens"]))
+    steps = v["split_step_samples_ms"]
+    assert len(steps) >= MIN_ROUNDS and all(len(g) == v["split_decode_steps"] for g in steps)
+    assert v["rise_per_doubling"] == pytest.approx((1 + v["step_rise"]) ** (1 / v["flat_doublings"]) - 1)
+    assert v["rise_per_doubling_low"] <= v["rise_per_doubling"] <= v["rise_per_doubling_high"]
+
+
+@pytest.mark.smoke
+def test_breakdown_sums_to_the_profiled_step(folder):
+    rows = table_rows(folder, "breakdown")
+    contexts = sorted({int(r["cache_tokens"]) for r in rows})
+    for c in contexts:
+        parts = [r for r in rows if int(r["cache_tokens"]) == c]
+        assert [r["part"] for r in parts] == list(GROUPS.values())
+        step = parts[-1]
+        assert float(step["share"]) == 1.0 and int(step["calls"]) > 0
+        assert int(step["calls"]) == sum(int(r["calls"]) for r in parts[:-2])  # every operator in one group
+    v = _values(folder)
+    assert v["ops_per_step"] > 0 and v["dispatch_low_us"] <= v["dispatch_us"] <= v["dispatch_high_us"]
+    assert v["arithmetic_ms"] == pytest.approx(v["step_flops"] / (v["matmul_gflop_s"] * 1e9) * 1e3)
+    assert v["ridge_flops_per_byte"] == pytest.approx(v["matmul_gflop_s"] / v["bandwidth_gb_s"])
+
+
+@pytest.mark.smoke
+def test_settings_are_set_against_the_runs_own(folder):
+    rows, v = table_rows(folder, "settings"), _values(folder)
+    keys = [(r["compiled"] == "true", r["dtype"], int(r["threads"])) for r in rows]
+    threads = keys[0][2]
+    assert keys == [(c, {"run": "float32", "other": "bfloat16"}[d], n) for c, d, n in setting_points(threads)]
+    assert float(rows[0]["speedup"]) == 1.0
+    assert int(rows[1]["weight_bytes"]) * 2 == int(rows[0]["weight_bytes"])  # bfloat16 halves fp32's bytes
+    best = max((r for r in rows if r["step_ms"]), key=lambda r: float(r["fraction_of_floor"]))
+    assert (v["settings_best_dtype"], v["settings_best_threads"]) == (best["dtype"], int(best["threads"]))
+    assert v["settings_best_fraction"] == pytest.approx(float(best["fraction_of_floor"]))
+
+
+# The counts, worked by hand for the tiny architecture: hidden 64, 4 heads and 2 kv heads
+# of 16 dims, MLP 128, vocabulary 512 (a tied head), 2 layers.
+_TINY_SHAPE = {"layers": 2, "heads": 4, "head_dim": 16}
+_PER_LAYER_MACS = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128  # q, k and v, o, MLP: 36,864
 
 
 @pytest.fixture(scope="module")
 def tiny():
     return load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
+
+
+def test_linear_macs_and_bytes_by_hand(tiny):
+    assert linear_macs(tiny) == 2 * _PER_LAYER_MACS + 64 * 512 == 106_496
+    # the head's weight is the embedding's storage: counted once, as the head's
+    assert linear_weight_bytes(tiny) == 4 * (2 * _PER_LAYER_MACS + 512 * 64) == 425_984
+
+
+def test_flops_by_hand():
+    # attention: 2 (q.K and p.V) x 2 layers x 4 heads x 16 dims = 256 MACs per query-key pair
+    assert decode_attention_macs(_TINY_SHAPE, 4) == 256 * 5  # the new token's key too
+    assert decode_flops(106_496, _TINY_SHAPE, 4) == 2 * (106_496 + 1_280) == 215_552
+    assert prefill_flops(106_496, _TINY_SHAPE, 16) == 2 * (106_496 * 16 + 256 * 16 * 16) == 3_538_944
+
+
+def test_ratio_interval_is_low_over_high_and_high_over_low():
+    six = Estimate.of([1.0, 2.0, 2.0, 2.0, 2.0, 3.0], 0.03)  # median 2, interval [1, 3]
+    four = Estimate.of([3.0, 4.0, 4.0, 4.0, 4.0, 5.0], 0.03)  # median 4, interval [3, 5]
+    assert ratio_interval(four, six) == (2.0, 1.0, 5.0)
+    assert ratio_interval(six, four) == (0.5, 0.2, 1.0)
+
+
+def test_flat_range_stops_at_the_limit():
+    rows = [{"cache_tokens": c} for c in (16, 64, 256, 1024, 4096)]
+    assert flat_range(rows, 1024) == (rows[0], rows[3])
+    assert flat_range(rows[:2], 1024) == (rows[0], rows[1])
+    assert flat_range(rows[4:], 1024) == (rows[4], rows[4])  # none within: the smallest alone
+
+
+def test_operators_are_grouped_and_counted():
+    assert [group_of(op) for op in ("aten::mm", "aten::scaled_dot_product_attention", "aten::cat")] == [
+        "matmul",
+        "attention",
+        "concat",
+    ]
+    assert [group_of(op) for op in ("aten::view", "aten::mul", "aten::nonexistent")] == [
+        "bookkeeping",
+        "elementwise",
+        "other",
+    ]
+    x = torch.ones(3)
+    assert count_ops(lambda: torch.add(x, x)) == 1
+    assert count_ops(lambda: (x + x) * x) == 2
+
+
+def test_settings_points():
+    assert setting_points(2) == [(False, "run", 2), (False, "other", 2), (False, "run", 1), (True, "run", 2)]
+    assert setting_points(1) == [(False, "run", 1), (False, "other", 1), (True, "run", 1)]
+    assert other_dtype(torch.float32) == torch.bfloat16 and other_dtype(torch.float16) == torch.float32
+
+
+def test_work_is_counted_for_the_fewest_rounds():
+    # Six rounds and a warm-up: the split's prefill point and its untimed prefill (6 tokens)
+    # and 3 steps; prefills at 4 and 16 tokens; eager and compiled at 2 contexts, two
+    # warm-ups each, and each compiled context's first call, two compilations; two
+    # contexts profiled and one step counted; four settings with two warm-ups.
+    assert work(Config.for_profile("smoke")) == ForwardPasses(
+        2 * 6 * 7 + 20 * 7, 3 * 7 + 2 * 2 * 8 + 2 + 2 * 7 + 1 + 4 * 8, 2
+    )
 
 
 def test_random_cache_has_the_model_shape(tiny):
@@ -98,3 +255,20 @@ def test_weight_bytes_counts_tied_embeddings_once(tiny):
     # tiny: embeddings 512 x 64 (tied to the head), 2 layers of q,k,v,o + MLP + 2 norms, final norm; fp32
     per_layer = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128 + 2 * 64
     assert weight_bytes(tiny) == 4 * (512 * 64 + 2 * per_layer + 64)
+
+
+@pytest.mark.smoke
+def test_the_figures_draw_data_with_intervals(folder):
+    """The page's figures read this data as written (bars from the intervals), as they
+    read data measured before intervals (bars from the IQR; the build of site_data)."""
+    import matplotlib.pyplot as plt
+    from sitekit import figures
+    from sitekit.pagedata import SiteData
+
+    if not figures.REGISTRY:
+        figures._load_all()
+    data = SiteData(folder.parent)
+    for name in ("prefill_decode.decode", "prefill_decode.per_token"):
+        fig = figures.REGISTRY[name](data)
+        assert fig.axes[0].get_legend() is not None, name
+        plt.close(fig)

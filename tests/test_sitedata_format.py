@@ -17,7 +17,7 @@ from sitekit.pagedata import SiteData
 from sitedata import SCHEMA_VERSION, DataError, read_experiment
 from sitedata.migrate import _spread_2, migrated, update_to_3
 from sitedata.store import install_experiment
-from tests.conftest import REPO
+from tests.conftest import AWAITING_MEASUREMENT, REPO
 
 FORMAT2 = REPO / "tests" / "fixtures" / "format2"
 SPREADS = {  # what version 2's naming rule pairs in kv_cache
@@ -137,9 +137,6 @@ def test_a_format_2_folder_merges_as_it_was_written(tmp_path, monkeypatch):
 # timing other than total_ms): the gate compares these timings against their own spread
 # now, where version 2 gave them their table's noise.
 NAMED_SINCE_3 = {
-    ("prefill_decode", "prefill", "time_ms"),
-    ("prefill_decode", "bandwidth", "time_ms"),
-    ("prefill_decode", "decode", "step_ms"),
     ("batching", "sweep", "step_ms"),
     ("batching", "step_costs", "step_ms"),
     ("batching", "prefill_costs", "prefill_ms"),
@@ -155,7 +152,7 @@ def test_the_committed_format_2_data_means_what_the_code_declares():
 
     for name in registry.EXPERIMENTS:
         exp, mod = read_experiment(REPO / "site_data", name), registry.load(name)
-        if exp.written_version != 2:
+        if exp.written_version != 2 or name in AWAITING_MEASUREMENT:
             continue  # data written since states them, and the gate holds them (test_check.py)
         for t in mod.TABLES:
             stated = {c["name"]: c for c in exp.meta["tables"][t.name]["columns"]}

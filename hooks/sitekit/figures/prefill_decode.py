@@ -17,25 +17,39 @@ def _log2_ticks(ax, values) -> None:
     ax.minorticks_off()
 
 
+def _bars(df, median: str, low: str, spread: str):
+    """Error bars: the 95 % interval where the data has one, else half the IQR either side
+    (data measured before intervals)."""
+    if low in df:
+        return [df[median] - df[low], df[low.replace("_low", "_high")] - df[median]]
+    return df[spread] / 2
+
+
 @figure("prefill_decode.decode")
 def decode(data):
     df = data.table("prefill_decode.decode").frame
     fig, ax = plt.subplots()
+    yerr = _bars(df, "step_ms", "step_low_ms", "spread_ms")
+    label = (
+        _("eager decode step (median, bar: 95 % interval)")
+        if "step_low_ms" in df
+        else _("eager decode step (median, bar: IQR)")
+    )
     ax.errorbar(
         df.cache_tokens,
         df.step_ms,
-        yerr=df.spread_ms / 2,
+        yerr=yerr,
         fmt="o-",
         color=DECODE,
         capsize=3,
-        label=_("eager decode step (median, bar: IQR)"),
+        label=label,
     )
     compiled = df.dropna(subset=["compiled_ms"])
     if not compiled.empty:
         ax.errorbar(
             compiled.cache_tokens,
             compiled.compiled_ms,
-            yerr=compiled.compiled_spread_ms / 2,
+            yerr=_bars(compiled, "compiled_ms", "compiled_low_ms", "compiled_spread_ms"),
             fmt="s--",
             color=COMPILED,
             capsize=3,

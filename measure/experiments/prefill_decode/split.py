@@ -1,28 +1,115 @@
-"""§2 prefill and decode: one cached generation with a clock around the prefill and
-around each decode step, repeated. Its table is built in the package's ``__init__``."""
+"""§2 prefill and decode: one cached generation, with the prefill and the decode steps
+timed apart, and the ``split`` table made from it.
+
+Two points sampled by ``sampling.interleaved``, one call each per round: ``prefill`` (the
+prompt's one pass) and ``decode`` (the generation's steps after a prefill made untimed
+just before, in ``before``). A decode sample is the whole generation's steps; the clock
+also runs around each step, and every step of every timed generation is kept raw
+(``split_step_samples_ms``): the steps are one generation's, their context growing by one
+each, so they are not samples of one quantity, and their median is not taken.
+"""
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
+from measure.lab.context import Context
 from measure.lab.generation import decode_step, prefill
+from measure.lab.sampling import Estimate, host_timer, interleaved
 from measure.lab.timing import timed
 
 
-def split_runs(
-    model, ids: torch.Tensor, *, steps: int, repeats: int, device: torch.device
-) -> list[tuple[float, list[float]]]:
-    """``repeats`` generations of ``steps`` decode steps after the prefill of ``ids``, after
-    one discarded warm-up: per run, the prefill's seconds and each step's seconds."""
+def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
+    """``num / den`` of two medians, and the interval their two intervals give: the low
+    over the high and the high over the low (both intervals hold with 95 % each)."""
+    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
-    def once() -> tuple[float, list[float]]:
-        (token, cache), t_prefill = timed(lambda: prefill(model, ids), device=device)
+
+def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int, budget_s: float, target: float):
+    """The sweep of the two points, and every timed generation's per-step seconds."""
+    device = ctx.device
+    state: dict = {}
+    generations: list[list[float]] = []
+
+    def before(key: str) -> None:
+        if key == "decode":
+            state["start"] = prefill(model, ids)
+
+    def generate() -> None:
+        token, cache = state.pop("start")
         per_step = []
         for _ in range(steps):
-            (token, cache), seconds = timed(lambda: decode_step(model, token, cache), device=device)
+            (token, cache), seconds = timed(partial(decode_step, model, token, cache), device=device)
             per_step.append(seconds)
-        return t_prefill, per_step
+        state["steps"] = per_step
 
-    with torch.inference_mode():
-        once()  # warm-up, discarded
-        return [once() for _ in range(repeats)]
+    clock = host_timer(device)
+
+    def timer(fn) -> float:
+        seconds = clock(fn)
+        if fn is generate:  # a timed generation (warm-up calls do not pass here)
+            generations.append(state.pop("steps"))
+        return seconds
+
+    sweep = interleaved(
+        {"prefill": lambda: prefill(model, ids), "decode": generate},
+        device=device,
+        seed=seed,
+        budget_s=budget_s,
+        target=target,
+        before=before,
+        timer=timer,
+    )
+    return sweep, generations
+
+
+def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
+    """The ``split`` rows, their values, and the sweep's notes."""
+    model = ctx.model.model
+    ids = ctx.prompt_ids(cfg.split_prompt_tokens)
+    steps = cfg.split_new_tokens - 1
+    ctx.log(f"  split: prefill {cfg.split_prompt_tokens} tokens, then {steps} decode steps, interleaved")
+    sweep, generations = split_sweep(
+        model, ids, steps=steps, ctx=ctx, seed=cfg.split_seed, budget_s=cfg.split_budget_s, target=cfg.target
+    )
+    pre, dec = sweep.points["prefill"], sweep.points["decode"]
+    pre_tok, dec_tok = pre.scaled(1 / cfg.split_prompt_tokens), dec.scaled(1 / steps)
+    ratio, ratio_low, ratio_high = ratio_interval(dec_tok, pre_tok)
+    rows = []
+    for phase, tokens, total, per_token, cost in (
+        ("prefill (prompt tokens, one pass)", cfg.split_prompt_tokens, pre, pre_tok, (1.0, 1.0, 1.0)),
+        ("decode (one token per step)", steps, dec, dec_tok, (ratio, ratio_low, ratio_high)),
+    ):
+        rows.append(
+            {
+                "phase": phase,
+                "tokens": tokens,
+                **total.columns("total_ms"),
+                **_bounds(per_token.columns("ms_per_token")),
+                "cost_vs_prompt_token": cost[0],
+                "cost_vs_prompt_token_low": cost[1],
+                "cost_vs_prompt_token_high": cost[2],
+            }
+        )
+    all_steps = [s for g in generations for s in g]
+    values = {
+        "split_prompt_tokens": cfg.split_prompt_tokens,
+        "split_decode_steps": steps,
+        "split_prefill_ms": pre.median_ms,
+        "split_prefill_ms_per_token": pre_tok.median_ms,
+        "split_decode_ms_per_token": dec_tok.median_ms,
+        "split_ratio": ratio,
+        "split_ratio_low": ratio_low,
+        "split_ratio_high": ratio_high,
+        "split_step_min_ms": min(all_steps) * 1e3,
+        "split_step_max_ms": max(all_steps) * 1e3,
+        "split_step_samples_ms": [[round(s * 1e3, 4) for s in g] for g in generations],
+    }
+    return rows, values, {"split_sweep": sweep.describe()}
+
+
+def _bounds(cells: dict) -> dict:
+    """An estimate's cells without its sample count (another column of the row has it)."""
+    return {k: v for k, v in cells.items() if not k.endswith("_samples")}

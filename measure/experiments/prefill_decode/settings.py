@@ -1,0 +1,128 @@
+"""Which setting brings a decode step closest to its floor on this device: the eager step
+(batch 1, the smallest context) with every thread and with one, in the run's dtype and in
+the other one (bfloat16 on a CPU, float32 on a GPU), and the compiled step, all sampled in
+one interleaved sweep (``sampling.interleaved``).
+
+Each setting's floor is its own weight bytes (in its dtype) over the run's one bandwidth
+(``ctx.calibration``); its fraction of the floor, and its speed against the run's own
+setting (every thread, the run's dtype, eager), come with the interval the two timings'
+intervals (and the bandwidth's) give. The thread count is set untimed before each call
+(``before``) and put back after the sweep.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partial
+
+import torch
+
+from measure.experiments.prefill_decode.split import ratio_interval
+from measure.lab.bandwidth import weight_bytes
+from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
+from measure.lab.context import Context
+from measure.lab.generation import crop_cache, decode_step, random_cache
+from measure.lab.sampling import interleaved
+
+_NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
+
+
+def other_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype set beside the run's: bfloat16 beside float32 (a CPU), float32 beside
+    a GPU's float16 or bfloat16."""
+    return torch.bfloat16 if dtype == torch.float32 else torch.float32
+
+
+def setting_points(run_threads: int) -> list[tuple[bool, str, int]]:
+    """The settings measured, as (compiled, dtype, threads), the run's own first:
+    ``"run"`` and ``"other"`` stand for the two dtypes. One thread is left out where the
+    run has only one."""
+    points = [(False, "run", run_threads), (False, "other", run_threads)]
+    if run_threads > 1:
+        points.append((False, "run", 1))
+    return [*points, (True, "run", run_threads)]
+
+
+def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
+    """The ``settings`` rows, their values and the sweep's notes."""
+    model, device, cal = ctx.model.model, ctx.device, ctx.calibration
+    c = cfg.cache_lengths[0]
+    threads = torch.get_num_threads()
+    models = {"run": model, "other": copy.deepcopy(model).to(other_dtype(ctx.dtype))}
+    dtypes = {"run": ctx.dtype, "other": other_dtype(ctx.dtype)}
+    caches = {k: random_cache(m, batch=1, tokens=c) for k, m in models.items()}
+    token = ctx.prompt_ids(1)
+    reason = compiler_unavailable(device.type)
+    points, wanted = {}, setting_points(threads)
+    for key in wanted:
+        compiled, dtype, _ = key
+        if not compiled:
+            points[key] = partial(decode_step, models[dtype], token, caches[dtype])
+        elif not reason:
+            decoder, cache = compiled_decoder(model, device), static_cache(model, batch=1, tokens=c)
+            points[key] = partial(compiled_step_at, decoder, token, cache, c)
+
+    def before(key) -> None:
+        torch.set_num_threads(key[2])
+        if not key[0]:
+            crop_cache(caches[key[1]], c)  # the previous step grew it by one
+
+    ctx.log(
+        f"  settings: the step at C = {c}, {len(points)} settings interleaved (budget {cfg.settings_budget_s:.0f} s)"
+    )
+    try:
+        sweep = interleaved(
+            points,
+            device=device,
+            seed=cfg.settings_seed,
+            budget_s=cfg.settings_budget_s,
+            target=cfg.target,
+            warmup=2,
+            before=before,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    base = sweep.points[wanted[0]]
+    rows = [_row(key, sweep.points.get(key), base, models, dtypes, cal) for key in wanted]
+    best = max((r for r in rows if r["step_ms"] is not None), key=lambda r: r["fraction_of_floor"])
+    values = {
+        "settings_cache_tokens": c,
+        "settings_best_compiled": best["compiled"],
+        "settings_best_dtype": best["dtype"],
+        "settings_best_threads": best["threads"],
+        "settings_best_fraction": best["fraction_of_floor"],
+        "settings_best_fraction_low": best["fraction_of_floor_low"],
+        "settings_best_fraction_high": best["fraction_of_floor_high"],
+    }
+    return rows, values, {"settings_sweep": sweep.describe()}
+
+
+def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
+    """One setting's row; its timings empty where it was not measured (no compiler)."""
+    compiled, dtype, threads = key
+    w = weight_bytes(models[dtype])
+    bandwidths = (cal.bandwidth_bytes_per_s, cal.bandwidth_high_bytes_per_s, cal.bandwidth_low_bytes_per_s)
+    floor, low, high = (w / bw for bw in bandwidths)
+    row = {
+        "compiled": compiled,
+        "dtype": _NAMES.get(dtypes[dtype], str(dtypes[dtype]).removeprefix("torch.")),
+        "threads": threads,
+        "step_ms": None,
+        "step_low_ms": None,
+        "step_high_ms": None,
+        "step_samples": None,
+        "weight_bytes": w,
+        "floor_ms": floor * 1e3,
+        "fraction_of_floor": None,
+        "fraction_of_floor_low": None,
+        "fraction_of_floor_high": None,
+        "speedup": None,
+        "speedup_low": None,
+        "speedup_high": None,
+    }
+    if est is not None:
+        row |= est.columns("step_ms")
+        row |= {"fraction_of_floor": floor / est.median_s}
+        row |= {"fraction_of_floor_low": low / est.high_s, "fraction_of_floor_high": high / est.low_s}
+        row |= dict(zip(("speedup", "speedup_low", "speedup_high"), ratio_interval(base, est), strict=True))
+    return row

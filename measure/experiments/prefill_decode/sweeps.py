@@ -1,0 +1,208 @@
+"""§2's two sweeps: the prefill at each prompt length, and the decode step at each cache
+length, eager and compiled interleaved in one sweep (``sampling.interleaved``), every
+floor divided by the run's one bandwidth (``ctx.calibration``)."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+from measure.experiments.prefill_decode.arithmetic import decode_attention_macs, decode_flops, prefill_flops
+from measure.experiments.prefill_decode.split import ratio_interval
+from measure.experiments.prefill_decode.tables import FLAT_UP_TO
+from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
+from measure.lab.context import Context
+from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
+from measure.lab.sampling import Estimate, interleaved
+from measure.lab.timing import timed
+
+
+def _no_count(cells: dict) -> dict:
+    return {k: v for k, v in cells.items() if not k.endswith("_samples")}
+
+
+def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> tuple[list[dict], dict, dict]:
+    model = ctx.model.model
+    shape = ctx.model.shape()
+    ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
+    ctx.log(f"  prefill at {len(ids)} prompt lengths, interleaved (budget {cfg.prefill_budget_s:.0f} s)")
+    sweep = interleaved(
+        {p: partial(prefill, model, ids[p]) for p in cfg.prompt_lengths},
+        device=ctx.device,
+        seed=cfg.prefill_seed,
+        budget_s=cfg.prefill_budget_s,
+        target=cfg.target,
+    )
+    rows = []
+    for p, est in sweep.points.items():
+        flops = prefill_flops(weight_macs, shape, p)
+        rows.append(
+            {
+                "prompt_tokens": p,
+                **est.columns("time_ms"),
+                **_no_count(est.scaled(1 / p).columns("ms_per_token")),
+                "tokens_per_s": p / est.median_s,
+                "flops": flops,
+                "flops_per_byte": flops / weight_bytes,
+                "achieved_gflop_s": flops / est.median_s / 1e9,
+            }
+        )
+    first, last = rows[0], rows[-1]
+    values = {
+        "ttft_smallest_ms": first["time_ms"],
+        "ttft_largest_ms": last["time_ms"],
+        "prompt_smallest": first["prompt_tokens"],
+        "prompt_largest": last["prompt_tokens"],
+        "ttft_growth": last["time_ms"] / first["time_ms"],
+    }
+    return rows, values, {"prefill_sweep": sweep.describe()}
+
+
+def _compiled_points(cfg, ctx: Context, token) -> tuple[dict, dict, dict]:
+    """The compiled step's points (none where the compiler cannot run here), compiled
+    before the sweep: each context's first call, and what it took."""
+    model = ctx.model.model
+    reason = compiler_unavailable(ctx.device.type)
+    if reason:
+        ctx.log(f"  {reason}: the compiled step is not measured")
+        return {}, {}, {"compiled_available": False, "compiled_method": reason}
+    decoder = compiled_decoder(model, ctx.device)
+    points, first = {}, {}
+    ctx.log("  compiling the decode step: about a minute on two CPU cores, once per run")
+    for c in cfg.cache_lengths:
+        cache = static_cache(model, batch=1, tokens=c)
+        points[("compiled", c)] = partial(compiled_step_at, decoder, token, cache, c)
+        _, first[c] = timed(points[("compiled", c)], device=ctx.device)
+    return points, first, {"compiled_available": True, "compiled_method": decoder.method}
+
+
+def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> tuple[list[dict], dict, dict]:
+    model = ctx.model.model
+    shape = ctx.model.shape()
+    cal = ctx.calibration
+    floor = weight_bytes / cal.bandwidth_bytes_per_s
+    floor_low, floor_high = weight_bytes / cal.bandwidth_high_bytes_per_s, weight_bytes / cal.bandwidth_low_bytes_per_s
+    token = ctx.prompt_ids(1)
+    caches = {c: random_cache(model, batch=1, tokens=c) for c in cfg.cache_lengths}
+    cache_bytes = {c: cache_storage_bytes(caches[c]) for c in caches}  # before a step grows them
+    points = {("eager", c): partial(decode_step, model, token, caches[c]) for c in cfg.cache_lengths}
+    compiled, first, v_compiled = _compiled_points(cfg, ctx, token)
+
+    def before(key) -> None:
+        if key[0] == "eager":
+            crop_cache(caches[key[1]], key[1])  # the previous step grew it by one
+
+    ctx.log(f"  decode step at {len(caches)} cache lengths, eager and compiled interleaved")
+    sweep = interleaved(
+        points | compiled,
+        device=ctx.device,
+        seed=cfg.decode_seed,
+        budget_s=cfg.decode_budget_s,
+        target=cfg.target,
+        warmup=2,
+        before=before,
+    )
+    rows = []
+    for c in cfg.cache_lengths:
+        est = sweep.points[("eager", c)]
+        kv = cache_bytes[c]
+        comp = sweep.points.get(("compiled", c))
+        rows.append(
+            {
+                "cache_tokens": c,
+                **est.columns("step_ms"),
+                "tokens_per_s": 1.0 / est.median_s,
+                "cache_bytes": kv,
+                "floor_ms": floor * 1e3,
+                **_fraction("fraction_of_floor", floor, floor_low, floor_high, est),
+                "floor_with_cache_ms": (weight_bytes + kv) / cal.bandwidth_bytes_per_s * 1e3,
+                "attention_macs": decode_attention_macs(shape, c),
+                "attention_share": decode_attention_macs(shape, c) / weight_macs,
+                "flops_per_byte": decode_flops(weight_macs, shape, c) / (weight_bytes + kv),
+                **_compiled_cells(comp, est, floor, floor_low, floor_high),
+            }
+        )
+    compiling = sum(max(0.0, first[c] - sweep.points[("compiled", c)].median_s) for c in first)
+    values = _decode_values(cfg, rows, sweep, v_compiled, compile_s=compiling if first else None)
+    lo, hi = flat_range(rows, FLAT_UP_TO)
+    values |= {
+        "attention_added": (hi["attention_macs"] - lo["attention_macs"]) / (weight_macs + lo["attention_macs"]),
+        "cache_bytes_added": (hi["cache_bytes"] - lo["cache_bytes"]) / (weight_bytes + lo["cache_bytes"]),
+        "bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
+        "floor_ms": floor * 1e3,
+        "floor_low_ms": floor_low * 1e3,
+        "floor_high_ms": floor_high * 1e3,
+    }
+    return rows, values, {"decode_sweep": sweep.describe()}
+
+
+def _fraction(name: str, floor: float, low: float, high: float, est: Estimate) -> dict:
+    """floor / step, and the interval the floor's and the step's intervals give."""
+    return {name: floor / est.median_s, f"{name}_low": low / est.high_s, f"{name}_high": high / est.low_s}
+
+
+def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: float, low: float, high: float) -> dict:
+    names = ("compiled_ms", "compiled_low_ms", "compiled_high_ms", "compiled_samples")
+    fraction = ("compiled_fraction_of_floor", "compiled_fraction_of_floor_low", "compiled_fraction_of_floor_high")
+    speedup = ("compiled_speedup", "compiled_speedup_low", "compiled_speedup_high")
+    if comp is None:
+        return dict.fromkeys((*names, *fraction, *speedup))
+    return {
+        **comp.columns("compiled_ms"),
+        **_fraction("compiled_fraction_of_floor", floor, low, high, comp),
+        **dict(zip(speedup, ratio_interval(eager, comp), strict=True)),
+    }
+
+
+def flat_range(rows: list[dict], up_to: int) -> tuple[dict, dict]:
+    """The rows of the smallest context and of the largest up to ``up_to``."""
+    within = [r for r in rows if r["cache_tokens"] <= up_to] or rows[:1]
+    return within[0], within[-1]
+
+
+def _decode_values(cfg, rows: list[dict], sweep, v_compiled: dict, *, compile_s: float | None) -> dict:
+    first, last = rows[0], rows[-1]
+    lo, hi = flat_range(rows, FLAT_UP_TO)
+    doublings = math.log2(hi["cache_tokens"] / lo["cache_tokens"])
+    rise = (
+        hi["step_ms"] / lo["step_ms"],
+        hi["step_low_ms"] / lo["step_high_ms"],
+        hi["step_high_ms"] / lo["step_low_ms"],
+    )
+    per_doubling = [r ** (1 / doublings) - 1 if doublings else 0.0 for r in rise]
+    compiled = v_compiled["compiled_available"]
+    speedups = [r["compiled_speedup"] for r in rows] if compiled else []
+    return {
+        "cache_smallest": first["cache_tokens"],
+        "cache_largest": last["cache_tokens"],
+        "step_smallest_ms": first["step_ms"],
+        "step_largest_ms": last["step_ms"],
+        "tok_s_smallest": first["tokens_per_s"],
+        "tok_s_largest": last["tokens_per_s"],
+        "fraction_smallest": first["fraction_of_floor"],
+        "fraction_largest": last["fraction_of_floor"],
+        "flat_up_to": hi["cache_tokens"],
+        "flat_doublings": doublings,
+        "flat_spread": max(r["step_ms"] for r in rows if r["cache_tokens"] <= hi["cache_tokens"])
+        / min(r["step_ms"] for r in rows if r["cache_tokens"] <= hi["cache_tokens"]),
+        "step_rise": rise[0] - 1,
+        "step_rise_low": rise[1] - 1,
+        "step_rise_high": rise[2] - 1,
+        "rise_per_doubling": per_doubling[0],
+        "rise_per_doubling_low": per_doubling[1],
+        "rise_per_doubling_high": per_doubling[2],
+        "step_growth": last["step_ms"] / first["step_ms"],
+        "decode_samples_ms": {str(c): sweep.points[("eager", c)].samples_ms() for c in cfg.cache_lengths},
+        **v_compiled,
+        "compile_s": compile_s,
+        "compiled_fraction_smallest": first["compiled_fraction_of_floor"],
+        "compiled_fraction_largest": last["compiled_fraction_of_floor"],
+        "compiled_speedup_smallest": first["compiled_speedup"],
+        "compiled_speedup_largest": last["compiled_speedup"],
+        "compiled_speedup_best": max(speedups) if speedups else None,
+        "compiled_speedup_worst": min(speedups) if speedups else None,
+        "compiled_worst_cache": min(rows, key=lambda r: r["compiled_speedup"])["cache_tokens"] if speedups else None,
+        "compiled_samples_ms": {
+            str(c): sweep.points[("compiled", c)].samples_ms() for c in cfg.cache_lengths if compiled
+        },
+    }
