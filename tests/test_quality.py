@@ -20,6 +20,25 @@ def test_reference_agrees_with_itself_and_quantizing_costs_perplexity(smoke_data
 
 
 @pytest.mark.smoke
+def test_every_scheme_has_its_divergence_from_the_reference(smoke_data):
+    d = smoke_data / "quality"
+    schemes = [r["variant"] for r in table_rows(d, "quality")][1:]
+    rows = {r["variant"]: r for r in table_rows(d, "divergence")}
+    assert list(rows) == schemes
+    for r in rows.values():
+        kl, low, high = (float(r[k]) for k in ("kl", "kl_low", "kl_high"))
+        assert 0 <= low <= high and kl > 0 and int(r["kl_samples"]) >= 1
+        assert 0 <= float(r["top1_agreement_low"]) <= float(r["top1_agreement_high"]) <= 1
+        assert float(r["delta_perplexity_low"]) <= float(r["delta_perplexity_high"])
+    assert float(rows["int4_tensor"]["kl"]) > float(rows["int8_row"]["kl"])
+    quality = {r["variant"]: r for r in table_rows(d, "quality")}
+    ref = float(quality["reference"]["perplexity"])
+    for name, r in rows.items():
+        ppl = float(quality[name]["perplexity"])
+        assert abs(float(r["delta_perplexity"]) - (ppl - ref)) <= 1e-9 * ppl  # the quality table's perplexities
+
+
+@pytest.mark.smoke
 def test_battery_rows_match_the_scores(smoke_data):
     d = smoke_data / "quality"
     answers = table_rows(d, "battery")

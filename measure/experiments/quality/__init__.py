@@ -8,13 +8,17 @@ For the full-precision reference and every scheme of ``measure.lab.quantizers.SC
   once without a repetition penalty (true greedy, which is also this model's default)
   and once with a common serving penalty; agreement with the reference's greedy
   continuation, position by position, given identical prefixes.
+* ``divergence``: per scheme, the scorer-free measures against the reference on the same
+  tokens (KL divergence, top-1 agreement, Δ perplexity), each with a 95% interval
+  (``divergence``).
 * ``battery``: every answer, per model and penalty, and whether it was scored right.
 * ``protocol``: the evaluation protocol (text, tokens, context, stride, dtype, decoding).
 
 The quantized weights are written into the run's model and the originals restored
 afterwards (the model is shared with the experiments that follow).
 
-The package: ``tables`` declares what is written, ``questions`` is the battery,
+The package: ``tables`` declares what is written, ``questions`` is the battery and
+``scoring`` its strict scorer, ``divergence`` the scorer-free measures' intervals,
 ``variants`` quantizes the model in place and restores it; the rest is here.
 
 Writes ``site_data/quality/``. Alone: ``python -m measure run --only quality``.
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from measure.experiments.quality import divergence
 from measure.experiments.quality.questions import INSTRUCTION, QUESTIONS, SERVING_PENALTY, score
 from measure.experiments.quality.tables import TABLES, VALUES
 from measure.experiments.quality.variants import Variants, default_penalty
@@ -38,8 +43,8 @@ from measure.lab.evaluation import (
     agreement,
     agreement_prompt_ids,
     greedy_answers,
-    perplexity,
     reference_continuation,
+    token_scores,
 )
 from measure.lab.formulas import binomial_interval
 from sitedata.schema import Result
@@ -96,7 +101,8 @@ def run(cfg: Config, ctx: Context) -> Result:
     variants = Variants(model)
     layers = q.projection_layers(model)
     n_proj = sum(lin.weight.numel() for _, lin in layers)
-    rows, answer_rows, seconds = [], [], {}
+    rows, answer_rows, divergence_rows, seconds = [], [], [], {}
+    ref_scores = None
     try:
         for variant in ctx.progress(["reference", *cfg.schemes], "quantized variants"):
             t0 = time.perf_counter()
@@ -108,7 +114,19 @@ def run(cfg: Config, ctx: Context) -> Result:
                 q.quantize_model_(model, scheme)
                 bits = sum(q.bits_per_weight(scheme, tuple(lin.weight.shape)) * lin.weight.numel() for _, lin in layers)
                 bits /= n_proj
-            ppl = perplexity(model, text_ids, context=cfg.context, stride=cfg.stride)
+            scores = token_scores(
+                model,
+                text_ids,
+                context=cfg.context,
+                stride=cfg.stride,
+                reference_logp=None if ref_scores is None else ref_scores.logp,
+                keep=ref_scores is None,
+            )
+            if ref_scores is None:
+                ref_scores = scores
+            else:
+                divergence_rows.append({"variant": variant, "label": label, **divergence.row(ref_scores, scores)})
+            ppl = scores.perplexity
             row = {"variant": variant, "label": label, "bits_per_weight": bits, "perplexity": ppl.value}
             for p in penalties:
                 answers = greedy_answers(
@@ -179,6 +197,13 @@ def run(cfg: Config, ctx: Context) -> Result:
             "comes first, as whole words, with no other answer offered after it "
             "(measure/experiments/quality/scoring.py)",
         ),
+        (
+            "divergence",
+            "KL divergence from the reference's next-token distribution, top-1 agreement and perplexity "
+            "minus the reference's, over the same scored tokens; 95% intervals: percentile bootstrap, "
+            f"{divergence.RESAMPLES:,} resamples (seed {divergence.SEED}) of blocks of {divergence.BLOCK} "
+            "consecutive positions, paired with the reference",
+        ),
         ("default repetition penalty", f"{default_p:g} ({default_src})"),
         (
             "agreement",
@@ -204,6 +229,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         values[f"agreement_{r['variant']}"] = r["agreement"]
     tables = {
         "quality": rows,
+        "divergence": divergence_rows,
         "battery": answer_rows,
         "protocol": [{"item": a, "setting": b} for a, b in protocol_rows],
     }

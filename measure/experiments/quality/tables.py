@@ -3,13 +3,24 @@
 from measure.experiments.quality.questions import QUESTIONS, SERVING_PENALTY
 from measure.lab import quantizers as q
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_names
 
 # Perplexity, answers and agreement come from the model's float computation: they
 # reproduce on the same device type and dtype (fp32 on any CPU): NUMERIC. Counts of right
 # answers and of agreeing positions are exact there (EXACT_ON_DEVICE); the Wilson
 # intervals are floats of those counts (NUMERIC).
 VARIANTS = ("reference", *q.SCHEMES)  # every variant a full run measures, each with its values
+
+
+def _estimate(name: str, unit: str, label: str) -> tuple[Column, ...]:
+    """An estimate and the two bounds of its 95% interval, all compared as NUMERIC."""
+    low, high, _ = interval_names(name)
+    return (
+        Column(name, unit, label, policy=NUMERIC),
+        Column(low, unit, "95% interval, low", policy=NUMERIC),
+        Column(high, unit, "95% interval, high", policy=NUMERIC),
+    )
+
 
 TABLES = (
     Table(
@@ -40,6 +51,27 @@ TABLES = (
             "battery of short factual questions answered greedily and scored, with Wilson 95% intervals, "
             "without and with a serving repetition penalty; agreement with the reference's greedy "
             "continuation, position by position."
+        ),
+    ),
+    Table(
+        "divergence",
+        "How far each scheme's next-token distribution moved from the reference's, with 95% intervals",
+        (
+            Column("variant", label="key"),
+            Column("label", label="weights", words=True),
+            # Floats of the model's computation and of a seeded bootstrap: they reproduce like
+            # perplexity (NUMERIC), bounds included. Only a timing's interval is its noise
+            # (sitedata.schema.Column); these bounds are named alike (interval_names).
+            *_estimate("kl", "nats", "KL divergence from the reference"),
+            Column("kl_samples", "blocks", "blocks resampled", policy=EXACT_ON_DEVICE),
+            *_estimate("top1_agreement", "fraction", "top-1 agreement"),
+            *_estimate("delta_perplexity", "", "Δ perplexity"),
+        ),
+        description=(
+            "Every scheme against the reference on the same scored tokens of the book: the mean KL divergence "
+            "of its next-token distribution from the reference's, the fraction of positions where both rank "
+            "the same token first, and its perplexity minus the reference's; 95% intervals from a seeded "
+            "bootstrap over blocks of consecutive positions (kl_samples: the blocks)."
         ),
     ),
     Table(
