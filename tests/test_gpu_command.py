@@ -105,8 +105,16 @@ def test_the_command_runs_on_cpu(tmp_path):
     assert (site / "quality" / "meta.json").read_bytes() == untouched
     # The run's calibration came with it: the one run its experiments name, beside the rest.
     runs = {read_experiment(out, name).meta["run"]["id"] for name in _experiments()}
-    assert len(runs) == 1 and f"calibration: 1 run kept, 1 of them from {out}" in merged.stdout
-    assert [r["run"] for r in read_experiment(site, "calibration").rows("runs")] == sorted(runs)
+    named = {
+        meta["run"]["id"]
+        for folder in site.iterdir()
+        if (folder / "meta.json").exists()
+        and (meta := json.loads((folder / "meta.json").read_text())).get("run")
+    }
+    assert len(runs) == 1 and runs <= named  # the experiments left as committed keep naming their run
+    kept = f"{len(named)} run{'s' if len(named) != 1 else ''} kept"
+    assert f"calibration: {kept}, 1 of them from {out}" in merged.stdout
+    assert [r["run"] for r in read_experiment(site, "calibration").rows("runs")] == sorted(named)
 
     # Data from other code, or damaged on the way, is refused whole: nothing merged.
     before = {name: (site / name / "meta.json").read_bytes() for name in _experiments()}
