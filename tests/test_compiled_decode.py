@@ -80,7 +80,7 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     folder = smoke_data / "prefill_decode"
     v = _values(folder)
     assert v["compiled_available"] is True and "torch.compile" in v["compiled_method"]
-    assert v["compile_s"] > 0
+    assert v["compile_s"] >= 0  # 0 when this process compiled the same step before (the compiler caches it)
     rows = table_rows(folder, "decode")
     for r in rows:
         step, compiled, floor = float(r["step_ms"]), float(r["compiled_ms"]), float(r["floor_ms"])

@@ -108,8 +108,7 @@ def test_the_command_runs_on_cpu(tmp_path):
     named = {
         meta["run"]["id"]
         for folder in site.iterdir()
-        if (folder / "meta.json").exists()
-        and (meta := json.loads((folder / "meta.json").read_text())).get("run")
+        if (folder / "meta.json").exists() and (meta := json.loads((folder / "meta.json").read_text())).get("run")
     }
     assert len(runs) == 1 and runs <= named  # the experiments left as committed keep naming their run
     kept = f"{len(named)} run{'s' if len(named) != 1 else ''} kept"
