@@ -65,7 +65,8 @@ def choose_branches(markdown: str, ctx: PageContext) -> str:
         try:
             kept = None
             for cond, text in clauses(match):
-                holds = True if cond is None else claims.check(ctx.data, ctx.claim(cond).expression)[0]
+                # a claim within this machine's noise keeps no clause of its own
+                holds = True if cond is None else claims.check(ctx.data, ctx.claim(cond).expression)[0] is True
                 if holds and kept is None:
                     kept = text
                 else:

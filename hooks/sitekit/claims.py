@@ -12,7 +12,9 @@ The expression is parsed with ``ast`` (claim_syntax.py, within its bounds) and e
 by a small interpreter (no ``eval``): ``experiment.value`` names a value from meta.json;
 ``cell(table, column, where={...})`` one cell; ``column(table, column, where={...})`` a
 whole column as a list; plus literals, arithmetic, comparisons, ``and``/``or``
-(short-circuit)/``not`` and ``all any min max abs len sum sorted round``.
+(short-circuit)/``not`` and ``all any min max abs len sum sorted round``; and the
+words for timings, which decide on intervals and may answer "within this machine's
+noise" (intervals.py): ``interval faster within_noise increasing flat inside_band``.
 
 A claim that does not hold fails the build, naming the page, the claim and the
 numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
@@ -24,16 +26,24 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from sitekit import escape
+from sitekit import escape, intervals
 from sitekit.claim_files import Claim
 from sitekit.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
 from sitekit.i18n import _
+from sitekit.intervals import NOISE, Interval
 from sitekit.pagedata import SiteData, SiteDataError
 
-__all__ = ["CALLS", "MAX_MARKER", "ClaimError", "Evaluator", "check", "parse", "render"]
+__all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "parse", "render"]
 
-# the functions a claim may call: the data's, then Python's few (claim_syntax.FUNCTIONS)
-CALLS = frozenset({"column", "cell", *FUNCTIONS})
+# the words for timings that need only their arguments (the others read the data)
+INTERVAL_WORDS = {
+    "faster": intervals.faster,
+    "within_noise": intervals.within_noise,
+    "inside_band": intervals.inside_band,
+}
+DATA_CALLS = ("column", "cell", "interval", "increasing", "flat")
+# the functions a claim may call: the data's, the timings', then Python's few (claim_syntax.FUNCTIONS)
+CALLS = frozenset({*DATA_CALLS, *INTERVAL_WORDS, *FUNCTIONS})
 
 
 def _plain(v: Any) -> Any:
@@ -62,11 +72,53 @@ class Evaluator:
         self.read[f"{ref}.{col}" + (f" {where}" if where else "")] = v
         return v
 
+    def _interval_of(self, t, col: dict, row) -> Interval:
+        bounds = col.get("noise", {}).get("interval")
+        if not bounds:
+            raise SiteDataError(f"column {t.experiment}.{t.name}.{col['name']} declares no interval")
+        return Interval(*(float(_plain(row[c])) for c in (col["name"], *bounds)))
+
+    def interval(self, ref: str, col: str, where: dict | None = None) -> Interval:
+        """One cell's median with its column's declared 95 % interval."""
+        t = self.data.table(ref)
+        column = t.column(col)
+        frame = t.rows(where)
+        if len(frame) != 1:
+            raise SiteDataError(f"{ref} where {where}: {len(frame)} rows match, exactly one needed")
+        v = self._interval_of(t, column, frame.iloc[0])
+        self.read[f"{ref}.{col}" + (f" {where}" if where else "")] = v
+        return v
+
+    def _series(self, ref: str, col: str, by: str, where: dict | None) -> tuple[list, list[Interval]]:
+        t = self.data.table(ref)
+        column = t.column(col)
+        t.column(by)
+        frame = t.rows(where).sort_values(by)
+        if frame.empty:
+            raise SiteDataError(f"column {ref}.{col} where {where} is empty")
+        points = [self._interval_of(t, column, row) for _, row in frame.iterrows()]
+        xs = [_plain(x) for x in frame[by].tolist()]
+        self.read[f"{ref}.{col} by {by}" + (f" {where}" if where else "")] = [
+            f"{x}: {p!r}" for x, p in zip(xs, points, strict=True)
+        ]
+        return xs, points
+
+    def increasing(self, ref: str, col: str, by: str, where: dict | None = None) -> Any:
+        return intervals.increasing(self._series(ref, col, by, where)[1])
+
+    def flat(self, ref: str, col: str, by: str, within: float = 0.05, where: dict | None = None) -> Any:
+        xs, points = self._series(ref, col, by, where)
+        rate, low, high = intervals.per_doubling(xs, points)
+        self.read[f"change per doubling of {by}"] = f"{rate:+.1%} [{low:+.1%}, {high:+.1%}], band ±{within:.0%}"
+        return intervals.flat(xs, points, within)
+
     def eval(self, node: ast.AST) -> Any:
         """The value of ``node``; whatever goes wrong in Python's arithmetic or functions
         is one ClaimError naming the expression (a missing datum stays SiteDataError)."""
         try:
             return self._eval(node)
+        except intervals.ClaimNoiseError as e:
+            raise ClaimError(f"{escape.cut(ast.unparse(node), 200, note=False)}: {e}") from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, RecursionError, MemoryError) as e:
             raise ClaimError(f"{escape.cut(ast.unparse(node), 200, note=False)}: {type(e).__name__}: {e}") from None
 
@@ -93,19 +145,18 @@ class Evaluator:
                 raise ClaimError(f"{escape.cut(ast.unparse(node), 200, note=False)}: {e}") from None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
             v = self._eval(node.operand)
-            return not v if isinstance(node.op, ast.Not) else -v
+            return intervals.kleene_not(v) if isinstance(node.op, ast.Not) else -v
         if isinstance(node, ast.BoolOp):
             # Short-circuit as Python does, so a guard can protect what follows it:
-            # ``x.available and x.speedup >= 1`` never compares a missing speed-up.
-            stop = isinstance(node.op, ast.Or)
-            for v in node.values:
-                if bool(self._eval(v)) == stop:
-                    return stop
-            return not stop
+            # ``x.available and x.speedup >= 1`` never compares a missing speed-up;
+            # three-valued where a timing word answered NOISE.
+            return intervals.kleene(node.values, isinstance(node.op, ast.Or), self._eval)
         if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
             left = self._eval(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self._eval(right_node)
+                if left is NOISE or right is NOISE:
+                    raise intervals.ClaimNoiseError("a result within this machine's noise cannot be compared")
                 if not COMPARISONS[type(op)](left, right):
                     return False
                 left = right
@@ -115,20 +166,24 @@ class Evaluator:
                 raise ClaimError("unpacking keyword arguments (**...) refused")
             args = [self._eval(a) for a in node.args]
             kwargs = {k.arg: self._eval(k.value) for k in node.keywords}
-            if node.func.id == "column":
-                return self.column(*args, **kwargs)
-            if node.func.id == "cell":
-                return self.cell(*args, **kwargs)
+            if node.func.id in DATA_CALLS:
+                return getattr(self, node.func.id)(*args, **kwargs)
+            if node.func.id in INTERVAL_WORDS:
+                return INTERVAL_WORDS[node.func.id](*args, **kwargs)
             if node.func.id in FUNCTIONS:
                 return sized(FUNCTIONS[node.func.id](*args, **kwargs))
         raise ClaimError(f"unsupported expression: {escape.cut(ast.unparse(node), 200, note=False)}")
 
 
-def check(data: SiteData, expr: str) -> tuple[bool, dict[str, Any]]:
-    """(holds, data read) for one claim expression."""
+def check(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
+    """(True, False or NOISE, data read) for one claim expression."""
     tree = parse(expr)
     ev = Evaluator(data)
-    return bool(ev.eval(tree)), ev.read
+    result = ev.eval(tree)
+    try:
+        return (result if result is NOISE else bool(result)), ev.read
+    except (TypeError, ValueError) as e:  # a value with no truth of its own (an interval)
+        raise ClaimError(f"{escape.cut(expr, 200, note=False)}: {type(e).__name__}: {e}") from None
 
 
 def _numbers(read: dict[str, Any]) -> str:
@@ -146,11 +201,23 @@ def _numbers(read: dict[str, Any]) -> str:
 
 
 def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
-    """The page's sentence with its mark: ✓ with what was checked in its tooltip, or, for a
-    claim about this hardware that does not hold here, ⚠ and the numbers; any other
-    claim that does not hold fails the build."""
+    """The page's sentence with its mark: ✓ with what was checked in its tooltip; ≈ and the
+    intervals where they cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about this
+    hardware that does not hold here, ⚠ and the numbers; any other claim that does not
+    hold fails the build."""
     expr = claim.expression
     holds, read = check(data, expr)
+    if holds is NOISE:
+        title = escape.attribute(
+            _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
+            + f"  [{_numbers(read)}]",
+            None,
+        )
+        return (
+            f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
+            + escape.text(_("within this machine's noise: {values}").format(values=_numbers(read)), None)
+            + ")</span>"
+        )
     if holds:
         title = escape.attribute(
             _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")

@@ -1,0 +1,186 @@
+"""The claims' words for timings: decided on intervals, with a third outcome, worked by hand."""
+
+from html import unescape
+
+import pytest
+from sitekit.claim_files import Claim
+from sitekit.claims import NOISE, ClaimError, check, render
+from sitekit.intervals import Interval, faster, flat, increasing, inside_band, per_doubling, within_noise
+from sitekit.pagedata import SiteData
+
+from tests.conftest import PROVENANCE
+
+# step at C: 10 [9, 11], 10.5 [9.8, 11.2] (overlaps the first), 13 [12, 14] (apart), 26 [25, 27]
+STEPS = [(16, 10.0, 9.0, 11.0), (32, 10.5, 9.8, 11.2), (64, 13.0, 12.0, 14.0), (128, 26.0, 25.0, 27.0)]
+
+
+@pytest.fixture
+def data(tmp_path):
+    from sitedata import Column, Result, Table, write_experiment
+    from sitedata.schema import interval_columns
+
+    rows = [{"c": c, "step_ms": m, "step_low_ms": lo, "step_high_ms": hi, "step_samples": 7} for c, m, lo, hi in STEPS]
+    rows += [{"c": 256, "step_ms": 10.2, "step_low_ms": 10.1, "step_high_ms": 10.3, "step_samples": 7}]
+    for r in rows:
+        r["kind"] = "sweep" if r["c"] < 256 else "alone"
+    table = Table("t", "T", (Column("c"), *interval_columns("step_ms", "ms"), Column("kind")))
+    write_experiment(
+        tmp_path, "exp", Result(tables={"t": rows}, values={}), tables=(table,), values=(), provenance=PROVENANCE
+    )
+    return SiteData(tmp_path)
+
+
+def at(c: int) -> str:
+    return f"interval('exp.t', 'step_ms', where={{'c': {c}}})"
+
+
+AT16, AT32, AT64 = at(16), at(32), at(64)
+
+
+def iv(median, low, high):
+    return Interval(median, low, high)
+
+
+def test_faster_decides_only_on_intervals_apart():
+    assert faster(iv(10, 9, 11), iv(13, 12, 14)) is True
+    assert faster(iv(13, 12, 14), iv(10, 9, 11)) is False
+    # medians 10 and 10.5 differ, but the intervals overlap: no verdict either way
+    assert faster(iv(10, 9, 11), iv(10.5, 9.8, 11.2)) is NOISE
+    assert faster(iv(10, 9, 11), iv(12, 11, 13)) is NOISE  # touching bounds are not apart
+    assert within_noise(iv(10, 9, 11), iv(12, 11, 13)) is True
+    assert within_noise(iv(10, 9, 11), iv(13, 12, 14)) is False
+
+
+def test_increasing_is_false_on_one_drop_apart_and_noise_on_one_overlap():
+    up = [iv(10, 9, 11), iv(13, 12, 14), iv(26, 25, 27)]
+    assert increasing(up) is True
+    assert increasing([up[0], iv(10.5, 9.8, 11.2), *up[1:]]) is NOISE
+    assert increasing([*up, iv(20, 19, 21)]) is False
+    # a drop apart decides, even beside an overlap
+    assert increasing([up[0], iv(10.5, 9.8, 11.2), iv(5, 4, 6)]) is False
+
+
+def test_flat_is_the_change_per_doubling_against_its_band():
+    # 10 -> 10.4 over 4 doublings (16 -> 256): 1.04 ** (1/4) - 1 = +0.985 % per doubling;
+    # bounds: 10.3 / 10.1 and 10.5 / 9.9 give +0.49 % and +1.48 %
+    xs, pts = [16, 256], [iv(10, 9.9, 10.1), iv(10.4, 10.3, 10.5)]
+    rate, low, high = per_doubling(xs, pts)
+    assert rate == pytest.approx(1.04**0.25 - 1)
+    assert low == pytest.approx((10.3 / 10.1) ** 0.25 - 1)
+    assert high == pytest.approx((10.5 / 9.9) ** 0.25 - 1)
+    assert flat(xs, pts, 0.05) is True
+    assert flat(xs, pts, 0.012) is NOISE  # the band's edge inside the interval
+    assert flat(xs, pts, 0.004) is False  # the whole interval above +0.4 %
+    # the issue's case: 60.1 -> 71.3 ms from C = 16 to 1,024 (6 doublings) is +2.9 % per doubling
+    rise = [iv(60.1, 59.5, 60.6), iv(71.3, 70.2, 72.1)]
+    assert flat([16, 1024], rise, 0.02) is False
+    assert flat([16, 1024], rise, 0.05) is True
+
+
+def test_inside_band_decides_a_computed_change_by_its_bounds():
+    assert inside_band(-0.01, 0.03, 0.05) is True
+    assert inside_band(0.06, 0.09, 0.05) is False and inside_band(-0.2, -0.051, 0.05) is False
+    # the committed prefill-decode run: +2.9 % per doubling, interval -0.6 % to +9.4 %
+    assert inside_band(-0.0059, 0.0938, 0.05) is NOISE
+    with pytest.raises(ValueError, match="low first"):
+        inside_band(0.03, -0.01, 0.05)
+
+
+@pytest.mark.parametrize("within", [0, 1, -0.1, "5 %"])
+def test_flat_refuses_a_band_that_is_no_fraction(within):
+    with pytest.raises(ValueError, match="within must be a fraction"):
+        flat([1, 2], [iv(1, 1, 1), iv(1, 1, 1)], within)
+
+
+def test_an_interval_that_does_not_hold_its_median_is_refused():
+    with pytest.raises(ValueError, match="outside its interval"):
+        iv(12, 9, 11)
+    with pytest.raises(ValueError, match="finite"):
+        iv(float("nan"), 9, 11)
+
+
+@pytest.mark.parametrize(
+    "expr, result",
+    [
+        (f"faster({AT16}, {AT64})", True),
+        (f"faster({AT16}, {AT32})", NOISE),
+        ("increasing('exp.t', 'step_ms', by='c', where={'kind': 'sweep'})", NOISE),
+        ("increasing('exp.t', 'step_ms', by='c')", False),  # 256 drops back below 128, apart
+        # Kleene: a decided false or true wins over noise, in either order
+        (
+            f"faster({AT16}, {AT32}) and 1 > 2",
+            False,
+        ),
+        (
+            f"1 > 2 or faster({AT16}, {AT32})",
+            NOISE,
+        ),
+        (
+            f"1 < 2 or faster({AT16}, {AT32})",
+            True,
+        ),
+        ("not increasing('exp.t', 'step_ms', by='c', where={'kind': 'sweep'})", NOISE),
+        (
+            f"within_noise({AT16}, {AT32})",
+            True,
+        ),
+    ],
+)
+def test_the_words_in_claims(data, expr, result):
+    assert check(data, expr)[0] is result
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        (f"{AT16}", "no claim by itself"),
+        ("interval('exp.t', 'c', where={'c': 16})", "declares no interval"),
+        ("interval('exp.t', 'step_ms')", "5 rows match"),
+        (
+            "all([increasing('exp.t', 'step_ms', by='c', where={'kind': 'sweep'})])",
+            "only be combined with and, or, not",
+        ),
+        ("increasing('exp.t', 'step_ms', by='c', where={'kind': 'sweep'}) == False", "cannot be compared"),
+        ("faster(1, 2)", "is not an interval"),
+        ("increasing('exp.t', 'step_ms', by='c', where={'c': 16})", "at least two rows"),
+    ],
+)
+def test_misuse_is_one_error_not_a_silent_verdict(data, expr, message):
+    from sitekit.pagedata import SiteDataError
+
+    with pytest.raises((ClaimError, SiteDataError), match=message):
+        check(data, expr)
+
+
+def test_flat_records_the_change_it_decided_on(data):
+    holds, read = check(data, "flat('exp.t', 'step_ms', by='c', where={'kind': 'sweep'}, within=0.05)")
+    # 10 -> 26 over 3 doublings: 2.6 ** (1/3) = 1.375, +37.5 % per doubling; the bounds
+    # (25 / 11) ** (1/3) = 1.315 and (27 / 9) ** (1/3) = 1.442: all far outside ±5 %
+    assert holds is False
+    assert read["change per doubling of c"] == "+37.5% [+31.5%, +44.2%], band ±5%"
+    assert read["exp.t.step_ms by c {'kind': 'sweep'}"][0] == "16: 10 [9, 11]"
+
+
+def test_noise_renders_neither_check_nor_warning(data):
+    claim = Claim(
+        "exp.c",
+        f"faster({AT16}, {AT32})",
+        hardware=True,
+    )
+    html = unescape(render(data, "p.md", claim, "C = 16 is faster"))
+    assert 'class="claim claim-noise"' in html and "≈" in html
+    assert "✓" not in html and "⚠" not in html
+    assert "within this machine's noise" in html
+    assert "10 [9, 11]" in html and "10.5 [9.8, 11.2]" in html
+
+
+def test_a_branch_on_noise_keeps_the_else(data):
+    from sitekit.claim_files import ClaimBook
+    from sitekit.markers import PageContext, render_markers
+
+    near = f"faster({AT16}, {AT32})"
+    far = f"faster({AT16}, {AT64})"
+    claims = ClaimBook({"exp.near": Claim("exp.near", near, True), "exp.far": Claim("exp.far", far, True)})
+    ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)
+    assert render_markers("<!-- if exp.near -->apart<!-- else -->cannot tell<!-- end -->", ctx) == "cannot tell"
+    assert render_markers("<!-- if exp.far -->apart<!-- else -->cannot tell<!-- end -->", ctx) == "apart"
