@@ -12,7 +12,7 @@ import torch
 from scipy import stats
 
 from measure.lab import timing
-from measure.lab.sampling import MIN_ROUNDS, Estimate, interleaved, median_interval
+from measure.lab.sampling import MIN_ROUNDS, Estimate, budget, interleaved, median_interval, minimal_rounds
 
 CPU = torch.device("cpu")
 
@@ -132,6 +132,24 @@ def test_min_rounds_are_measured_whatever_the_budget_and_max_rounds_ends_it():
         _sweep(machine, {"a": machine.point(0.01)}, min_rounds=5)
     with pytest.raises(ValueError, match="6 are needed"):
         Estimate.of([1.0] * 5, 0.03)
+
+
+def test_within_minimal_rounds_every_budget_is_spent_at_once():
+    # the same noisy sweep that takes dozens of rounds on its budget takes six within it
+    def run():
+        machine = Machine()
+        return _sweep(machine, {k: machine.point(0.01, noise=0.5) for k in "abc"}, budget_s=1.0, target=0.001)
+
+    assert run().rounds > MIN_ROUNDS
+    with minimal_rounds():
+        quick = run()
+        assert budget(60.0) == 0.0
+    assert quick.rounds == MIN_ROUNDS and [e.n for e in quick.points.values()] == [MIN_ROUNDS] * 3
+    assert quick.describe()["budget_s"] == 0.0  # what applied, not what the profile asked
+    assert budget(60.0) == 60.0  # and only within it
+    with pytest.raises(RuntimeError), minimal_rounds():
+        raise RuntimeError("a failing run")
+    assert budget(60.0) == 60.0
 
 
 def test_an_estimate_gives_its_columns_and_scales():

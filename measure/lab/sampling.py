@@ -61,7 +61,9 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, TypeVar
@@ -72,6 +74,26 @@ from sitedata.schema import interval_names
 K = TypeVar("K", bound=Hashable)
 CONFIDENCE = 0.95
 MIN_ROUNDS = 6  # the least n whose order-statistic interval of the median reaches 95 %
+_MINIMAL = ContextVar("minimal_rounds", default=False)
+
+
+@contextmanager
+def minimal_rounds() -> Iterator[None]:
+    """Within it, every sweep takes its minimum rounds and every budget is spent at once
+    (``budget`` is 0): for a regeneration whose timings nobody compares, the drift gate
+    without ``timing`` in its kinds. What the gate compares (bytes, tokens, float results)
+    does not depend on how long a point was sampled; the time goes to it instead."""
+    token = _MINIMAL.set(True)
+    try:
+        yield
+    finally:
+        _MINIMAL.reset(token)
+
+
+def budget(seconds: float) -> float:
+    """A timing budget as it applies now: ``seconds``, or 0 within ``minimal_rounds``.
+    Every loop that samples until a budget is spent reads its budget through this."""
+    return 0.0 if _MINIMAL.get() else seconds
 
 
 def median_interval(samples, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -220,9 +242,10 @@ def interleaved(
     """Time every point of ``points`` in interleaved rounds (see the module's docstring).
 
     ``min_rounds`` are always completed, whatever the budget (fewer give no interval);
-    after them no call begins once ``budget_s`` is spent. ``timer(fn)`` returns the
-    seconds of one call (default: ``host_timer``; CUDA events for a copy on a GPU);
-    ``now`` is the clock of the budget. Both are injected by the tests."""
+    after them no call begins once ``budget_s`` is spent (at once within
+    ``minimal_rounds``). ``timer(fn)`` returns the seconds of one call (default:
+    ``host_timer``; CUDA events for a copy on a GPU); ``now`` is the clock of the
+    budget. Both are injected by the tests."""
     if not points:
         raise ValueError("no point to time")
     if min_rounds < MIN_ROUNDS or max_rounds < min_rounds:
@@ -230,6 +253,7 @@ def interleaved(
     import torch
 
     timer = timer or host_timer(device, now)
+    budget_s = budget(budget_s)
     keys = list(points)
     samples: dict[K, list[float]] = {k: [] for k in keys}
     start = now()
