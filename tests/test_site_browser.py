@@ -128,3 +128,30 @@ def test_the_calculator_works_with_markup_in_a_cards_name(tmp_path):
         assert all(card in table for card in HOSTILE_CARDS)
         assert page.locator("footer").count() >= 1
         assert not problems, problems
+
+
+SEARCHES = {
+    "": "quantization",
+    "gl/": "cuantización",
+    "es/": "cuantización",
+    "it/": "quantizzazione",
+    "cs/": "kvantizace",
+}
+
+
+def test_each_edition_searches_its_own_pages_only(built_site):
+    editions = [f"{lang}/" for lang in LANGUAGES if lang != "en"]
+    with browsing(built_site) as (origin, browser):
+        for edition, term in SEARCHES.items():
+            page, problems = _open(browser, origin, edition)
+            page.fill("input[data-md-component=search-query]", term)  # in the header at desktop width
+            page.wait_for_selector(".md-search-result__link", timeout=15_000)
+            found = page.eval_on_selector_all(".md-search-result__link", "links => links.map(a => a.href)")
+            assert found, (edition, term)
+            for href in found:
+                assert href.startswith(f"{origin}/{edition}"), (edition, term, href)
+                inside = href[len(origin) + 1 :]
+                if not edition:  # the default edition is at the root, beside the others' folders
+                    assert not any(inside.startswith(e) for e in editions), (term, href)
+            assert not problems, (edition, problems)
+            page.close()
