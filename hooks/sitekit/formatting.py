@@ -18,7 +18,7 @@ from typing import Any
 from babel import Locale
 from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
-from sitekit.i18n import COUNT, _
+from sitekit.i18n import _, count_word
 
 LOCALE = "en"
 NBSP = "\u00a0"  # between a number and its unit, and in groups, so that neither breaks a line
@@ -190,9 +190,24 @@ def _styled(value: int | float, unit: str, style: str, digits: int | None) -> st
     raise ValueError(f"unknown number style {style!r}")
 
 
-def unit_suffix(unit: str) -> str:
-    """How a unit reads after a number in the prose (bytes are already humanised)."""
+def plural_category(shown: str, locale: str | None = None) -> str:
+    """The CLDR plural category (one, few, many, other) of a number as written in the
+    page (``"1"``, ``"7,44"``): the digits shown decide, so "1.0" is not "one", and a
+    Czech decimal is "many" (7,44 bitu)."""
+    locale = locale or LOCALE
+    sym = symbols(locale)
+    text = shown.strip().replace(NBSP, "").replace(sym["group"], "").replace(get_minus_sign_symbol(locale), "-")
+    text = text.replace(sym["decimal"], ".")
+    try:
+        return Locale.parse(locale).plural_form(abs(Decimal(text)))
+    except (ArithmeticError, ValueError):  # not a plain number (2.07 × 10⁻¹¹): the general form
+        return "other"
+
+
+def unit_suffix(unit: str, shown: str = "") -> str:
+    """How a unit reads after a number in the prose (bytes are already humanised), in the
+    form the language gives the number ``shown`` (i18n.count_word)."""
     if unit in ("", "bytes", "x", "fraction"):
         return ""
     word = "MACs" if unit == "MAC" else unit
-    return NBSP + _(word, "unit", context=COUNT)
+    return NBSP + count_word(word, plural_category(shown) if shown else "other")

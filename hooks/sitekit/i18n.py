@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from babel import Locale
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
@@ -38,6 +39,33 @@ missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in
 # language puts after a count can differ from a column header's (Czech: "tokeny" heads a
 # column, "46 080 tokenů" counts).
 COUNT = "after a number"
+# English's unit after exactly one ("1 token"): the catalogs' ids are the general forms,
+# and English has no catalog. A test keeps it to the units the catalogs list.
+ENGLISH_ONE = {
+    "GB/s": "GB/s",
+    "GiB": "GiB",
+    "MACs": "MAC",
+    "MiB": "MiB",
+    "bits": "bit",
+    "bytes": "byte",
+    "dimensions": "dimension",
+    "layers": "layer",
+    "levels": "level",
+    "matrices": "matrix",
+    "ms": "ms",
+    "parameters": "parameter",
+    "positions": "position",
+    "prompts": "prompt",
+    "requests": "request",
+    "requests/s": "requests/s",
+    "s": "s",
+    "slot-steps": "slot-step",
+    "slots": "slot",
+    "tokens": "token",
+    "tokens/s": "tokens/s",
+    "users": "user",
+    "values": "value",
+}
 
 
 def set_language(language: str) -> None:
@@ -90,6 +118,24 @@ def _(message: str, where: str = "", context: str | None = None) -> str:
     return found
 
 
+def count_word(word: str, category: str) -> str:
+    """A unit ``word`` (its general form, "tokens") as the language writes it after a
+    number of CLDR plural ``category`` (one, few, many, other; formatting.plural_category):
+    the catalog's entry in context "after a number: <category>", else the general one's.
+    `make messages` lists each form the language has for every unit asked here."""
+    general = _(word, "unit", context=COUNT)
+    forms = {"other": general}
+    for tag in sorted(Locale.parse(_language).plural_form.tags):
+        if _language == DEFAULT:
+            forms[tag] = ENGLISH_ONE.get(word, word) if tag == "one" else general
+            continue
+        found = translations(_language).get((f"{COUNT}: {tag}", word))
+        if found is None:
+            missing[_language].add(f"{word} ({tag})")
+        forms[tag] = found or general
+    return forms.get(category, general)
+
+
 def data_text(value: Any, declared: Mapping[str, Any]) -> Any:
     """A cell or a value of site_data as the page shows it: text of a column or value that
     meta.json declares words for a reader (``words``: a method's name, a verdict, a
@@ -130,18 +176,27 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
     """Rewrite every catalog's message list to what this build asked for and to every
     ``words`` of site_data (shown on a page or not yet), keeping the translations it
     already has. Returns the count of untranslated messages per language."""
-    template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
-    everything = dict(asked)
+    everything = {k: v for k, v in asked.items() if not (k[0] or "").startswith(f"{COUNT}: ")}
     for word in words:
         everything.setdefault((None, word), set()).add("data")
     for message, places in written_in_code().items():
         everything.setdefault((None, message), set()).update(places)
-    for (context, message), places in sorted(everything.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")):
-        where = [(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)]
-        template.add(message, locations=where, context=context)
     LOCALES.mkdir(exist_ok=True)
     empty = {}
     for lang in languages:
+        # a unit after a number, once more in each plural form the language has (count_word)
+        forms = {
+            (f"{COUNT}: {tag}", message): places
+            for (context, message), places in everything.items()
+            if context == COUNT
+            for tag in Locale.parse(lang).plural_form.tags
+        }
+        template = Catalog(locale=None, project="site", fuzzy=False, creation_date=_STAMP)
+        for (context, message), places in sorted(
+            {**everything, **forms}.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")
+        ):
+            where = [(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)]
+            template.add(message, locations=where, context=context)
         path = catalog_path(lang)
         if path.exists():
             with path.open("rb") as f:

@@ -142,7 +142,7 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
     it bare, and escaped (measured text, such as a model's answer, is data, not markup)."""
     text = formatting.format_value(value, unit, style=style, digits=digits)
     if with_unit and style in ("auto", "num", "fixed", "int"):
-        text += formatting.unit_suffix(escape.cut(unit))
+        text += formatting.unit_suffix(escape.cut(unit), text)
     return escape.text(text, escape.TEXT)
 
 
