@@ -172,6 +172,15 @@ def on_post_page(output, page, config, **kwargs):
     notebook = page.file.src_uri.split(".")[0] if page.file.src_uri.endswith(".ipynb") else None
     if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
         output = output.replace('title="Permanent link"', f'title="{i18n._("Permanent link", "theme")}"')
+        # the palette toggles' names (mkdocs.yml) and the theme's footer line are English in
+        # every edition: the theme translates neither
+        toggles = {
+            "Switch to dark mode": i18n._("Switch to dark mode", "theme"),
+            "Switch to light mode": i18n._("Switch to light mode", "theme"),
+        }
+        for english, name in toggles.items():
+            output = output.replace(f'"{english}"', f'"{escape.attribute(name, None)}"')
+        output = output.replace("\n    Made with\n", f"\n    {escape.text(i18n._('Made with', 'theme'), None)}\n")
 
     def link(m: re.Match) -> str:
         href, lang = m.group(2), m.group(4)

@@ -77,6 +77,19 @@ def test_nothing_is_fetched_from_a_third_party(built_site, lang):
         assert not links.external, f"{lang}/{page} loads {links.external}"
 
 
+THEME_ENGLISH = ("Switch to dark mode", "Switch to light mode", "Made with", "Permanent link")
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_themes_own_words_are_in_the_editions_language(built_site, lang):
+    for page in PAGES:
+        html = read(built_site, lang, page)
+        assert not [w for w in THEME_ENGLISH if w in html], f"{lang}/{page}"
+    # and the English edition keeps them, so the test reads the words the theme writes
+    assert all(w in read(built_site, "en", "kv-cache") for w in THEME_ENGLISH)
+
+
 # How each locale writes a grouped integer and a decimal, worked by hand, not by Babel:
 # English groups with a comma, Spanish and Italian with a dot, Galician and Czech with a
 # no-break space; every edition but English writes a decimal comma.
