@@ -75,7 +75,10 @@ def test_iec_digits():
         (0.000106, "0.0106%"),  # never rounded to another number (0.0 %)
         (0.005, "0.5%"),
         (-0.000106, "-0.0106%"),
-        (2.0712e-13, "2.07 × 10⁻¹¹%"),  # not 0.0000000000207%, nor 0.0%
+        (2.0712e-13, "< 0.001%"),  # not 0.0000000000207%, nor 0.0%, nor 2.07 × 10⁻¹¹ %
+        (-2.0712e-13, "> -0.001%"),
+        (0.00000999, "< 0.001%"),  # 0.000999 %: under the floor
+        (0.00001, "0.001%"),  # the floor itself is written
         (0.0000106, "0.00106%"),
         (0.00995, "0.995%"),  # under one percent: 3 significant digits
         (0.01, "1.0%"),  # from one percent on: one decimal
@@ -97,6 +100,11 @@ def test_percent_and_ratio_digits():
     assert f.format_value(13.65, "x", digits=1) == "13.6×"  # 13.65 is 13.6499... in binary
     assert f.format_value(13.66, "x", digits=1) == "13.7×"
     assert f.format_value(2.5, "x", digits=0) == "2×"  # half to even, as Babel rounds
+    # by magnitude when the page asks for no digits: 2 decimals under 10, 1 under 100, none above
+    assert f.format_value(9.994, "x") == "9.99×" and f.format_value(43.0, "x") == "43.0×"
+    assert f.format_value(99.94, "x") == "99.9×" and f.format_value(100.4, "x") == "100×"
+    assert f.format_value(40738.3, "x") == "40,738×" and f.format_value(-2283.88, "x") == "-2,284×"
+    assert f.format_value(40738.3, "x", digits=2) == "40,738.30×"  # a page's digits still rule
 
 
 @pytest.mark.parametrize(

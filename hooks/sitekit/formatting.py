@@ -148,6 +148,17 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
         return scientific(value, digits or 3)
 
 
+# Precision by magnitude (stated once on the methods page): a ratio keeps two decimals
+# under 10 (3.07×), one under 100 (43.0×) and none from 100 on (40,738×); a percentage
+# below a thousandth of a percent is written as "< 0.001 %".
+PERCENT_FLOOR = 0.001
+
+
+def ratio_decimals(value: float) -> int:
+    """The decimals a ratio is written with when a page asks for none in particular."""
+    return 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+
+
 def _styled(value: int | float, unit: str, style: str, digits: int | None) -> str:
     if style == "raw":
         # every stored digit, none rounded (4.125 bits, 0.5 bytes), in the locale's decimal mark
@@ -174,11 +185,14 @@ def _styled(value: int | float, unit: str, style: str, digits: int | None) -> st
     if style == "sci":
         return scientific(value, digits or 3)
     if style == "ratio":
-        return f"{number(value, digits=digits if digits is not None else 2, fixed=True)}×"
+        return f"{number(value, digits=digits if digits is not None else ratio_decimals(value), fixed=True)}×"
     if style == "percent":
+        if digits is None and 0 < abs(100 * value) < PERCENT_FLOOR:
+            # 2.07 × 10⁻¹¹ % is a precision no reader needs: it is less than the floor
+            bound = number(PERCENT_FLOOR if value > 0 else -PERCENT_FLOOR, digits=1)
+            return f"{'<' if value > 0 else '>'}{NBSP}{bound}{symbols()['percent']}"
         if digits is None and 0 < abs(100 * value) < 1:
-            # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant
-            # digits, and a power of ten once the zeros would outnumber them
+            # one decimal would write 0.0106 % as 0.0 %, another number: keep 3 significant digits
             return scientific(100 * value, 3) + symbols()["percent"]
         return number(100 * value, digits=digits if digits is not None else 1, fixed=True) + symbols()["percent"]
     if style == "fixed":
