@@ -8,7 +8,7 @@ import torch
 from measure.experiments import batching
 from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
-from measure.lab.timing import Timing
+from measure.lab.sampling import Estimate
 from measure.sim.scheduler import skewed_lengths
 from tests.helpers import table_rows
 
@@ -111,7 +111,7 @@ def test_knee_rule():
 
 
 def _timing(ms):
-    return Timing((ms / 1e3,))
+    return Estimate.of((ms / 1e3,) * 6, target=0.03)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_out_of_memory_is_recorded_and_stops_the_sweep(error):
     out = batching_sweep.sweep([1, 2, 4, 8, 16, 32, 64], measure)
     assert seen == [1, 2, 4, 8, 16]  # nothing larger is tried
     assert out[16] == batching_sweep.OOM and out[32] == out[64] == batching_sweep.NOT_RUN
-    assert all(isinstance(out[b], Timing) for b in (1, 2, 4, 8))
+    assert all(isinstance(out[b], Estimate) for b in (1, 2, 4, 8))
 
 
 def test_other_errors_are_not_swallowed():
