@@ -41,17 +41,19 @@ class Config:
     decode_seed: int = 40
     extend_seed: int = 41  # each added batch's sweep: this seed plus the batch
     prefill_seed: int = 42
-    # The whole page within about 90 s on two CPU cores: on such a machine one round of
-    # the sweep (eager and compiled at the eleven batches of 1..8, 16, 32 and 64) takes
-    # about 5 s, so its six rounds and warm-up about 40 s whatever the budget; the budget
-    # leaves a little room past them. Each batch past the sweep is one interleaved sweep
-    # of its two points, at least six rounds of a step of 0.6 s or more: the extension's
-    # budget admits one or two such batches. The three prefills cost well under a
-    # second a round.
-    decode_budget_s: float = 45.0
-    extend_budget_s: float = 25.0
-    extend_point_budget_s: float = 5.0
-    prefill_budget_s: float = 5.0
+    # The whole page within about 90 s on two CPU cores (it took 221 s timed call by call).
+    # There, one round of the sweep (eager and compiled at the eleven batches 1..8, 16,
+    # 32 and 64) takes about 5 s, so its warm-up and six rounds about 35 s whatever the
+    # budget, and preparing every batch (one call of each point, the compilations at
+    # B = 1 and B = 2) some 20 s more; the budget leaves a few rounds past the six. Each
+    # batch past the sweep is a sweep of its own two points, six rounds of a step of
+    # 0.6 s or more (about 10 s at B = 128): the extension's budget admits one such batch,
+    # the next estimated at twice the last. The three prefills cost under half a second
+    # a round.
+    decode_budget_s: float = 40.0
+    extend_budget_s: float = 20.0
+    extend_point_budget_s: float = 3.0
+    prefill_budget_s: float = 3.0
 
     def __post_init__(self) -> None:
         if self.prompt_tokens not in self.prefill_lengths:

@@ -14,7 +14,7 @@ from measure.experiments.batching.sweep import available_bytes, extend_sweep, sw
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
-from measure.lab.sampling import Estimate, Sweep, interleaved
+from measure.lab.sampling import Estimate, Sweep, budget, interleaved
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
         ctx.log("  the compiled step compiles at B = 1 and again at B = 2 (then every larger B reuses it)")
     prepared = sweep(batches, prepare, progress=lambda items: ctx.progress(items, desc))
     points = {k: fn for p in prepared.values() if isinstance(p, dict) for k, fn in p.items()}
-    ctx.log(f"  decode step at {len(points)} points interleaved (budget {cfg.decode_budget_s:.0f} s)")
+    ctx.log(f"  decode step at {len(points)} points interleaved (budget {cfg.decode_budget_s:g} s)")
     main = sampled(points, seed=cfg.decode_seed, budget_s=cfg.decode_budget_s)
     results = {b: _steps(main, b) if isinstance(p, dict) else p for b, p in prepared.items()}
     notes = {"decode_sweep": main.describe(), "extension_sweeps": {}}
@@ -95,7 +95,7 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
             estimated_bytes(ctx.model.config, b, cfg.cache_tokens, bytes_per_token)
             <= _HEADROOM * available_bytes(ctx.device)
         ),
-        budget_s=cfg.extend_budget_s,
+        budget_s=budget(cfg.extend_budget_s),
     )
     ctx.log(f"  sweep extended by {added or 'nothing'} in {spent:.1f} s; stopped: {stop}")
     method = {
