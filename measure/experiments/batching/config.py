@@ -44,8 +44,10 @@ class Config:
     # The whole page within about 90 s on two CPU cores (it took 221 s timed call by call).
     # There, one round of the sweep (eager and compiled at the eleven batches 1..8, 16,
     # 32 and 64) takes about 5 s, so its warm-up and six rounds about 35 s whatever the
-    # budget, and preparing every batch (one call of each point, the compilations at
-    # B = 1 and B = 2) some 20 s more; the budget leaves a few rounds past the six. Each
+    # budget, and preparing every batch (one call of each point) about 5 s more; the
+    # budget leaves a round or two past the six. The compilations at B = 1 and B = 2,
+    # also in the preparing, are outside every budget: seconds where the compiler's cache
+    # on disk holds them, a minute or more each where it does not. Each
     # batch past the sweep is a sweep of its own two points, six rounds of a step of
     # 0.6 s or more (about 10 s at B = 128): the extension's budget admits one such batch,
     # the next estimated at twice the last. The three prefills cost under half a second
