@@ -8,7 +8,7 @@ import torch
 from measure.experiments import batching
 from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
-from measure.lab.timing import Timing
+from measure.lab.sampling import Estimate
 from measure.sim.scheduler import skewed_lengths
 from tests.helpers import table_rows
 
@@ -48,6 +48,49 @@ def test_sweep_is_relative_to_batch_one(folder, meta):
         assert float(r["latency_factor"]) == pytest.approx(step / base)
         assert float(r["throughput_gain"]) == pytest.approx(b * base / step)
     assert [int(r["occupancy"]) for r in table_rows(folder, "step_costs")] == list(range(1, 9))
+
+
+def _interval(row, name):
+    low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
+    return float(row[low]), float(row[name]), float(row[high])
+
+
+@pytest.mark.smoke
+def test_every_timing_is_an_interleaved_median_with_its_interval(folder, meta):
+    notes = meta["notes"]
+    sweep = [r for r in table_rows(folder, "sweep") if r["status"] == "measured"]
+    sizes = meta["parameters"]["batch_sizes"]
+    # One sweep holds every batch of the chapter's sizes and the slots, eager and compiled;
+    # each batch past them a sweep of its own.
+    assert notes["decode_sweep"]["points"] == 2 * len(set(sizes) | set(range(1, meta["parameters"]["slots"] + 1)))
+    assert set(notes["extension_sweeps"]) == {r["batch"] for r in sweep if int(r["batch"]) > max(sizes)}
+    assert notes["prefill_sweep"]["points"] == len(meta["parameters"]["prefill_lengths"])
+    for name, rows in (
+        ("step_ms", sweep),
+        ("compiled_step_ms", sweep),
+        ("step_ms", table_rows(folder, "step_costs")),
+        ("prefill_ms", table_rows(folder, "prefill_costs")),
+    ):
+        for r in rows:
+            low, median, high = _interval(r, name)
+            assert low <= median <= high
+            assert int(r[name.removesuffix("_ms") + "_samples"]) >= 6
+    costs = {r["occupancy"]: r for r in table_rows(folder, "step_costs")}
+    for r in sweep:  # the simulations' costs are the sweep's own estimates
+        if r["batch"] in costs:
+            assert _interval(costs[r["batch"]], "step_ms") == _interval(r, "step_ms")
+    # The floor divides by the run's one bandwidth, its calibration's.
+    assert meta["values"]["bandwidth_gb_s"]["value"] == pytest.approx(meta["run"]["bandwidth_gb_s"])
+
+
+@pytest.mark.smoke
+def test_the_policies_ratios_come_with_their_range(folder, meta):
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    for name in ("throughput_ratio", "mean_latency_ratio", "p95_latency_ratio", "p99_latency_ratio"):
+        assert v[f"{name}_low"] <= v[name] <= v[f"{name}_high"]
+    for r in table_rows(folder, "arrival_ratios"):
+        for name in ("throughput_ratio", "mean_latency_ratio", "p99_latency_ratio", "mean_ttft_ratio"):
+            assert float(r[f"{name}_low"]) <= float(r[name]) <= float(r[f"{name}_high"])
 
 
 @pytest.mark.smoke
@@ -111,7 +154,7 @@ def test_knee_rule():
 
 
 def _timing(ms):
-    return Timing((ms / 1e3,))
+    return Estimate.of((ms / 1e3,) * 6, target=0.03)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +176,7 @@ def test_out_of_memory_is_recorded_and_stops_the_sweep(error):
     out = batching_sweep.sweep([1, 2, 4, 8, 16, 32, 64], measure)
     assert seen == [1, 2, 4, 8, 16]  # nothing larger is tried
     assert out[16] == batching_sweep.OOM and out[32] == out[64] == batching_sweep.NOT_RUN
-    assert all(isinstance(out[b], Timing) for b in (1, 2, 4, 8))
+    assert all(isinstance(out[b], Estimate) for b in (1, 2, 4, 8))
 
 
 def test_other_errors_are_not_swallowed():

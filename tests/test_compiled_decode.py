@@ -138,7 +138,8 @@ def test_estimate_prices_counted_work():
 
 def test_work_is_counted_by_hand_for_the_smoke_profile():
     # prefill_decode's, at its fewest rounds: tests/test_prefill_decode.py
-    # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, 1 warm-up + 2 repeats;
-    # the admission prefills at 16 and 64 prompt tokens, 1 warm-up + 2 repeats each.
-    assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses((16 + 64) * 3, 2 * 8 * 3, 1)
+    # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, each called once
+    # to prepare it, a warm-up and six rounds; the admission prefills at 16 and 64 prompt
+    # tokens, a warm-up and six rounds each.
+    assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses((16 + 64) * 7, 2 * 8 * 8, 1)
     assert cache_size.work(cache_size.Config.for_profile("full")) == ForwardPasses(295 + 4 * 128, 0, 0)

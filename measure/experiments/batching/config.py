@@ -11,8 +11,6 @@ SLOTS = 8  # spec §4.2
 class Config:
     batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # spec §4.1
     cache_tokens: int = 64  # spec §4.1: each request holds a 64-token cache
-    warmup: int = 2
-    repeats: int = 10
     requests: int = 64  # spec §4.2
     slots: int = SLOTS
     # spec §4.2: the source's sample had median 18, longest 231, 1,874 tokens in all.
@@ -24,20 +22,40 @@ class Config:
     prompt_tokens: int = 64  # each request's prompt: the sweep's 64-token context
     shared_prefix_tokens: int = 32  # of which a common system prompt (an assumption)
     block_tokens: int = 16  # spec §4.3, and vLLM's default block size
-    copy_bytes: int = 2**30  # the bandwidth probe of §2, at the same sizes
-    copy_repeats: int = 10
     # Past the published sweep, the batch keeps doubling until the knee is established
     # (shown, then confirmed by this many further growths), the next batch would not
     # fit, the cap, or the time budget (this page's share of a run's time) says stop.
     extend_cap: int = 1024
     knee_confirmations: int = 2
-    extend_budget_s: float = 60.0
     # Arrivals: prefill timed at a few prompt lengths (the workload's among them), and a
     # Poisson process at these fractions of the capacity estimated from the costs: well
     # below it, and near it.
     prefill_lengths: tuple[int, ...] = (16, 32, 64)
     loads: tuple[float, ...] = (0.5, 0.8, 0.95)
     arrival_seed: int = 0
+    # Every timing is sampled in interleaved rounds (measure/lab/sampling.py) until its
+    # median's 95 % interval is within ``target`` of it or the sweep's budget (wall time,
+    # warm-up included; the first six rounds are always completed) is spent. One seed
+    # per sweep: the order of its rounds.
+    target: float = 0.03
+    decode_seed: int = 40
+    extend_seed: int = 41  # each added batch's sweep: this seed plus the batch
+    prefill_seed: int = 42
+    # The whole page within about 90 s on two CPU cores (it took 221 s timed call by call).
+    # There, one round of the sweep (eager and compiled at the eleven batches 1..8, 16,
+    # 32 and 64) takes about 5 s, so its warm-up and six rounds about 35 s whatever the
+    # budget, and preparing every batch (one call of each point) about 5 s more; the
+    # budget leaves a round or two past the six. The compilations at B = 1 and B = 2,
+    # also in the preparing, are outside every budget: seconds where the compiler's cache
+    # on disk holds them, a minute or more each where it does not. Each
+    # batch past the sweep is a sweep of its own two points, six rounds of a step of
+    # 0.6 s or more (about 10 s at B = 128): the extension's budget admits one such batch,
+    # the next estimated at twice the last. The three prefills cost under half a second
+    # a round.
+    decode_budget_s: float = 40.0
+    extend_budget_s: float = 20.0
+    extend_point_budget_s: float = 3.0
+    prefill_budget_s: float = 3.0
 
     def __post_init__(self) -> None:
         if self.prompt_tokens not in self.prefill_lengths:
@@ -48,16 +66,15 @@ class Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # The whole sweep fits; fewer repeats; the extension may add 25 s at most.
-            return cls(repeats=5, copy_bytes=2**29, copy_repeats=7, extend_budget_s=25.0)
+            # The same sweep and budgets: its six rounds are most of the time on a CPU.
+            return cls()
         return cls(
             batch_sizes=(1, 2, 4, 8),
-            warmup=1,
-            repeats=2,
-            copy_bytes=2**22,
-            copy_repeats=3,
             extend_cap=16,
-            extend_budget_s=5.0,
             prefill_lengths=(16, 64),
             loads=(0.5, 0.95),
+            decode_budget_s=0.1,
+            extend_budget_s=5.0,
+            extend_point_budget_s=0.1,
+            prefill_budget_s=0.1,
         )

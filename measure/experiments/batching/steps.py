@@ -1,10 +1,11 @@
 """§4's measurement: one decode step for B requests at every batch size, eager and
-compiled, and the floor beside each (the weights plus the B caches over the bandwidth)."""
+compiled, all interleaved in one sweep (``sampling.interleaved``), and the floor beside
+each (the weights plus the B caches over the run's one bandwidth, ``ctx.calibration``)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
@@ -12,23 +13,24 @@ from measure.experiments.batching.config import Config
 from measure.experiments.batching.sweep import available_bytes, extend_sweep, sweep
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
-from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
-from measure.lab.timing import Timing, time_call
+from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
+from measure.lab.sampling import Estimate, Sweep, budget, interleaved
 
 
 @dataclass(frozen=True)
 class Steps:
     """One batch size's timings: the eager step, and the compiled one where it ran."""
 
-    eager: Timing
-    compiled: Timing | None
+    eager: Estimate
+    compiled: Estimate | None
 
 
-def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], int, dict]:
+def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], int, dict, dict]:
     """The decode step at every batch size, eager and compiled where the compiler runs,
-    the sweep extended past its sizes while the knee is not established: per batch its
-    ``Steps`` or why it was not measured; the cache's bytes per token; and the values
-    that say how the sweep went."""
+    all in one interleaved sweep; then the sweep extended past its sizes while the knee is
+    not established, each added batch its own interleaved sweep of its two points. Per
+    batch its ``Steps`` or why it was not measured; the cache's bytes per token; the
+    values that say how the sweep went; and the sweeps' notes."""
     model = ctx.model.model
     vocab = ctx.model.config.vocab_size
     per_token = {}
@@ -36,48 +38,64 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
     if reason:
         ctx.log(f"  {reason}: the compiled step is not measured")
     decoder = None if reason else compiled_decoder(model, ctx.device)
+    caches = {}
 
-    def timing(step) -> Timing:
-        return time_call(step, device=ctx.device, warmup=cfg.warmup, repeats=cfg.repeats)
-
-    def measure(b: int) -> Steps:
-        cache = random_cache(model, batch=b, tokens=cfg.cache_tokens)
+    def prepare(b: int) -> dict:
+        """Batch ``b``'s points, each called once: a batch that does not fit runs out of
+        memory here, before any sweep (``sweep`` records it), and the compiled step
+        compiles here, not in a timed round."""
+        cache = caches[b] = random_cache(model, batch=b, tokens=cfg.cache_tokens)
         per_token[b] = cache_storage_bytes(cache) // (b * cfg.cache_tokens)
         g = torch.Generator().manual_seed(b)
         token = torch.randint(0, vocab, (b, 1), generator=g).to(ctx.device)
-        eager = timing(lambda: decode_step_at(model, token, cache, cfg.cache_tokens))
-        if decoder is None:
-            return Steps(eager, None)
-        static = static_cache(model, batch=b, tokens=cfg.cache_tokens)
-        return Steps(eager, timing(lambda: compiled_step_at(decoder, token, static, cfg.cache_tokens)))
+        points = {("eager", b): partial(decode_step, model, token, cache)}
+        if decoder is not None:
+            static = static_cache(model, batch=b, tokens=cfg.cache_tokens)
+            points[("compiled", b)] = partial(compiled_step_at, decoder, token, static, cfg.cache_tokens)
+        with torch.inference_mode():
+            for key, fn in points.items():
+                _before(key)
+                fn()
+        return points
 
-    cost_s = {}
+    def _before(key) -> None:
+        if key[0] == "eager":
+            crop_cache(caches[key[1]], cfg.cache_tokens)  # the previous step grew it by one
 
-    def clocked(b: int) -> Steps:
-        t0 = time.perf_counter()
-        out = measure(b)
-        cost_s[b] = time.perf_counter() - t0
-        return out
+    def sampled(points: dict, *, seed: int, budget_s: float) -> Sweep:
+        return interleaved(points, device=ctx.device, seed=seed, budget_s=budget_s, target=cfg.target, before=_before)
 
     batches = sorted(set(cfg.batch_sizes) | set(range(1, cfg.slots + 1)))
-    desc = f"decode step, eager and compiled, batch sweep ({cfg.cache_tokens}-token caches)"
+    desc = f"decode step, eager and compiled, preparing {len(batches)} batches ({cfg.cache_tokens}-token caches)"
     if decoder is not None:
         ctx.log("  the compiled step compiles at B = 1 and again at B = 2 (then every larger B reuses it)")
-    results = sweep(batches, clocked, progress=lambda items: ctx.progress(items, desc))
+    prepared = sweep(batches, prepare, progress=lambda items: ctx.progress(items, desc))
+    points = {k: fn for p in prepared.values() if isinstance(p, dict) for k, fn in p.items()}
+    ctx.log(f"  decode step at {len(points)} points interleaved (budget {cfg.decode_budget_s:g} s)")
+    main = sampled(points, seed=cfg.decode_seed, budget_s=cfg.decode_budget_s)
+    results = {b: _steps(main, b) if isinstance(p, dict) else p for b, p in prepared.items()}
+    notes = {"decode_sweep": main.describe(), "extension_sweeps": {}}
+
+    def measure_added(b: int) -> Steps:
+        one = sampled(prepare(b), seed=cfg.extend_seed + b, budget_s=cfg.extend_point_budget_s)
+        notes["extension_sweeps"][str(b)] = one.describe()
+        return _steps(one, b)
+
     bytes_per_token = per_token[min(per_token)]
+    largest = max(cfg.batch_sizes)
     added, stop, spent = extend_sweep(
         results,
         cfg.batch_sizes,
-        clocked,
+        measure_added,
         seconds=lambda r: r.eager.median_s,
-        last_cost_s=cost_s.get(max(cfg.batch_sizes), 0.0),
+        last_cost_s=_cost_s(results.get(largest)),
         cap=cfg.extend_cap,
         confirmations=cfg.knee_confirmations,
         fits=lambda b: (
             estimated_bytes(ctx.model.config, b, cfg.cache_tokens, bytes_per_token)
             <= _HEADROOM * available_bytes(ctx.device)
         ),
-        budget_s=cfg.extend_budget_s,
+        budget_s=budget(cfg.extend_budget_s),
     )
     ctx.log(f"  sweep extended by {added or 'nothing'} in {spent:.1f} s; stopped: {stop}")
     method = {
@@ -89,7 +107,20 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
         "sweep_cap": cfg.extend_cap,
         "sweep_budget_s": cfg.extend_budget_s,
     }
-    return results, bytes_per_token, method
+    return results, bytes_per_token, method, notes
+
+
+def _steps(sw: Sweep, b: int) -> Steps:
+    return Steps(sw.points[("eager", b)], sw.points.get(("compiled", b)))
+
+
+def _cost_s(r) -> float:
+    """What measuring one batch alone would take: its samples and, per point, two more
+    calls (the preparing call and the warm-up)."""
+    if not isinstance(r, Steps):
+        return 0.0
+    ests = [e for e in (r.eager, r.compiled) if e is not None]
+    return sum(sum(e.samples_s) + 2 * e.median_s for e in ests)
 
 
 # Only part of the memory a system reports free is safe to fill: the estimate below
@@ -107,24 +138,39 @@ def estimated_bytes(config, batch: int, cache_tokens: int, bytes_per_token: int)
     return batch * (cache + activations)
 
 
-def floor_columns(rows: list[dict], results: dict, *, floor_ms) -> dict:
-    """Adds the floor and the compiled step to the sweep's rows; their values."""
+def _fraction(name: str, floor: tuple[float, float, float], est: Estimate) -> dict:
+    """floor / step, and the interval the floor's and the step's intervals give."""
+    f, low, high = floor
+    return {name: f / est.median_s, f"{name}_low": low / est.high_s, f"{name}_high": high / est.low_s}
+
+
+def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
+    """``num / den`` of two medians, and the interval their two intervals give."""
+    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
+
+
+def floor_columns(rows: list[dict], results: dict, *, floor_s) -> dict:
+    """Adds the floor and the compiled step to the sweep's rows; their values.
+    ``floor_s(b)`` is the floor at batch ``b`` in seconds, with its low and high bound
+    (the calibration's bandwidth interval)."""
     measured = []
     for row in rows:
         r = results[row["batch"]]
         if not isinstance(r, Steps):
-            row |= dict.fromkeys(("floor_ms", "fraction_of_floor", *_COMPILED_COLUMNS))
+            row |= dict.fromkeys(("floor_ms", *_FRACTION_COLUMNS, *COMPILED_COLUMNS))
             continue
-        floor = floor_ms(row["batch"])
+        floor = floor_s(row["batch"])
         c = r.compiled
-        row |= {
-            "floor_ms": floor,
-            "fraction_of_floor": floor / row["step_ms"],
-            "compiled_step_ms": c.median_ms if c else None,
-            "compiled_throughput_tok_s": row["batch"] / c.median_s if c else None,
-            "compiled_fraction_of_floor": floor / c.median_ms if c else None,
-            "compiled_speedup": row["step_ms"] / c.median_ms if c else None,
-        }
+        row |= {"floor_ms": floor[0] * 1e3, **_fraction("fraction_of_floor", floor, r.eager)}
+        if c is None:
+            row |= dict.fromkeys(COMPILED_COLUMNS)
+        else:
+            row |= {
+                **c.columns("compiled_step_ms"),
+                "compiled_throughput_tok_s": row["batch"] / c.median_s,
+                **_fraction("compiled_fraction_of_floor", floor, c),
+                **dict(zip(_SPEEDUP, ratio_interval(r.eager, c), strict=True)),
+            }
         measured.append(row)
     first, last = measured[0], measured[-1]
     speedups = [r["compiled_speedup"] for r in measured if r["compiled_speedup"] is not None]
@@ -141,4 +187,16 @@ def floor_columns(rows: list[dict], results: dict, *, floor_ms) -> dict:
     }
 
 
-_COMPILED_COLUMNS = ("compiled_step_ms", "compiled_throughput_tok_s", "compiled_fraction_of_floor", "compiled_speedup")
+_FRACTION_COLUMNS = ("fraction_of_floor", "fraction_of_floor_low", "fraction_of_floor_high")
+_SPEEDUP = ("compiled_speedup", "compiled_speedup_low", "compiled_speedup_high")
+COMPILED_COLUMNS = (
+    "compiled_step_ms",
+    "compiled_step_low_ms",
+    "compiled_step_high_ms",
+    "compiled_step_samples",
+    "compiled_throughput_tok_s",
+    "compiled_fraction_of_floor",
+    "compiled_fraction_of_floor_low",
+    "compiled_fraction_of_floor_high",
+    *_SPEEDUP,
+)

@@ -1,5 +1,6 @@
-"""§4 batching: the batch sweep's plumbing. Measuring each batch size in turn, stopping
-at the first that runs out of device memory, and finding the knee in the step times.
+"""§4 batching: the batch sweep's plumbing. Preparing each batch size in turn, stopping
+at the first that runs out of device memory, and finding the knee in the step times
+(the medians of their interleaved samples).
 """
 
 from __future__ import annotations
@@ -8,13 +9,15 @@ import gc
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 
-from measure.lab.timing import Timing
+from measure.lab.sampling import Estimate
 
 OOM = "out of memory"
 NOT_RUN = "not run: a smaller batch ran out of memory"
+T = TypeVar("T")
 
 
 def is_out_of_memory(e: BaseException) -> bool:
@@ -22,13 +25,11 @@ def is_out_of_memory(e: BaseException) -> bool:
     return isinstance(e, torch.OutOfMemoryError) or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
 
 
-def sweep(
-    batches: Sequence[int], measure: Callable[[int], Timing], progress: Callable = iter
-) -> dict[int, Timing | str]:
+def sweep(batches: Sequence[int], measure: Callable[[int], T], progress: Callable = iter) -> dict[int, T | str]:
     """``measure(b)`` for each batch size in order. The first one that runs out of
     memory is recorded as ``OOM`` and ends the sweep (a larger batch needs more); the
     rest are recorded as not run. Any other error propagates."""
-    out: dict[int, Timing | str] = {}
+    out: dict[int, T | str] = {}
     for i, b in enumerate(progress(batches)):
         try:
             out[b] = measure(b)
@@ -153,7 +154,9 @@ def available_bytes(device: torch.device) -> int:
 
 _MEASURED = (
     "step_ms",
-    "spread_ms",
+    "step_low_ms",
+    "step_high_ms",
+    "step_samples",
     "throughput_tok_s",
     "throughput_gain",
     "latency_factor",
@@ -163,22 +166,22 @@ _MEASURED = (
 
 
 def sweep_rows(
-    batch_sizes: Sequence[int], cache_tokens: int, results: dict[int, Timing | str]
+    batch_sizes: Sequence[int], cache_tokens: int, results: dict[int, Estimate | str]
 ) -> tuple[list[dict], dict]:
     """Rows of the ``sweep`` table for ``batch_sizes`` (the first is the base), and the
-    knee's values. A batch that did not run keeps its status and empty measurements."""
+    knee's values: each step's median with its 95 % interval, and the ratios of medians
+    the knee is found in. A batch that did not run keeps its status and empty measurements."""
     base = results[batch_sizes[0]]
-    if not isinstance(base, Timing):
+    if isinstance(base, str):
         raise RuntimeError(f"the smallest batch ({batch_sizes[0]}) did not run: {base}")
     rows, prev, ok = [], None, []
     for b in batch_sizes:
         r = results[b]
-        row = {"batch": b, "cache_tokens": cache_tokens, "status": "measured" if isinstance(r, Timing) else r}
-        if isinstance(r, Timing):
+        row = {"batch": b, "cache_tokens": cache_tokens, "status": r if isinstance(r, str) else "measured"}
+        if not isinstance(r, str):
             tput = b / r.median_s
             row |= {
-                "step_ms": r.median_ms,
-                "spread_ms": r.spread_ms,
+                **r.columns("step_ms"),
                 "throughput_tok_s": tput,
                 "throughput_gain": tput / (batch_sizes[0] / base.median_s),
                 "latency_factor": r.median_s / base.median_s,
@@ -201,17 +204,18 @@ def sweep_rows(
         "knee_next_slowdown": past["slowdown_vs_previous"] if past else None,
         "largest_measured_batch": ok[-1][0],
         "out_of_memory": any(r == OOM for r in results.values()),
-        "sweep_samples_ms": {str(b): r.samples_ms() for b, r in results.items() if isinstance(r, Timing)},
+        "sweep_samples_ms": {str(b): r.samples_ms() for b, r in results.items() if not isinstance(r, str)},
     }
     return rows, values
 
 
-def step_costs(results: dict[int, Timing | str], slots: int) -> dict[int, float]:
-    """The measured step time (median, seconds) at every occupancy 1..slots: the simulations' input."""
+def step_costs(results: dict[int, Estimate | str], slots: int) -> dict[int, Estimate]:
+    """The measured step at every occupancy 1..slots: the simulations' input (they take
+    its median, and its interval's bounds for the ratios' ranges)."""
     costs = {}
     for k in range(1, slots + 1):
         r = results[k]
-        if not isinstance(r, Timing):
+        if isinstance(r, str):
             raise RuntimeError(f"the simulations need a measured step at occupancy {k}, which did not run: {r}")
-        costs[k] = r.median_s
+        costs[k] = r
     return costs

@@ -2,7 +2,7 @@
 
 from measure.experiments.batching.config import SLOTS
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_columns
 
 # Whether a batch ran out of memory is this machine's memory, the same on every rerun here
 # (EXACT_ON_MACHINE). What timings chose (the knee, where the sweep stops) may move with
@@ -10,6 +10,26 @@ from sitedata.schema import Column, Table, Value
 # The seeded workload's schedules and allocators are pure arithmetic (NUMERIC_ANYWHERE).
 # Bytes of the KV cache are the model's shape times the run's dtype, fp16 on a GPU and
 # fp32 on a CPU (EXACT_ON_DEVICE).
+
+# Every timing is a median with its 95 % interval and sample count (interval_columns); a
+# ratio of two timings, the interval their two intervals give (low over high, high over
+# low). The ratios of the two policies, simulated, come with the smallest and the
+# largest of the ratio simulated with every measured cost at its median, at its
+# interval's low bound and at its high bound.
+POLICY_RATIOS = ("throughput_ratio", "mean_latency_ratio", "p95_latency_ratio", "p99_latency_ratio")
+ARRIVAL_RATIOS = (
+    "throughput_ratio",
+    "mean_latency_ratio",
+    "p50_latency_ratio",
+    "p95_latency_ratio",
+    "p99_latency_ratio",
+    "mean_ttft_ratio",
+)
+
+
+def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
+    return interval_columns(name, unit, label, samples=False)
+
 
 # Mean and percentiles of the requests' latency, in the static and the arrivals tables alike.
 _LATENCY_COLUMNS = tuple(
@@ -24,26 +44,26 @@ TABLES = (
             Column("batch", "requests", "batch B"),
             Column("cache_tokens", "tokens", "cache per request"),
             Column("status", policy=EXACT_ON_MACHINE, words=True),
-            Column("step_ms", "ms", "step latency", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            *interval_columns("step_ms", "ms", "step latency"),
             Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             Column("throughput_gain", "x", "throughput vs B = 1", policy=TIMING),
             Column("latency_factor", "x", "latency vs B = 1", policy=TIMING),
             Column("gain_vs_previous", "x", "throughput vs previous B", policy=TIMING),
             Column("slowdown_vs_previous", "x", "latency vs previous B", policy=TIMING),
             Column("floor_ms", "ms", "floor: weights and caches / bandwidth", policy=TIMING),
-            Column("fraction_of_floor", "fraction", "floor / step", policy=TIMING),
-            Column("compiled_step_ms", "ms", "compiled step", policy=TIMING),
+            *_ratio("fraction_of_floor", "fraction", "floor / step"),
+            *interval_columns("compiled_step_ms", "ms", "compiled step"),
             Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", policy=TIMING),
-            Column("compiled_fraction_of_floor", "fraction", "compiled: floor / step", policy=TIMING),
-            Column("compiled_speedup", "x", "eager step / compiled step", policy=TIMING),
+            *_ratio("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
+            *_ratio("compiled_speedup", "x", "eager step / compiled step"),
         ),
         description=(
-            "One decode step for B requests at once, each holding a cache of the same length: step latency "
-            "and throughput, against B = 1 and against the previous batch size, the floor (the weights and "
-            "the B caches over the measured bandwidth) and the same step compiled. A batch that runs out of "
-            "memory is recorded as such and ends the sweep; past the chapter's sizes, the timings decide "
-            "where it stops."
+            "One decode step for B requests at once, each holding a cache of the same length, every batch "
+            "eager and compiled interleaved in one sweep (a batch past the chapter's sizes in a sweep of its "
+            "own): step latency and throughput, against B = 1 and against the previous batch size (ratios of "
+            "medians), the floor (the weights and the B caches over the run's one bandwidth, the "
+            "calibration's) and the same step compiled. A batch that runs out of memory is recorded as such "
+            "and ends the sweep; past the chapter's sizes, the timings decide where it stops."
         ),
         length="timing",  # past the chapter's sizes, the timings decide where the sweep stops
     ),
@@ -52,12 +72,12 @@ TABLES = (
         "Measured step cost at each occupancy ({cache_tokens}-token caches): the simulations' input",
         (
             Column("occupancy", "requests", "requests in the step"),
-            Column("step_ms", "ms", "step", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            *interval_columns("step_ms", "ms", "step"),
         ),
         description=(
-            "The decode step at every occupancy from one request to the number of slots: the step costs the "
-            "simulations use."
+            "The decode step at every occupancy from one request to the number of slots, from the sweep's "
+            "interleaved samples: the step costs the simulations use (the medians; the bounds for the "
+            "ratios' ranges)."
         ),
     ),
     Table(
@@ -95,12 +115,11 @@ TABLES = (
         "One prefill of P prompt tokens, alone: the price of admitting a request",
         (
             Column("prompt_tokens", "tokens", "prompt P"),
-            Column("prefill_ms", "ms", "prefill", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
+            *interval_columns("prefill_ms", "ms", "prefill"),
         ),
         description=(
-            "One prefill of P prompt tokens, alone: the price of admitting a request, which the simulation of"
-            " arrivals uses."
+            "One prefill of P prompt tokens, alone, the lengths interleaved: the price of admitting a "
+            "request, which the simulation of arrivals uses."
         ),
     ),
     Table(
@@ -130,16 +149,18 @@ TABLES = (
         (
             Column("load", "fraction", "load: rate / capacity"),
             Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
-            Column("throughput_ratio", "x", "throughput: continuous / static", policy=TIMING),
-            Column("mean_latency_ratio", "x", "mean latency: static / continuous", policy=TIMING),
-            Column("p50_latency_ratio", "x", "p50: static / continuous", policy=TIMING),
-            Column("p95_latency_ratio", "x", "p95: static / continuous", policy=TIMING),
-            Column("p99_latency_ratio", "x", "p99: static / continuous", policy=TIMING),
-            Column("mean_ttft_ratio", "x", "mean time to first token: static / continuous", policy=TIMING),
+            *_ratio("throughput_ratio", "x", "throughput: continuous / static"),
+            *_ratio("mean_latency_ratio", "x", "mean latency: static / continuous"),
+            *_ratio("p50_latency_ratio", "x", "p50: static / continuous"),
+            *_ratio("p95_latency_ratio", "x", "p95: static / continuous"),
+            *_ratio("p99_latency_ratio", "x", "p99: static / continuous"),
+            *_ratio("mean_ttft_ratio", "x", "mean time to first token: static / continuous"),
         ),
         description=(
             "Continuous against static batching under arrivals, at each load: the ratios of throughput, "
-            "latencies and time to first token."
+            "latencies and time to first token, simulated with the measured costs' medians; the range beside "
+            "each ratio is the smallest and the largest of it simulated with every cost (the steps and the "
+            "prefill) at its median, at its 95 % interval's low bound and at its high bound."
         ),
     ),
     Table(
@@ -227,7 +248,7 @@ VALUES = (
     Value("largest_measured_batch", "requests", policy=TIMING),
     Value("out_of_memory", policy=EXACT_ON_MACHINE),
     Value("sweep_samples_ms", "ms", policy=TIMING),
-    Value("bandwidth_gb_s", "GB/s", description="the same copy as §2's probe, in this run", policy=TIMING),
+    Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth, its calibration's", policy=TIMING),
     Value("weight_bytes", "bytes", policy=EXACT_ON_DEVICE),
     Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", policy=TIMING),
     Value(
@@ -262,6 +283,11 @@ VALUES = (
     Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", policy=TIMING),
     Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", policy=TIMING),
     Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", policy=TIMING),
+    *(
+        Value(f"{name}_{bound}", "x", description=f"{which} of {name} over the costs' bounds", policy=TIMING)
+        for name in POLICY_RATIOS
+        for bound, which in (("low", "the smallest"), ("high", "the largest"))
+    ),
     Value("sweep_stop_reason", description="why the extended sweep stopped", policy=TIMING, words=True),
     Value("sweep_extended", description="the sweep went past the published batch sizes", policy=TIMING),
     Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", policy=TIMING),
