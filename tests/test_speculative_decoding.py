@@ -1,5 +1,7 @@
 """§8: speculative decoding, smoke-run on the embedded model, and the algorithm itself."""
 
+import json
+
 import pytest
 import torch
 
@@ -24,6 +26,24 @@ def test_smoke_run_invariants(smoke_data):
         assert float(r["predicted_speedup"]) == pytest.approx(
             speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
         )
+        for name in ("greedy_ms", "speculative_ms"):  # medians of the run sweep, with their intervals
+            low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
+            assert float(r[low]) <= float(r[name]) <= float(r[high]) and int(r[name.replace("_ms", "_samples")]) >= 6
+        assert float(r["measured_speedup"]) == pytest.approx(float(r["greedy_ms"]) / float(r["speculative_ms"]))
+        assert float(r["measured_speedup_low"]) == pytest.approx(
+            float(r["greedy_low_ms"]) / float(r["speculative_high_ms"])
+        )
+        assert float(r["measured_speedup_high"]) == pytest.approx(
+            float(r["greedy_high_ms"]) / float(r["speculative_low_ms"])
+        )
+    for r in table_rows(d, "verify_cost"):
+        assert (
+            float(r["relative_to_one_step_low"])
+            <= float(r["relative_to_one_step"])
+            <= float(r["relative_to_one_step_high"])
+        )
+    notes = json.loads((d / "meta.json").read_text())["notes"]
+    assert notes["step_sweep"]["rounds"] >= 6 and notes["run_sweep"]["rounds"] >= 6
     for r in table_rows(d, "speedup"):
         losses = [c for c in r if c.startswith("speedup_g") and float(r[c]) < 1]
         assert (r["losses"] == "none") == (not losses)
