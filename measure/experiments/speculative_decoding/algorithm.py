@@ -266,7 +266,9 @@ def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_token
     """Plain greedy decoding (the point ``"greedy"``) and speculative decoding with every
     (draft, gamma) of ``runs``, each a point of one interleaved sweep. Returns the plain
     greedy tokens and each run's (tokens, accepted per round), both from each point's
-    first call (its warm-up: the tokens are the same at every call), and the sweep."""
+    first call (the tokens are the same at every call), and the sweep. No warm-up round:
+    the step sweep before it has run every model at these shapes, and a generation is
+    dozens of forward passes, so its first call is a sample like the others."""
     first: dict = {}
 
     def point(key, fn):
@@ -281,6 +283,6 @@ def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_token
         points[(d, g)] = point((d, g), partial(speculative_greedy, target, models[d], ids, new_tokens, g))
     ctx.log(f"  {len(points)} generations interleaved (budget {cfg.run_budget_s:g} s)")
     sweep = interleaved(
-        points, device=ctx.device, seed=cfg.run_seed, budget_s=cfg.run_budget_s, target=cfg.target, warmup=1
+        points, device=ctx.device, seed=cfg.run_seed, budget_s=cfg.run_budget_s, target=cfg.target, warmup=0
     )
     return first["greedy"][0].tolist(), {r: first[r] for r in runs}, sweep

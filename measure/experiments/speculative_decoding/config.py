@@ -46,15 +46,15 @@ class Config:
         if profile == "cpu":
             # Each fake-quantized draft step costs a full target step on a CPU: two
             # drafts, two gammas and a short generation keep §8 near a minute. A round
-            # of the generations costs about seven plain greedy ones, and seven rounds
-            # (six and a warm-up) are the least the sweep takes.
+            # of the generations costs about seven plain greedy ones (12 tokens: about
+            # 5 s on two quiet cores), and six rounds are the least the sweep takes.
             return cls(
                 drafts=("int8_row", DYNAMIC_INT8),
                 run_gammas=(2, 4),
-                new_tokens=16,
-                step_budget_s=6.0,
-                run_budget_s=30.0,
-                sampled_tokens=64,
+                new_tokens=12,
+                step_budget_s=4.0,
+                run_budget_s=20.0,
+                sampled_tokens=48,
             )
         return cls(
             agreement_tokens=8,
