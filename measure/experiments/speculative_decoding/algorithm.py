@@ -104,11 +104,12 @@ def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...],
     Each point has its own cache, cut back to the prompt before every call (untimed)."""
     wanted = [("target", 1), *dict.fromkeys(("target", g + 1) for g in gammas), *(("draft", n) for n in models)]
     caches, lengths, points = {}, {}, {}
+    _, target_cache = prefill(target, ids)  # one prefill, a copy of its cache for each target point
     for key in wanted:
         model = target if key[0] == "target" else models[key[1]]
         tokens = key[1] if key[0] == "target" else 1
         block = ids[:, -tokens:] if tokens <= ids.shape[1] else ids[:, :1].repeat(1, tokens)
-        _, caches[key] = prefill(model, ids)
+        caches[key] = copy.deepcopy(target_cache) if model is target else prefill(model, ids)[1]
         lengths[key] = caches[key].get_seq_length()
         points[key] = partial(model, input_ids=block, past_key_values=caches[key], use_cache=True)
 
