@@ -1,5 +1,7 @@
 """§8: speculative decoding, smoke-run on the embedded model, and the algorithm itself."""
 
+import json
+
 import pytest
 import torch
 
@@ -24,6 +26,24 @@ def test_smoke_run_invariants(smoke_data):
         assert float(r["predicted_speedup"]) == pytest.approx(
             speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
         )
+        for name in ("greedy_ms", "speculative_ms"):  # medians of the run sweep, with their intervals
+            low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
+            assert float(r[low]) <= float(r[name]) <= float(r[high]) and int(r[name.replace("_ms", "_samples")]) >= 6
+        assert float(r["measured_speedup"]) == pytest.approx(float(r["greedy_ms"]) / float(r["speculative_ms"]))
+        assert float(r["measured_speedup_low"]) == pytest.approx(
+            float(r["greedy_low_ms"]) / float(r["speculative_high_ms"])
+        )
+        assert float(r["measured_speedup_high"]) == pytest.approx(
+            float(r["greedy_high_ms"]) / float(r["speculative_low_ms"])
+        )
+    for r in table_rows(d, "verify_cost"):
+        assert (
+            float(r["relative_to_one_step_low"])
+            <= float(r["relative_to_one_step"])
+            <= float(r["relative_to_one_step_high"])
+        )
+    notes = json.loads((d / "meta.json").read_text())["notes"]
+    assert notes["step_sweep"]["rounds"] >= 6 and notes["run_sweep"]["rounds"] >= 6
     for r in table_rows(d, "speedup"):
         losses = [c for c in r if c.startswith("speedup_g") and float(r[c]) < 1]
         assert (r["losses"] == "none") == (not losses)
@@ -130,3 +150,38 @@ def test_smoke_sampling_tables(smoke_data):
         assert float(r["predicted_tokens_per_round"]) == pytest.approx(
             expected_tokens_per_verification(alpha=float(r["expected_acceptance"]), gamma=g)
         )
+
+
+def test_every_pass_and_generation_is_a_point_of_one_sweep():
+    """The step costs are one interleaved sweep (the target at 1 and at gamma + 1 tokens,
+    each draft at 1), the generations another (plain greedy and every draft x gamma),
+    each point with its interval; a run's tokens are its first call's."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from measure.experiments.speculative_decoding import Config
+    from measure.experiments.speculative_decoding.algorithm import cost_rows_of, speculative_greedy, timed_runs
+
+    target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
+    drafts = {"int8_row": target, "int4_tensor": _Oracle([1, 2, 3, 4, 0, 6, 7, 0])}
+    ids = torch.tensor([[0, 1, 2]])
+    ctx = SimpleNamespace(device=torch.device("cpu"), log=lambda message: None)
+    cfg = replace(Config.for_profile("smoke"), step_budget_s=0.0, run_budget_s=0.0)
+
+    step, cost_rows, verify_rows, notes = cost_rows_of(target, drafts, ids, (2, 4), ctx, cfg)
+    assert notes["points"] == 1 + 2 + 2 and notes["rounds"] >= 6
+    assert [r["draft"] for r in cost_rows] == ["int8_row", "int4_tensor"]
+    assert [r["gamma"] for r in verify_rows] == [2, 4]
+    for r in cost_rows:
+        assert r["target_step_ms"] == step.median_ms and r["draft_step_samples"] >= 6
+        assert r["draft_cost_low"] <= r["draft_cost"] <= r["draft_cost_high"]
+    for r in verify_rows:
+        assert r["verify_low_ms"] <= r["verify_ms"] <= r["verify_high_ms"] and r["verify_samples"] >= 6
+        assert r["relative_to_one_step_low"] <= r["relative_to_one_step"] <= r["relative_to_one_step_high"]
+
+    runs = [("int8_row", 2), ("int4_tensor", 3)]
+    plain, results, sweep = timed_runs(target, drafts, ids, runs, new_tokens=12, ctx=ctx, cfg=cfg)
+    assert set(sweep.points) == {"greedy", *runs} and all(e.n >= 6 for e in sweep.points.values())
+    assert plain == [(i + 3) % 8 for i in range(12)]
+    for d, g in runs:
+        assert results[(d, g)] == speculative_greedy(target, drafts[d], ids, 12, g)

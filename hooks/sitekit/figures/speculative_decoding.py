@@ -32,7 +32,14 @@ def real_run(data):
         color=ADJUSTED,
         label=_("formula with the run's tokens/round and verify cost"),
     )
-    ax.bar(x + w, df.measured_speedup, w, color=MEASURED, label=_("measured wall clock"))
+    # The measured speedup's range, where the data has one (the intervals of its two times).
+    ranged = "measured_speedup_low" in df.columns
+    yerr = (
+        np.vstack([df.measured_speedup - df.measured_speedup_low, df.measured_speedup_high - df.measured_speedup])
+        if ranged
+        else None
+    )
+    ax.bar(x + w, df.measured_speedup, w, color=MEASURED, yerr=yerr, capsize=3, label=_("measured wall clock"))
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel(_("speedup over plain greedy (×)"))

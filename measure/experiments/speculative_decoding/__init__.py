@@ -14,10 +14,14 @@ the full-precision model:
   divided by (gamma c + 1), over the measured alphas and 0.3 / 0.5 / 0.7 / 0.9, gamma 1 to
   8 and a draft cost c of 0.1 and 0.2; losses (speedup below 1) listed.
 * ``draft_cost`` and ``verify_cost``: the measured time of one decode step of each
-  draft relative to the target's (c), and of verifying gamma + 1 tokens in one pass.
+  draft relative to the target's (c), and of verifying gamma + 1 tokens in one pass;
+  every pass a point of one interleaved sweep (measure/lab/sampling.py), each median
+  with its 95 % interval, each ratio with the range the two intervals give.
 * ``real_run``: greedy speculative decoding actually run, per draft and gamma: the
   output checked token for token against plain greedy decoding of the target, tokens
-  per round, wall time against plain greedy, and the formula's prediction beside it.
+  per round, wall time against plain greedy (plain greedy and every run the points of
+  a second sweep, the tokens from each point's first call), and the formula's
+  prediction beside it.
 * ``acceptance_by_position``: how often the i-th drafted token of a round was kept,
   given that the ones before it were.
 * ``acceptance_by_temperature``: speculative *sampling* (``sampling``) keeps a drafted
@@ -48,7 +52,6 @@ Writes ``site_data/speculative_decoding/``. Alone: ``python -m measure run --onl
 from __future__ import annotations
 
 import gc
-import statistics
 
 import torch
 
@@ -59,6 +62,7 @@ from measure.experiments.speculative_decoding.algorithm import (
     draft_label,
     formula_rows,
     position_rows,
+    ratio_interval,
     timed_runs,
 )
 from measure.experiments.speculative_decoding.config import Config
@@ -106,21 +110,19 @@ def run(cfg: Config, ctx: Context) -> Result:
     expected, speedup = formula_rows(formula_alphas, cfg.formula_gammas, cfg.formula_costs)
 
     ctx.log("  cost of one decode step, target and drafts, and of verifying gamma + 1 tokens")
-    target_step, cost_rows, verify_rows = cost_rows_of(target, models, ids, cfg.run_gammas, ctx, cfg.step_repeats)
+    target_step, cost_rows, verify_rows, step_notes = cost_rows_of(target, models, ids, cfg.run_gammas, ctx, cfg)
     cost_of = {r["draft"]: r["draft_cost"] for r in cost_rows}
     verify_of = {r["gamma"]: r["relative_to_one_step"] for r in verify_rows}
 
     ctx.log(f"  speculative decoding for real: {cfg.new_tokens} tokens, drafts {', '.join(drafts)}")
     runs = [(d, g) for d in drafts for g in cfg.run_gammas]
-    plain, results, samples = timed_runs(
-        target, models, ids, runs, new_tokens=cfg.new_tokens, repeats=cfg.repeats, ctx=ctx
-    )
-    greedy_s = statistics.median(samples["greedy"])
+    plain, results, sweep = timed_runs(target, models, ids, runs, new_tokens=cfg.new_tokens, ctx=ctx, cfg=cfg)
+    greedy = sweep.points["greedy"]
 
     real_rows, by_position = [], []
     for d, g in runs:
         tokens, accepted = results[(d, g)]
-        spec_s = statistics.median(samples[(d, g)])
+        spec = sweep.points[(d, g)]
         alpha, c = alpha_of[d], cost_of[d]
         per_round = len(tokens) / len(accepted)
         mismatch = next((i for i, (x, y) in enumerate(zip(tokens, plain, strict=True)) if x != y), -1)
@@ -139,9 +141,15 @@ def run(cfg: Config, ctx: Context) -> Result:
                 "draft_cost": c,
                 "predicted_speedup": speculative_speedup(alpha=alpha, gamma=g, draft_cost=c),
                 "predicted_with_verify_cost": per_round / (g * c + verify_of[g]),
-                "greedy_ms": greedy_s * 1e3,
-                "speculative_ms": spec_s * 1e3,
-                "measured_speedup": greedy_s / spec_s,
+                **greedy.columns("greedy_ms"),
+                **spec.columns("speculative_ms"),
+                **dict(
+                    zip(
+                        ("measured_speedup", "measured_speedup_low", "measured_speedup_high"),
+                        ratio_interval(greedy, spec),
+                        strict=True,
+                    )
+                ),
             }
         )
         by_position += [{**r, "label": draft_label(d)} for r in position_rows(d, g, accepted, alpha)]
@@ -172,6 +180,8 @@ def run(cfg: Config, ctx: Context) -> Result:
         "best_draft": best["label"],
         "best_gamma": best["gamma"],
         "best_measured_speedup": best["measured_speedup"],
+        "best_measured_speedup_low": best["measured_speedup_low"],
+        "best_measured_speedup_high": best["measured_speedup_high"],
         "best_predicted_speedup": best["predicted_speedup"],
         "significance": SIGNIFICANCE,
         "exactness_draft": draft_label(cfg.exactness_draft),
@@ -182,7 +192,8 @@ def run(cfg: Config, ctx: Context) -> Result:
         "sampled_temperature": cfg.sampled_temperature,
         "sampled_gamma": cfg.sampled_gamma,
         "sampled_tokens": cfg.sampled_tokens,
-        "greedy_samples_ms": [round(s * 1e3, 3) for s in samples["greedy"]],
-        "target_step_ms": target_step * 1e3,
+        "greedy_samples_ms": greedy.samples_ms(),
+        "target_step_ms": target_step.median_ms,
     }
-    return Result(tables=tables, values=values)
+    notes = {"step_sweep": step_notes, "run_sweep": sweep.describe()}
+    return Result(tables=tables, values=values, notes=notes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gc
 import warnings
+from functools import partial
 
 import torch
 
@@ -20,7 +21,7 @@ from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.generation import crop_cache, greedy_cached, prefill
 from measure.lab.quantizers import SCHEMES, quantized_copy
-from measure.lab.timing import time_call, timed
+from measure.lab.sampling import Estimate, Sweep, interleaved
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
 
@@ -86,42 +87,74 @@ def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma:
     return out[:new_tokens], accepted
 
 
-def step_time(model, ids: torch.Tensor, tokens: int, ctx: Context, repeats: int) -> float:
-    """Median seconds of one forward pass over ``tokens`` new tokens against a cache of the
-    prompt, the cache cut back after each pass so that every pass sees the same length."""
-    _, cache = prefill(model, ids)
-    length = cache.get_seq_length()
-    block = ids[:, -tokens:] if tokens <= ids.shape[1] else ids[:, :1].repeat(1, tokens)
-
-    def step():
-        model(input_ids=block, past_key_values=cache, use_cache=True)
-        crop_cache(cache, length)
-
-    return time_call(step, device=ctx.device, warmup=2, repeats=repeats).median_s
+def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
+    """``num / den`` of two medians, and the range their two intervals give: the low over
+    the high and the high over the low."""
+    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
 
-def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, repeats: int):
-    """The target's decode step in seconds; the rows of ``draft_cost`` (each draft in
-    ``models``: its step, and c = its step / the target's) and of ``verify_cost`` (the
-    target verifying gamma + 1 tokens in one pass, for each gamma)."""
-    target_step = step_time(target, ids, 1, ctx, repeats)
+def _ratio_cells(name: str, num: Estimate, den: Estimate) -> dict:
+    return dict(zip((name, f"{name}_low", f"{name}_high"), ratio_interval(num, den), strict=True))
+
+
+def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg) -> Sweep:
+    """One forward pass against a cache of the prompt, every point in one interleaved
+    sweep: the target over 1 token (``("target", 1)``) and over gamma + 1 tokens for each
+    gamma (``("target", gamma + 1)``), and each draft over 1 token (``("draft", name)``).
+    Each point has its own cache, cut back to the prompt before every call (untimed)."""
+    wanted = [("target", 1), *dict.fromkeys(("target", g + 1) for g in gammas), *(("draft", n) for n in models)]
+    caches, lengths, points = {}, {}, {}
+    _, target_cache = prefill(target, ids)  # one prefill, a copy of its cache for each target point
+    for key in wanted:
+        model = target if key[0] == "target" else models[key[1]]
+        tokens = key[1] if key[0] == "target" else 1
+        block = ids[:, -tokens:] if tokens <= ids.shape[1] else ids[:, :1].repeat(1, tokens)
+        caches[key] = copy.deepcopy(target_cache) if model is target else prefill(model, ids)[1]
+        lengths[key] = caches[key].get_seq_length()
+        points[key] = partial(model, input_ids=block, past_key_values=caches[key], use_cache=True)
+
+    def before(key) -> None:
+        crop_cache(caches[key], lengths[key])  # the previous pass grew it
+
+    ctx.log(f"  {len(points)} passes interleaved (budget {cfg.step_budget_s:g} s)")
+    return interleaved(
+        points,
+        device=ctx.device,
+        seed=cfg.step_seed,
+        budget_s=cfg.step_budget_s,
+        target=cfg.target,
+        warmup=2,
+        before=before,
+    )
+
+
+def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg):
+    """The target's decode step (an ``Estimate``); the rows of ``draft_cost`` (each draft
+    in ``models``: its step, and c = its step / the target's, with the range the two
+    intervals give) and of ``verify_cost`` (the target verifying gamma + 1 tokens in one
+    pass, for each gamma); the sweep's description."""
+    sweep = step_sweep(target, models, ids, gammas, ctx, cfg)
+    step = sweep.points[("target", 1)]
     cost_rows = [
         {
             "draft": name,
             "label": draft_label(name),
-            "target_step_ms": target_step * 1e3,
-            "draft_step_ms": (s := step_time(draft, ids, 1, ctx, repeats)) * 1e3,
-            "draft_cost": s / target_step,
+            **step.columns("target_step_ms"),
+            **(d := sweep.points[("draft", name)]).columns("draft_step_ms"),
+            **_ratio_cells("draft_cost", d, step),
         }
-        for name, draft in models.items()
+        for name in models
     ]
-    verify_rows = []
-    for g in gammas:
-        v = step_time(target, ids, g + 1, ctx, repeats)
-        verify_rows.append(
-            {"gamma": g, "tokens_verified": g + 1, "verify_ms": v * 1e3, "relative_to_one_step": v / target_step}
-        )
-    return target_step, cost_rows, verify_rows
+    verify_rows = [
+        {
+            "gamma": g,
+            "tokens_verified": g + 1,
+            **(v := sweep.points[("target", g + 1)]).columns("verify_ms"),
+            **_ratio_cells("relative_to_one_step", v, step),
+        }
+        for g in gammas
+    ]
+    return step, cost_rows, verify_rows, sweep.describe()
 
 
 def formula_rows(
@@ -230,21 +263,27 @@ def acceptance_rows(
     return rows, {name: models[name] for name in keep}, by_temperature, logits_of
 
 
-def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_tokens: int, repeats: int, ctx: Context):
-    """Plain greedy decoding and speculative decoding with every (draft, gamma) of
-    ``runs``, ``repeats`` times, interleaved. Returns the plain greedy tokens, each run's
-    (tokens, accepted per round), and the seconds of every repeat by run ("greedy" too)."""
-    plain: list[int] = []
-    samples: dict = {"greedy": [], **{r: [] for r in runs}}
-    results: dict = {}
-    for _ in ctx.progress(range(repeats), "repeats (greedy, then every draft x gamma)"):
-        # Interleaved, so that a machine busy with something else slows every method alike.
-        out, seconds = timed(lambda: greedy_cached(target, ids, new_tokens), device=ctx.device)
-        plain = out[0].tolist()
-        samples["greedy"].append(seconds)
-        for d, g in runs:
-            results[(d, g)], seconds = timed(
-                lambda draft=models[d]: speculative_greedy(target, draft, ids, new_tokens, g), device=ctx.device
-            )
-            samples[(d, g)].append(seconds)
-    return plain, results, samples
+def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_tokens: int, ctx: Context, cfg):
+    """Plain greedy decoding (the point ``"greedy"``) and speculative decoding with every
+    (draft, gamma) of ``runs``, each a point of one interleaved sweep. Returns the plain
+    greedy tokens and each run's (tokens, accepted per round), both from each point's
+    first call (the tokens are the same at every call), and the sweep. No warm-up round:
+    the step sweep before it has run every model at these shapes, and a generation is
+    dozens of forward passes, so its first call is a sample like the others."""
+    first: dict = {}
+
+    def point(key, fn):
+        def call() -> None:
+            out = fn()
+            first.setdefault(key, out)
+
+        return call
+
+    points = {"greedy": point("greedy", partial(greedy_cached, target, ids, new_tokens))}
+    for d, g in runs:
+        points[(d, g)] = point((d, g), partial(speculative_greedy, target, models[d], ids, new_tokens, g))
+    ctx.log(f"  {len(points)} generations interleaved (budget {cfg.run_budget_s:g} s)")
+    sweep = interleaved(
+        points, device=ctx.device, seed=cfg.run_seed, budget_s=cfg.run_budget_s, target=cfg.target, warmup=0
+    )
+    return first["greedy"][0].tolist(), {r: first[r] for r in runs}, sweep

@@ -20,8 +20,15 @@ class Config:
     drafts: tuple[str, ...] = ("int8_row", "nf4_b64", DYNAMIC_INT8)  # DYNAMIC_INT8: CPU runs only
     run_gammas: tuple[int, ...] = (1, 2, 4, 8)
     new_tokens: int = 128
-    repeats: int = 3
-    step_repeats: int = 15
+    # Two interleaved sweeps (measure/lab/sampling.py), each with its seed (the order of
+    # its rounds) and its time budget (warm-up included; the first six rounds are always
+    # completed): the forward passes that give c and the verification's cost, and the
+    # generations, plain greedy and every draft x gamma.
+    target: float = 0.03  # the relative half-width of every interval asked for
+    step_seed: int = 80
+    run_seed: int = 81
+    step_budget_s: float = 20.0
+    run_budget_s: float = 120.0
     temperatures: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5)
     exactness_draft: str = "int4_row"  # a draft that differs from the target enough to show
     exactness_positions: int = 3
@@ -38,14 +45,16 @@ class Config:
             return cls()
         if profile == "cpu":
             # Each fake-quantized draft step costs a full target step on a CPU: two
-            # drafts, two gammas and a shorter generation keep §8 near a minute.
+            # drafts, two gammas and a short generation keep §8 near a minute. A round
+            # of the generations costs about seven plain greedy ones (12 tokens: about
+            # 5 s on two quiet cores), and six rounds are the least the sweep takes.
             return cls(
                 drafts=("int8_row", DYNAMIC_INT8),
                 run_gammas=(2, 4),
-                new_tokens=48,
-                repeats=2,
-                step_repeats=10,
-                sampled_tokens=96,
+                new_tokens=12,
+                step_budget_s=4.0,
+                run_budget_s=20.0,
+                sampled_tokens=48,
             )
         return cls(
             agreement_tokens=8,
@@ -53,8 +62,8 @@ class Config:
             drafts=("int8_row",),
             run_gammas=(2,),
             new_tokens=6,
-            repeats=1,
-            step_repeats=2,
+            step_budget_s=0.1,
+            run_budget_s=0.1,
             exactness_draft="int8_row",
             exactness_positions=2,
             exactness_draws=2_000,

@@ -1,7 +1,7 @@
 """What §8 writes (``site_data/speculative_decoding/``): its tables and values, declared once."""
 
 from sitedata.policies import EXACT_ON_MACHINE, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_columns
 
 FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 
@@ -16,6 +16,16 @@ _LABEL = Column("label", label="draft", words=True)
 _ALPHA = Column("alpha", label="α", policy=NUMERIC_ON_MACHINE)
 _GAMMA = Column("gamma", label="γ")
 _SOURCE = Column("alpha_source", label="alpha from", words=True)
+
+# Every timing is the median of an interleaved sweep's samples with its 95 % interval and
+# its sample count beside it (interval_columns); a ratio of two medians, the range that
+# their two intervals give (the low over the high, the high over the low), no count of
+# its own.
+
+
+def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
+    return interval_columns(name, unit, label, samples=False)
+
 
 TABLES = (
     Table(
@@ -70,11 +80,15 @@ TABLES = (
         (
             _DRAFT,
             _LABEL,
-            Column("target_step_ms", "ms", "target step", policy=TIMING),
-            Column("draft_step_ms", "ms", "draft step", policy=TIMING),
-            Column("draft_cost", label="c", policy=TIMING),
+            *interval_columns("target_step_ms", "ms", "target step"),
+            *interval_columns("draft_step_ms", "ms", "draft step"),
+            *_ratio("draft_cost", "", "c"),
         ),
-        description=("The measured time of one decode step of each draft, relative to the target's: the draft cost c."),
+        description=(
+            "The measured time of one decode step of each draft, relative to the target's: the draft cost c, "
+            "with the range the two steps' 95 % intervals give. Every pass of this table and the next is a "
+            "point of one interleaved sweep."
+        ),
     ),
     Table(
         "verify_cost",
@@ -82,10 +96,13 @@ TABLES = (
         (
             _GAMMA,
             Column("tokens_verified", "tokens", "tokens in the pass"),
-            Column("verify_ms", "ms", "one pass", policy=TIMING),
-            Column("relative_to_one_step", "x", "vs one decode step", policy=TIMING),
+            *interval_columns("verify_ms", "ms", "one pass"),
+            *_ratio("relative_to_one_step", "x", "vs one decode step"),
         ),
-        description="The time of verifying γ + 1 tokens in one target pass, relative to one decode step.",
+        description=(
+            "The time of verifying γ + 1 tokens in one target pass, relative to one decode step, with the "
+            "range the two passes' 95 % intervals give."
+        ),
     ),
     Table(
         "real_run",
@@ -104,14 +121,17 @@ TABLES = (
             Column("draft_cost", label="c, measured", policy=TIMING),
             Column("predicted_speedup", "x", "speedup, formula", policy=TIMING),
             Column("predicted_with_verify_cost", "x", "formula with run's tokens/round and verify cost", policy=TIMING),
-            Column("greedy_ms", "ms", "plain greedy", policy=TIMING),
-            Column("speculative_ms", "ms", "speculative", policy=TIMING),
-            Column("measured_speedup", "x", "speedup, measured", policy=TIMING),
+            *interval_columns("greedy_ms", "ms", "plain greedy"),
+            *interval_columns("speculative_ms", "ms", "speculative"),
+            *_ratio("measured_speedup", "x", "speedup, measured"),
         ),
         description=(
             "Greedy speculative decoding actually run, per draft and γ: its output checked token for token "
             "against plain greedy decoding, tokens per round and wall time against plain greedy, with the "
-            "formula's prediction beside it."
+            "formula's prediction beside it. Plain greedy and every run are points of one interleaved sweep; "
+            "the measured speedup is the ratio of their medians, with the range their 95 % intervals give "
+            "(plain greedy's low over the run's high, its high over the run's low). The tokens come from "
+            "each run's first call."
         ),
     ),
     Table(
@@ -204,6 +224,8 @@ VALUES = (
     Value("best_draft", policy=TIMING, words=True),
     Value("best_gamma", policy=TIMING),
     Value("best_measured_speedup", "x", policy=TIMING),
+    Value("best_measured_speedup_low", "x", policy=TIMING),
+    Value("best_measured_speedup_high", "x", policy=TIMING),
     Value("best_predicted_speedup", "x", policy=TIMING),  # uses the measured draft cost c
     Value("significance", policy=NUMERIC_ANYWHERE),
     Value("exactness_draft", words=True),
