@@ -44,17 +44,17 @@ class Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # Each fake-quantized draft step costs a full target step on a CPU: two
-            # drafts, two gammas and a short generation keep §8 near a minute. A round
-            # of the generations costs about seven plain greedy ones (12 tokens: about
-            # 5 s on two quiet cores), and six rounds are the least the sweep takes.
+            # Each fake-quantized draft step costs a full target step on a CPU: two drafts
+            # and two gammas. The generations stay 48 tokens long, since the acceptance
+            # counts they give (exact columns, and claims) need that many positions: six
+            # rounds of five generations of 48 tokens, about 100 s on two quiet cores.
             return cls(
                 drafts=("int8_row", DYNAMIC_INT8),
                 run_gammas=(2, 4),
-                new_tokens=12,
+                new_tokens=48,
                 step_budget_s=4.0,
                 run_budget_s=20.0,
-                sampled_tokens=48,
+                sampled_tokens=96,
             )
         return cls(
             agreement_tokens=8,
