@@ -232,6 +232,7 @@ def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
         "kernel_wrong": sum(r["status"].startswith("wrong") for r in rows),
         **_triple("kernel_fp32_fraction_of_floor", fp32 if fp32 and fp32["step_ms"] is not None else None, FRACTION),
         "kernel_lowbit_fastest": _described(fastest_lowbit),
+        "kernel_lowbit_fastest_variant": fastest_lowbit["variant"] if fastest_lowbit else None,
         **_triple("kernel_lowbit_fastest_speedup", fastest_lowbit, SPEEDUP),
         "kernel_lowbit_fastest_bytes_saving": (
             fp32["weight_bytes"] / fastest_lowbit["weight_bytes"]
@@ -239,6 +240,7 @@ def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
             else None
         ),
         "kernel_lowbit_closest": _described(closest),
+        "kernel_lowbit_closest_variant": closest["variant"] if closest else None,
         **_triple("kernel_lowbit_best_fraction_of_floor", closest, FRACTION),
         "kernel_samples_ms": {name: est.samples_ms() for name, est in points.items()},
     }

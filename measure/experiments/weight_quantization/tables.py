@@ -221,6 +221,7 @@ VALUES = (
         policy=TIMING,
     ),
     Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
+    Value("kernel_lowbit_fastest_variant", description="its key in decode_kernels", policy=TIMING),
     Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
     Value(
         "kernel_lowbit_fastest_speedup_low",
@@ -246,6 +247,7 @@ VALUES = (
         policy=TIMING,
         words=True,
     ),
+    Value("kernel_lowbit_closest_variant", description="its key in decode_kernels", policy=TIMING),
     Value(
         "kernel_lowbit_best_fraction_of_floor",
         "fraction",
