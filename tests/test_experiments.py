@@ -73,6 +73,12 @@ def test_kv_cache_invariants(smoke_data):
         n = int(r["context"])
         assert int(r["recompute_scores_bytes"]) == n * n * 4  # fp32 n x n
         assert int(r["cached_scores_bytes"]) == n * 4
+        for way in ("recompute", "cached"):
+            low, median, high = (float(r[f"{way}{s}_ms"]) for s in ("_low", "", "_high"))
+            assert low <= median <= high and int(r[f"{way}_samples"]) >= 6
+        assert float(r["speed_ratio_low"]) == pytest.approx(float(r["recompute_low_ms"]) / float(r["cached_high_ms"]))
+    meta = json.loads((d / "meta.json").read_text())
+    assert {"generation_sweep", "head_sweep"} <= set(meta["notes"])
     for r in table_rows(d, "macs_total"):
         assert int(r["recompute_macs"]) > int(r["cached_macs"])
 

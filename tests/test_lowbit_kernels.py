@@ -2,6 +2,8 @@
 codes and its dequantized reference, the bytes it stores, and the decode variants'
 failures reported as rows."""
 
+import json
+
 import pytest
 import torch
 
@@ -131,7 +133,9 @@ def tiny():
 
 def _measure(model, variant):
     token = torch.tensor([[1]])
-    return ld.measure_variant(model, variant, token=token, cache_tokens=4, device=torch.device("cpu"), repeats=1)
+    row, step, reset = ld.prepare_variant(model, variant, token=token, cache_tokens=4)
+    assert (step is None) == (reset is None) == (row["status"] != "ok")
+    return row
 
 
 def test_a_variant_that_cannot_be_built_is_a_row(tiny, monkeypatch):
@@ -148,7 +152,7 @@ def test_a_step_that_fails_is_a_row(tiny, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernel crashed")
 
-    monkeypatch.setattr(ld, "decode_step_at", broken)
+    monkeypatch.setattr(ld, "decode_step", broken)
     row = _measure(tiny, ld.VARIANTS["fp32"])
     assert row["status"] == "step failed: RuntimeError: kernel crashed"
     assert row["max_rel_error"] < ld.TOL_FP32  # it was built and checked first
@@ -181,16 +185,26 @@ def test_the_variant_table_on_smoke(smoke_data):
     d = smoke_data / "weight_quantization"
     rows = _keyed(d, "decode_kernels")
     assert list(rows) == list(ld.VARIANTS)
-    bandwidth = float(_keyed(d, "bandwidth")[0]["bandwidth_gb_s"]) * 1e9
-    fp32 = float(rows["fp32"]["step_ms"])
+    meta = json.loads((d / "meta.json").read_text())
+    bandwidth = meta["run"]["bandwidth_gb_s"] * 1e9  # the run's one bandwidth, its calibration's
+    low_bw, high_bw = meta["run"]["bandwidth_low_gb_s"] * 1e9, meta["run"]["bandwidth_high_gb_s"] * 1e9
+    fp32 = {k: float(rows["fp32"][k]) for k in ("step_ms", "step_low_ms", "step_high_ms")}
     for r in rows.values():
         if r["status"] != "ok":
-            assert r["step_ms"] == "" and r["floor_ms"] == ""
+            assert r["step_ms"] == "" and r["floor_ms"] == "" and r["fraction_of_floor"] == ""
             continue
+        step, low, high = (float(r[k]) for k in ("step_ms", "step_low_ms", "step_high_ms"))
+        assert low <= step <= high and int(r["step_samples"]) >= 6
         assert float(r["max_rel_error"]) <= float(r["tolerance"])
         assert float(r["floor_ms"]) == pytest.approx(int(r["weight_bytes"]) / bandwidth * 1e3)
-        assert float(r["speedup_vs_fp32"]) == pytest.approx(fp32 / float(r["step_ms"]))
-        assert float(r["step_over_floor"]) == pytest.approx(float(r["step_ms"]) / float(r["floor_ms"]))
+        assert float(r["speedup_vs_fp32"]) == pytest.approx(fp32["step_ms"] / step)
+        assert float(r["speedup_vs_fp32_low"]) == pytest.approx(fp32["step_low_ms"] / high)
+        assert float(r["speedup_vs_fp32_high"]) == pytest.approx(fp32["step_high_ms"] / low)
+        # floor / step, as a percentage on the page; its range from the bandwidth's and the step's intervals
+        assert float(r["fraction_of_floor"]) == pytest.approx(float(r["floor_ms"]) / step)
+        assert float(r["fraction_of_floor_low"]) == pytest.approx(int(r["weight_bytes"]) / high_bw * 1e3 / high)
+        assert float(r["fraction_of_floor_high"]) == pytest.approx(int(r["weight_bytes"]) / low_bw * 1e3 / low)
+    assert set(meta["notes"]["kernel_sweep"]["missed"]) <= set(rows)
     assert float(rows["fp32"]["bits_per_weight"]) == 32.0 and float(rows["bf16"]["bits_per_weight"]) == 16.0
     size = {k: int(r["weight_bytes"]) for k, r in rows.items() if r["weight_bytes"]}
     assert size["int4_g64_bf16"] < size["int4_g32_bf16"] < size["int8_bf16"] < size["bf16"] < size["fp32"]
@@ -200,8 +214,6 @@ def test_the_variant_table_on_smoke(smoke_data):
 
 @pytest.mark.smoke
 def test_the_variant_values_on_smoke(smoke_data):
-    import json
-
     d = smoke_data / "weight_quantization"
     values = {k: v["value"] for k, v in json.loads((d / "meta.json").read_text())["values"].items()}
     rows = _keyed(d, "decode_kernels")
@@ -214,5 +226,8 @@ def test_the_variant_values_on_smoke(smoke_data):
     assert values["kernel_lowbit_fastest_bytes_saving"] == pytest.approx(
         int(rows["fp32"]["weight_bytes"]) / int(best["weight_bytes"])
     )
-    assert values["kernel_lowbit_min_over_floor"] == min(float(r["step_over_floor"]) for r in lowbit.values())
+    closest = max(lowbit.values(), key=lambda r: float(r["fraction_of_floor"]))
+    assert values["kernel_lowbit_closest"] == f"{closest['label']}, {closest['activations']} activations"
+    assert values["kernel_lowbit_best_fraction_of_floor"] == float(closest["fraction_of_floor"])
+    assert values["kernel_fp32_fraction_of_floor"] == float(rows["fp32"]["fraction_of_floor"])
     assert set(values["kernel_samples_ms"]) == set(ok)

@@ -140,8 +140,6 @@ NAMED_SINCE_3 = {
     ("batching", "sweep", "step_ms"),
     ("batching", "step_costs", "step_ms"),
     ("batching", "prefill_costs", "prefill_ms"),
-    ("weight_quantization", "bandwidth", "time_ms"),
-    ("weight_quantization", "decode_kernels", "step_ms"),
 }
 
 

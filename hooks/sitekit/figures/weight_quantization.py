@@ -63,11 +63,12 @@ def outlier_codes(data):
 def decode_kernels(data):
     t = data.table("weight_quantization.decode_kernels")
     df, label_column = t.frame, t.column("label")
-    bw = data.table("weight_quantization.bandwidth").frame.bandwidth_gb_s.iloc[0] * 1e9
     ok = df[df.status == "ok"]
+    bw = (ok.weight_bytes / ok.floor_ms).iloc[0] * 1e3  # every floor divides by the run's one bandwidth
     fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
     mib = ok.weight_bytes / 2**20  # MiB, as the tables write bytes
-    ax.errorbar(mib, ok.step_ms, yerr=ok.spread_ms / 2, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
+    yerr = [ok.step_ms - ok.step_low_ms, ok.step_high_ms - ok.step_ms]  # the 95 % interval of each median
+    ax.errorbar(mib, ok.step_ms, yerr=yerr, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
     # One marker per variant, named in the legend: several read nearly the same bytes, so
     # labels beside the points would overlap.
     markers = iter("os^Dv<>ph")
@@ -84,7 +85,7 @@ def decode_kernels(data):
             zorder=3,
         )
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
-    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label=_("floor: weight bytes / copy bandwidth"))
+    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label=_("floor: weight bytes / bandwidth"))
     ax.set_xlim(left=0)
     ax.set_yscale("log")
     ax.set_xlabel(_("weight bytes read per decode step (MiB)"))

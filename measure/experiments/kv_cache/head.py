@@ -1,49 +1,58 @@
 """§1's lone attention head: one generation step at context n, recomputing and cached,
 with plain tensor operations (no fused kernel) so that the score matrix really exists
-and its bytes can be counted."""
+and its bytes can be counted. Every point, both ways at every context, is sampled in one
+interleaved sweep (``sampling.interleaved``)."""
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import torch
 
+from measure.experiments.kv_cache.speed import ratio_interval
 from measure.lab.context import Context
-from measure.lab.timing import time_call
+from measure.lab.sampling import interleaved
 
 
-def head_step_rows(ctx: Context, *, head_dim: int, contexts: tuple[int, ...], repeats: int) -> tuple[list, dict]:
-    """One head, plain tensor ops (no fused kernel), so the score matrix really exists."""
-    d = head_dim
+def _recompute(q, k, v, mask, d: int, built: dict, n: int):
+    scores = (q @ k.T) / math.sqrt(d) + mask  # every query against every key
+    built[("recompute", n)] = scores.numel() * scores.element_size()
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _cached(q, k, v, d: int, built: dict, n: int):
+    scores = (q[-1:] @ k.T) / math.sqrt(d)  # the newest query against the cached keys
+    built[("cached", n)] = scores.numel() * scores.element_size()
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
+    """The ``head_step`` rows, their values and the sweep's notes."""
+    d = cfg.head_dim
     g = torch.Generator().manual_seed(0)
-    rows = []
-    for n in ctx.progress(contexts, "one head, context sweep"):
+    points, built = {}, {}
+    for n in cfg.head_contexts:
         q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(ctx.device) for _ in range(3))
         mask = torch.full((n, n), float("-inf"), device=ctx.device).triu(1)
-        built = {}
-
-        def recompute():
-            scores = (q @ k.T) / math.sqrt(d) + mask  # every query against every key
-            built["recompute"] = scores.numel() * scores.element_size()
-            return torch.softmax(scores, dim=-1) @ v
-
-        def cached():
-            scores = (q[-1:] @ k.T) / math.sqrt(d)  # the newest query against the cached keys
-            built["cached"] = scores.numel() * scores.element_size()
-            return torch.softmax(scores, dim=-1) @ v
-
-        t_re = time_call(recompute, device=ctx.device, warmup=1, repeats=repeats)
-        t_ca = time_call(cached, device=ctx.device, warmup=1, repeats=repeats)
+        points[("recompute", n)] = partial(_recompute, q, k, v, mask, d, built, n)
+        points[("cached", n)] = partial(_cached, q, k, v, d, built, n)
+    ctx.log(f"  one head, {len(cfg.head_contexts)} contexts both ways, interleaved (budget {cfg.head_budget_s:.0f} s)")
+    sweep = interleaved(points, device=ctx.device, seed=cfg.head_seed, budget_s=cfg.head_budget_s, target=cfg.target)
+    rows = []
+    for n in cfg.head_contexts:
+        re, ca = sweep.points[("recompute", n)], sweep.points[("cached", n)]
+        ratio, low, high = ratio_interval(re, ca)
         rows.append(
             {
                 "context": n,
-                "recompute_ms": t_re.median_ms,
-                "recompute_spread_ms": t_re.spread_ms,
-                "cached_ms": t_ca.median_ms,
-                "cached_spread_ms": t_ca.spread_ms,
-                "speed_ratio": t_re.median_s / t_ca.median_s,
-                "recompute_scores_bytes": built["recompute"],
-                "cached_scores_bytes": built["cached"],
+                **re.columns("recompute_ms"),
+                **ca.columns("cached_ms"),
+                "speed_ratio": ratio,
+                "speed_ratio_low": low,
+                "speed_ratio_high": high,
+                "recompute_scores_bytes": built[("recompute", n)],
+                "cached_scores_bytes": built[("cached", n)],
             }
         )
     last = rows[-1]
@@ -53,5 +62,7 @@ def head_step_rows(ctx: Context, *, head_dim: int, contexts: tuple[int, ...], re
         "head_scores_bytes_recompute": last["recompute_scores_bytes"],
         "head_scores_bytes_cached": last["cached_scores_bytes"],
         "head_ratio_at_largest": last["speed_ratio"],
+        "head_ratio_at_largest_low": last["speed_ratio_low"],
+        "head_ratio_at_largest_high": last["speed_ratio_high"],
     }
-    return rows, values
+    return rows, values, {"head_sweep": sweep.describe()}

@@ -19,10 +19,14 @@ def last_steps_prefix(ids: torch.Tensor, generated: torch.Tensor, new_tokens: in
     return torch.cat([ids, generated[:, : new_tokens - 2]], dim=1)
 
 
-def memory_rows(ctx: Context, ids: torch.Tensor, *, lengths: tuple[int, ...], whole_up_to: int) -> tuple[list, dict]:
+def memory_rows(
+    ctx: Context, ids: torch.Tensor, *, lengths: tuple[int, ...], whole_up_to: int, generated: dict | None = None
+) -> tuple[list, dict]:
     """Rows of ``memory``: peak memory above the weights while generating each of
     ``lengths`` tokens, cached and recomputing (whole up to ``whole_up_to``, beyond it
-    its last two steps), and the values that sum it up."""
+    its last two steps), and the values that sum it up. ``generated``, where given,
+    receives the token ids of every whole generation, by (method, length)."""
+    generated = {} if generated is None else generated
     model = ctx.model.model
     lengths = sorted(lengths)
     # the longest generation recomputed whole, where the last-steps probe is checked
@@ -48,13 +52,20 @@ def memory_rows(ctx: Context, ids: torch.Tensor, *, lengths: tuple[int, ...], wh
 
     ratios, share = {}, 0.0
     for n in lengths:
-        tokens = {}
-        cached = point("cached", n, "all", lambda n=n: tokens.setdefault("ids", greedy_cached(model, ids, n)))
+        cached = point(
+            "cached", n, "all", lambda n=n: generated.__setitem__(("cached", n), greedy_cached(model, ids, n))
+        )
         recompute = []
         if n <= whole_up_to:
-            recompute.append(point("recompute", n, "all", lambda n=n: greedy_recompute(model, ids, n)))
+            whole = point(
+                "recompute",
+                n,
+                "all",
+                lambda n=n: generated.__setitem__(("recompute", n), greedy_recompute(model, ids, n)),
+            )
+            recompute.append(whole)
         if n > whole_up_to or n == checked:
-            prefix = last_steps_prefix(ids, tokens["ids"], n)
+            prefix = last_steps_prefix(ids, generated[("cached", n)], n)
             recompute.append(
                 point("recompute", n, "last two", lambda prefix=prefix: greedy_recompute(model, prefix, 2))
             )

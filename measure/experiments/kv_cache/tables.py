@@ -1,10 +1,18 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_columns
 
 # Token streams and what follows from them reproduce on the same device type and dtype
 # (fp32 on any CPU; EXACT_ON_DEVICE); in fp16 near-tied logits may split the two streams.
+# Every timing is a median with its 95 % interval beside it (interval_columns); a ratio of
+# two medians, the range their two intervals give (the low over the high, the high over
+# the low).
+
+
+def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
+    return interval_columns(name, unit, label, samples=False)
+
 
 TABLES = (
     Table(
@@ -13,16 +21,16 @@ TABLES = (
         (
             Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            Column("total_ms", "ms", "wall time", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
-            Column("ms_per_token", "ms", "per token", policy=TIMING),
-            Column("speed_ratio", "x", "speed vs recompute", policy=TIMING),
-            Column("repeats", "runs"),
+            *interval_columns("total_ms", "ms", "wall time"),
+            *_ratio("ms_per_token", "ms", "per token"),
+            *_ratio("speed_ratio", "x", "speed vs recompute"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
         ),
         description=(
-            "Greedy generation recomputing everything at each step against generating with the cache: the "
-            "token ids must be identical; wall time, time per token and the speed ratio."
+            "Greedy generation recomputing everything at each step against generating with the cache, the "
+            "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
+            "time per token (medians with their 95 % intervals), and the speed ratio with the range the two "
+            "intervals give (recompute's low over cached's high, and its high over cached's low)."
         ),
     ),
     Table(
@@ -42,17 +50,16 @@ TABLES = (
         "One attention head (d = {head_dim}), one step",
         (
             Column("context", "tokens", "context n"),
-            Column("recompute_ms", "ms", "recompute step", policy=TIMING, spread="recompute_spread_ms"),
-            Column("recompute_spread_ms", "ms", "spread", policy=TIMING),
-            Column("cached_ms", "ms", "cached step", policy=TIMING, spread="cached_spread_ms"),
-            Column("cached_spread_ms", "ms", "spread", policy=TIMING),
-            Column("speed_ratio", "x", "ratio", policy=TIMING),
+            *interval_columns("recompute_ms", "ms", "recompute step"),
+            *interval_columns("cached_ms", "ms", "cached step"),
+            *_ratio("speed_ratio", "x", "ratio"),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
         ),
         description=(
-            "One attention head, one generation step at context n, both ways: the time, and the bytes of the "
-            "score matrix actually built."
+            "One attention head, one generation step at context n, both ways, every point interleaved in one "
+            "sweep: the time (medians with their 95 % intervals), the ratio with the range the two intervals "
+            "give, and the bytes of the score matrix actually built."
         ),
     ),
     Table(
@@ -102,6 +109,14 @@ TABLES = (
 )
 VALUES = (
     Value("speedup", "x", description="cached generation is this many times faster than recomputing", policy=TIMING),
+    Value(
+        "speedup_low",
+        "x",
+        description="the range the two intervals give: recompute's low / cached's high",
+        policy=TIMING,
+    ),
+    Value("speedup_high", "x", description="recompute's high / cached's low", policy=TIMING),
+    Value("timed_tokens", "tokens", description="the length of each timed generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
     Value("split_gap", description="top-two logit gap of the recompute path where the streams split", policy=NUMERIC),
@@ -122,6 +137,8 @@ VALUES = (
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
     Value("head_ratio_at_largest", "x", policy=TIMING),
+    Value("head_ratio_at_largest_low", "x", description="the range the two intervals give, low", policy=TIMING),
+    Value("head_ratio_at_largest_high", "x", description="the range the two intervals give, high", policy=TIMING),
     Value(
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),

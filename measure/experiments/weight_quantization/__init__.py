@@ -15,13 +15,16 @@ Measures, on the run's model:
   them, read from the weights alone (``grid``): distinct values per block of 32
   consecutive weights (a GGUF Q4_1 block holds at most 16), and the error of
   re-quantizing with Q4_1's own rule, which is ~0 for Q4_1 weights.
-* ``bandwidth`` / ``decode_kernels``: one decode step (one token, batch 1, a short random
-  cache) with the projection matrices computed by the low-bit kernels this PyTorch ships
+* ``decode_kernels``: one decode step (one token, batch 1, a short random cache) with
+  the projection matrices computed by the low-bit kernels this PyTorch ships
   (``lowbit_decode`` over ``lowbit_kernels``: int8 and int4 weight-only, dynamic int8),
-  against the fp32 and bf16 steps: bits per weight, weight bytes read per step, step
-  time, speed against fp32, and the floor (weight bytes / the bandwidth of one large
-  copy). Each kernel is checked against its dequantized weight first; a variant this
-  machine cannot run is a row that says why.
+  against the fp32 and bf16 steps, every variant's step interleaved in one sweep
+  (``measure/lab/sampling.py``: a median with its 95 % interval and sample count): bits
+  per weight, weight bytes read per step, step time, speed against fp32, and the floor
+  (weight bytes over the run's one bandwidth, ``ctx.calibration``) with the fraction of
+  it reached (floor / step); each ratio with the range its intervals give. Each kernel
+  is checked against its dequantized weight first; a variant this machine cannot run is
+  a row that says why.
 
 Valid on random weights too (the error of a scheme on Gaussian matrices is a fact about
 the scheme; the grid check then correctly finds no grid), so it does not refuse them.
@@ -40,12 +43,12 @@ from dataclasses import dataclass
 import torch
 
 from measure.experiments.weight_quantization.grid import grid_check
-from measure.experiments.weight_quantization.lowbit_decode import REFERENCE, VARIANTS, measure_variant
+from measure.experiments.weight_quantization.lowbit_decode import REFERENCE, VARIANTS, prepare_variant
 from measure.experiments.weight_quantization.outliers import outlier_matrix
-from measure.experiments.weight_quantization.tables import RATIO_PAIRS, TABLES, VALUES
+from measure.experiments.weight_quantization.tables import FRACTION, RATIO_PAIRS, SPEEDUP, TABLES, VALUES
 from measure.lab import quantizers as q
-from measure.lab.bandwidth import copy_bandwidth
 from measure.lab.context import Context
+from measure.lab.sampling import Estimate, interleaved
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -59,21 +62,25 @@ class Config:
     max_matrices: int | None = None  # None: every projection matrix
     kernel_variants: tuple[str, ...] = tuple(VARIANTS)
     kernel_cache_tokens: int = 64  # a short context: the step reads mostly weights
-    kernel_repeats: int = 15
-    copy_bytes: int = 2**30  # beyond any cache, as prefill_decode measures it
-    copy_repeats: int = 10
+    target: float = 0.03  # the relative half-width of every interval asked for
+    kernel_seed: int = 50  # the order of the sweep's rounds
+    kernel_budget_s: float = 10.0  # the sweep's time (warm-up included; six rounds always run)
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         # The error tables are a few seconds of arithmetic: no reason to cut anything, and
         # they declare one column and the values one mean and worst per scheme, in every
-        # profile. Only the timed decode steps and the copy shrink.
+        # profile. Only the timed decode steps' budget shrinks.
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # 512 MiB: the size of the default model's fp32 weights, beyond any CPU cache.
-            return cls(kernel_repeats=7, copy_bytes=2**29, copy_repeats=5)
-        return cls(kernel_cache_tokens=8, kernel_repeats=2, copy_bytes=2**22, copy_repeats=3)
+            return cls(kernel_budget_s=5.0)
+        return cls(kernel_cache_tokens=8, kernel_budget_s=0.1)
+
+
+def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
+    """``num / den`` of two medians, and the range their two intervals give."""
+    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
 
 def _kind(name: str) -> str:
@@ -166,60 +173,89 @@ def _described(row: dict | None) -> str | None:
     return f"{row['label']}, {row['activations']} activations" if row else None
 
 
-def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, list, dict]:
-    ctx.log(f"  memory bandwidth: {cfg.copy_repeats} samples of 4 copies of {cfg.copy_bytes >> 20} MiB")
-    bw = copy_bandwidth(copy_bytes=cfg.copy_bytes, device=ctx.device, repeats=cfg.copy_repeats)
+def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
     token = ctx.prompt_ids(1)
-    rows = [
-        measure_variant(
-            ctx.model.model,
-            VARIANTS[name],
-            token=token,
-            cache_tokens=cfg.kernel_cache_tokens,
-            device=ctx.device,
-            repeats=cfg.kernel_repeats,
+    rows, steps, resets = [], {}, {}
+    for name in ctx.progress(cfg.kernel_variants, "building and checking each low-bit variant"):
+        row, step, reset = prepare_variant(
+            ctx.model.model, VARIANTS[name], token=token, cache_tokens=cfg.kernel_cache_tokens
         )
-        for name in ctx.progress(cfg.kernel_variants, "decode step per low-bit kernel")
-    ]
-    samples = {r["variant"]: r["samples_ms"] for r in rows if "samples_ms" in r}
+        rows.append(row)
+        if step is not None:
+            steps[name], resets[name] = step, reset
+    notes = {}
+    if steps:
+        ctx.log(f"  the decode step of {len(steps)} variants, interleaved (budget {cfg.kernel_budget_s:.0f} s)")
+        sweep = interleaved(
+            steps,
+            device=ctx.device,
+            seed=cfg.kernel_seed,
+            budget_s=cfg.kernel_budget_s,
+            target=cfg.target,
+            warmup=2,
+            before=lambda name: resets[name](),
+        )
+        notes = {"kernel_sweep": sweep.describe()}
+    points = sweep.points if steps else {}
     # A row that stopped early (not built, wrong, failed) has the columns it reached, the rest empty.
     columns = next(t for t in TABLES if t.name == "decode_kernels").column_names
-    rows = [dict.fromkeys(columns) | {k: v for k, v in r.items() if k != "samples_ms"} for r in rows]
-    reference = next((r["step_ms"] for r in rows if r["variant"] == REFERENCE), None)
+    rows = [dict.fromkeys(columns) | r for r in rows]
+    cal = ctx.calibration
+    bandwidths = (cal.bandwidth_bytes_per_s, cal.bandwidth_high_bytes_per_s, cal.bandwidth_low_bytes_per_s)
+    reference = points.get(REFERENCE)
     for r in rows:
-        if r["step_ms"] is not None:
-            floor_ms = r["weight_bytes"] / bw.bytes_per_s * 1e3
-            r["floor_ms"], r["step_over_floor"] = floor_ms, r["step_ms"] / floor_ms
-            r["speedup_vs_fp32"] = reference / r["step_ms"] if reference else None
-    timed = [r for r in rows if r["status"] == "ok"]
+        est = points.get(r["variant"])
+        if est is None:
+            continue
+        floor, low, high = (r["weight_bytes"] / bw for bw in bandwidths)
+        r |= est.columns("step_ms")
+        r["floor_ms"] = floor * 1e3
+        r |= dict(zip(FRACTION, (floor / est.median_s, low / est.high_s, high / est.low_s), strict=True))
+        if reference is not None:
+            r |= dict(zip(SPEEDUP, ratio_interval(reference, est), strict=True))
+    timed = [r for r in rows if r["step_ms"] is not None]
     fastest = min(timed, key=lambda r: r["step_ms"]) if timed else None
     lowbit = [r for r in timed if VARIANTS[r["variant"]].kind != "dense"]
     fastest_lowbit = min(lowbit, key=lambda r: r["step_ms"]) if lowbit else None
+    closest = max(lowbit, key=lambda r: r["fraction_of_floor"]) if lowbit else None
     fp32 = next((r for r in rows if r["variant"] == REFERENCE), None)
     values = {
         "kernel_cache_tokens": cfg.kernel_cache_tokens,
-        "kernel_bandwidth_gb_s": bw.bytes_per_s / 1e9,
-        "kernel_fp32_step_ms": reference,
+        "kernel_bandwidth_gb_s": bandwidths[0] / 1e9,
+        "kernel_bandwidth_low_gb_s": bandwidths[2] / 1e9,
+        "kernel_bandwidth_high_gb_s": bandwidths[1] / 1e9,
+        "kernel_fp32_step_ms": fp32["step_ms"] if fp32 else None,
         "kernel_fastest": _described(fastest),
-        "kernel_fastest_speedup": fastest["speedup_vs_fp32"] if fastest else None,
+        **_triple("kernel_fastest_speedup", fastest, SPEEDUP),
         "kernel_timed": len(timed),
         "kernel_not_run": len(rows) - len(timed),
         "kernel_wrong": sum(r["status"].startswith("wrong") for r in rows),
-        "kernel_fp32_over_floor": fp32["step_over_floor"] if fp32 else None,
+        **_triple("kernel_fp32_fraction_of_floor", fp32 if fp32 and fp32["step_ms"] is not None else None, FRACTION),
         "kernel_lowbit_fastest": _described(fastest_lowbit),
-        "kernel_lowbit_fastest_speedup": fastest_lowbit["speedup_vs_fp32"] if fastest_lowbit else None,
+        "kernel_lowbit_fastest_variant": fastest_lowbit["variant"] if fastest_lowbit else None,
+        **_triple("kernel_lowbit_fastest_speedup", fastest_lowbit, SPEEDUP),
         "kernel_lowbit_fastest_bytes_saving": (
             fp32["weight_bytes"] / fastest_lowbit["weight_bytes"]
             if fastest_lowbit and fp32 and fp32["weight_bytes"]
             else None
         ),
-        "kernel_lowbit_min_over_floor": min(r["step_over_floor"] for r in lowbit) if lowbit else None,
-        "kernel_samples_ms": samples,
+        "kernel_lowbit_closest": _described(closest),
+        "kernel_lowbit_closest_variant": closest["variant"] if closest else None,
+        **_triple("kernel_lowbit_best_fraction_of_floor", closest, FRACTION),
+        "kernel_samples_ms": {name: est.samples_ms() for name, est in points.items()},
     }
-    return [bw.row()], rows, values
+    return rows, values, notes
+
+
+def _triple(name: str, row: dict | None, columns: tuple[str, str, str]) -> dict:
+    """A value with the two bounds of its interval, from a row's three columns."""
+    cells = (row[c] for c in columns) if row else (None, None, None)
+    return dict(zip((name, f"{name}_low", f"{name}_high"), cells, strict=True))
 
 
 def run(cfg: Config, ctx: Context) -> Result:
+    if ctx.calibration is None:
+        raise ValueError("weight_quantization divides its floors by the run's calibration: run it through the runner")
     layers = q.projection_layers(ctx.model.model)
     if cfg.max_matrices is not None:
         layers = layers[: cfg.max_matrices]
@@ -229,7 +265,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     stats, levels, codes, v3 = outlier_matrix(layers)
     ctx.log("  checking the weights for a grid they were distributed on")
     grid, v4 = _distributed_grid(ctx, layers)
-    bandwidth, kernels, v5 = _decode_kernels(cfg, ctx)
+    kernels, v5, notes = _decode_kernels(cfg, ctx)
     tables = {
         "sizes": sizes,
         "errors": errors,
@@ -238,7 +274,6 @@ def run(cfg: Config, ctx: Context) -> Result:
         "outlier_levels": levels,
         "outlier_codes": codes,
         "distributed_grid": grid,
-        "bandwidth": bandwidth,
         "decode_kernels": kernels,
     }
-    return Result(tables=tables, values={**v1, **v2, **v3, **v4, **v5})
+    return Result(tables=tables, values={**v1, **v2, **v3, **v4, **v5}, notes=notes)

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
 from measure.experiments.weight_quantization import lowbit_kernels as lk
 from measure.lab.bandwidth import weight_bytes
-from measure.lab.generation import decode_step_at, random_cache
+from measure.lab.generation import crop_cache, decode_step, random_cache
 from measure.lab.quantizers import projection_layers
-from measure.lab.timing import time_call
 
 # Worst relative error a correct kernel may show against its dequantized reference.
 # fp32 activations: only the order of fp32 additions differs (~1e-7 seen on rows of up
@@ -130,25 +131,30 @@ def _reason(e: Exception) -> str:
     return f"{type(e).__name__}: {first}"[:160]
 
 
-def measure_variant(
-    model: torch.nn.Module, v: Variant, *, token: torch.Tensor, cache_tokens: int, device: torch.device, repeats: int
-) -> dict:
-    """One row: the variant's facts and its decode step's time, or the reason it has none."""
+def prepare_variant(
+    model: torch.nn.Module, v: Variant, *, token: torch.Tensor, cache_tokens: int
+) -> tuple[dict, Callable[[], object] | None, Callable[[], None] | None]:
+    """The variant's row (its facts, or the reason it has none), its decode step and what
+    sets the step's cache back before each call (``before``); the step is None where the
+    variant was not built, is wrong or failed a first, untimed, call. The row's status is
+    "ok" where the step is ready to be timed."""
     row = {"variant": v.name, "label": v.label, "activations": v.activations, "tolerance": v.tolerance}
     try:
         built, facts = variant_model(model, v)
     except Exception as e:  # a kernel or shape this device refuses: the row says which
-        return row | {"status": f"not built: {_reason(e)}"}
+        return row | {"status": f"not built: {_reason(e)}"}, None, None
     row |= facts
     if not math.isfinite(facts["max_rel_error"]):
-        return row | {"max_rel_error": None, "status": "wrong: output not finite, not timed"}
+        return row | {"max_rel_error": None, "status": "wrong: output not finite, not timed"}, None, None
     if facts["max_rel_error"] > v.tolerance:
-        return row | {"status": "wrong: above tolerance, not timed"}
+        return row | {"status": "wrong: above tolerance, not timed"}, None, None
     try:
         cache = random_cache(built, batch=1, tokens=cache_tokens)
-        t = time_call(
-            lambda: decode_step_at(built, token, cache, cache_tokens), device=device, warmup=2, repeats=repeats
-        )
+        step = partial(decode_step, built, token, cache)
+        reset = partial(crop_cache, cache, cache_tokens)  # the previous step grew it by one
+        with torch.inference_mode():
+            step()
+            reset()
     except Exception as e:
-        return row | {"status": f"step failed: {_reason(e)}"}
-    return row | {"status": "ok", "step_ms": t.median_ms, "spread_ms": t.spread_ms, "samples_ms": t.samples_ms()}
+        return row | {"status": f"step failed: {_reason(e)}"}, None, None
+    return row | {"status": "ok"}, step, reset

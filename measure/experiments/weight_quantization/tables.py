@@ -3,7 +3,7 @@
 from measure.experiments.weight_quantization.grid import Q4_1_BLOCK
 from measure.lab import quantizers as q
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_columns
 
 RATIO_PAIRS = (
     ("int4_tensor", "int4_row"),
@@ -19,7 +19,16 @@ RATIO_PAIRS = (
 # (NUMERIC, EXACT_ON_DEVICE). Sizes, bits and shapes are counted from the shapes alone and
 # hold anywhere (EXACT, NUMERIC_ANYWHERE). Whether a low-bit kernel runs, and the last bits
 # of what it computes, belong to the machine, its PyTorch build and vector instructions
-# (EXACT_ON_MACHINE, NUMERIC_ON_MACHINE); its speed is a timing.
+# (EXACT_ON_MACHINE, NUMERIC_ON_MACHINE); its speed is a timing, a median with its 95 %
+# interval beside it, and a ratio of timings the range their intervals give.
+
+SPEEDUP = ("speedup_vs_fp32", "speedup_vs_fp32_low", "speedup_vs_fp32_high")
+FRACTION = ("fraction_of_floor", "fraction_of_floor_low", "fraction_of_floor_high")
+
+
+def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
+    return interval_columns(name, unit, label, samples=False)
+
 
 TABLES = (
     Table(
@@ -124,19 +133,6 @@ TABLES = (
         ),
     ),
     Table(
-        "bandwidth",
-        "Memory bandwidth, from one large copy",
-        (
-            Column("copy_bytes", "bytes", "buffer copied"),
-            Column("moved_bytes", "bytes", "bytes moved per copy"),
-            Column("copies_per_sample", "copies", "copies per sample"),
-            Column("time_ms", "ms", "time per copy", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
-            Column("bandwidth_gb_s", "GB/s", "bandwidth", policy=TIMING),
-        ),
-        description="The device's memory bandwidth, from one large copy: the decode step's floor.",
-    ),
-    Table(
         "decode_kernels",
         "One decode step ({kernel_cache_tokens}-token cache, batch 1) with the projections on low-bit kernels",
         (
@@ -149,17 +145,19 @@ TABLES = (
             Column("max_rel_error", label="kernel vs its weights: worst error", policy=NUMERIC_ON_MACHINE),
             Column("tolerance"),
             Column("status", policy=EXACT_ON_MACHINE),
-            Column("step_ms", "ms", "step", policy=TIMING, spread="spread_ms"),
-            Column("spread_ms", "ms", "spread (IQR)", policy=TIMING),
-            Column("speedup_vs_fp32", "x", "speed vs fp32", policy=TIMING),
+            *interval_columns("step_ms", "ms", "step"),
+            *_ratio("speedup_vs_fp32", "x", "speed vs fp32"),
             Column("floor_ms", "ms", "floor: bytes / bandwidth", policy=TIMING),
-            Column("step_over_floor", "x", "step / floor", policy=TIMING),
+            *_ratio("fraction_of_floor", "fraction", "floor / step"),
         ),
         description=(
             "One decode step (one token, batch 1) with the projection matrices computed by the low-bit "
-            "kernels this PyTorch ships, against the fp32 and bf16 steps: bits per weight, weight bytes read "
-            "per step, step time, speed against fp32, and the floor. Each kernel is checked against its "
-            "dequantized weights first; a variant this machine cannot run is a row that says why."
+            "kernels this PyTorch ships, against the fp32 and bf16 steps, every variant interleaved in one "
+            "sweep: bits per weight, weight bytes read per step, step time (the median with its 95 % "
+            "interval), speed against fp32, and the floor (the weight bytes over the run's one bandwidth, the "
+            "calibration's) with the fraction of it reached; each ratio with the range the intervals give. "
+            "Each kernel is checked against its dequantized weights first; a variant this machine cannot run "
+            "is a row that says why."
         ),
     ),
 )
@@ -184,10 +182,16 @@ VALUES = (
     ),
     Value("q4_1_requantize_error_max", policy=NUMERIC),
     Value("kernel_cache_tokens", "tokens"),
-    Value("kernel_bandwidth_gb_s", "GB/s", policy=TIMING),
+    Value("kernel_bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its calibration)", policy=TIMING),
+    Value("kernel_bandwidth_low_gb_s", "GB/s", description="its 95 % interval, low", policy=TIMING),
+    Value("kernel_bandwidth_high_gb_s", "GB/s", description="its 95 % interval, high", policy=TIMING),
     Value("kernel_fp32_step_ms", "ms", policy=TIMING),
     Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
     Value("kernel_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
+    Value("kernel_fastest_speedup_low", "x", description="95 % interval of kernel_fastest_speedup, low", policy=TIMING),
+    Value(
+        "kernel_fastest_speedup_high", "x", description="95 % interval of kernel_fastest_speedup, high", policy=TIMING
+    ),
     Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
     Value(
         "kernel_not_run",
@@ -201,9 +205,36 @@ VALUES = (
         description="variants built whose output missed the tolerance",
         policy=EXACT_ON_MACHINE,
     ),
-    Value("kernel_fp32_over_floor", "x", description="the fp32 step over its floor", policy=TIMING),
+    Value(
+        "kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step", policy=TIMING
+    ),
+    Value(
+        "kernel_fp32_fraction_of_floor_low",
+        "fraction",
+        description="95 % interval of kernel_fp32_fraction_of_floor, low",
+        policy=TIMING,
+    ),
+    Value(
+        "kernel_fp32_fraction_of_floor_high",
+        "fraction",
+        description="95 % interval of kernel_fp32_fraction_of_floor, high",
+        policy=TIMING,
+    ),
     Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
+    Value("kernel_lowbit_fastest_variant", description="its key in decode_kernels", policy=TIMING),
     Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
+    Value(
+        "kernel_lowbit_fastest_speedup_low",
+        "x",
+        description="95 % interval of kernel_lowbit_fastest_speedup, low",
+        policy=TIMING,
+    ),
+    Value(
+        "kernel_lowbit_fastest_speedup_high",
+        "x",
+        description="95 % interval of kernel_lowbit_fastest_speedup, high",
+        policy=TIMING,
+    ),
     Value(
         "kernel_lowbit_fastest_bytes_saving",
         "x",
@@ -211,9 +242,28 @@ VALUES = (
         policy=TIMING,
     ),
     Value(
-        "kernel_lowbit_min_over_floor",
-        "x",
-        description="the smallest step / floor among the low-bit variants",
+        "kernel_lowbit_closest",
+        description="the low-bit variant closest to its floor",
+        policy=TIMING,
+        words=True,
+    ),
+    Value("kernel_lowbit_closest_variant", description="its key in decode_kernels", policy=TIMING),
+    Value(
+        "kernel_lowbit_best_fraction_of_floor",
+        "fraction",
+        description="the largest floor / step among the low-bit variants",
+        policy=TIMING,
+    ),
+    Value(
+        "kernel_lowbit_best_fraction_of_floor_low",
+        "fraction",
+        description="95 % interval of kernel_lowbit_best_fraction_of_floor, low",
+        policy=TIMING,
+    ),
+    Value(
+        "kernel_lowbit_best_fraction_of_floor_high",
+        "fraction",
+        description="95 % interval of kernel_lowbit_best_fraction_of_floor, high",
         policy=TIMING,
     ),
     Value("kernel_samples_ms", "ms", description="every timed step, per variant", policy=TIMING),
