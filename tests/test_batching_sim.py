@@ -206,7 +206,9 @@ def test_rows_fill_exactly_the_columns_the_batching_page_declares():
         ("arrival_ratios", ratios),
         ("arrival_requests", requests),
     ]:
-        assert rows and all(set(r) == declared[name] for r in rows), name
+        # the ratios' ranges are added by the experiment, which simulates at the costs' bounds too
+        expected = {c for c in declared[name] if not (name == "arrival_ratios" and c.endswith(("_low", "_high")))}
+        assert rows and all(set(r) == expected for r in rows), name
 
 
 def test_arrival_request_times_are_milliseconds_of_the_simulation():

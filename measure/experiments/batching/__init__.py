@@ -45,7 +45,8 @@ import torch
 from measure.experiments.batching.config import Config
 from measure.experiments.batching.steps import Steps, floor_columns, measure_steps
 from measure.experiments.batching.sweep import step_costs, sweep_rows
-from measure.experiments.batching.tables import ARRIVAL_RATIOS, POLICY_RATIOS, TABLES, VALUES
+from measure.experiments.batching.tables import ARRIVAL_RATIOS, POLICY_RATIOS, TABLES
+from measure.experiments.batching.values import VALUES
 from measure.lab.bandwidth import weight_bytes
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses

@@ -1,8 +1,7 @@
-"""What §4 writes (``site_data/batching/``): its tables and values, declared once."""
+"""What §4 writes (``site_data/batching/``): its tables, declared once (its values: values.py)."""
 
-from measure.experiments.batching.config import SLOTS
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, interval_columns
 
 # Whether a batch ran out of memory is this machine's memory, the same on every rerun here
 # (EXACT_ON_MACHINE). What timings chose (the knee, where the sweep stops) may move with
@@ -230,92 +229,4 @@ TABLES = (
         ),
         description="The KV memory after every step of the continuous schedule, under each allocator.",
     ),
-)
-VALUES = (
-    Value("knee_found", description="a knee lies inside the sweep", policy=TIMING),
-    Value(
-        "knee_batch",
-        "requests",
-        description="the knee, or the largest batch measured when there is none",
-        policy=TIMING,
-    ),
-    Value("knee_next_batch", "requests", description="the batch size after the knee", policy=TIMING),
-    Value("knee_next_gain", "x", description="throughput factor from the knee to the next batch size", policy=TIMING),
-    Value(
-        "knee_next_slowdown", "x", description="step-time factor from the knee to the next batch size", policy=TIMING
-    ),
-    # Where the sweep ends is chosen by its timings once it is extended past its sizes.
-    Value("largest_measured_batch", "requests", policy=TIMING),
-    Value("out_of_memory", policy=EXACT_ON_MACHINE),
-    Value("sweep_samples_ms", "ms", policy=TIMING),
-    Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth, its calibration's", policy=TIMING),
-    Value("weight_bytes", "bytes", policy=EXACT_ON_DEVICE),
-    Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", policy=TIMING),
-    Value(
-        "fraction_largest_batch", "fraction", description="floor / step at the largest batch measured", policy=TIMING
-    ),
-    # Whether the compiler runs depends on the machine (a C++ compiler for the CPU backend).
-    Value("compiled_available", description="torch.compile ran on this machine", policy=EXACT_ON_MACHINE),
-    Value(
-        "compiled_method",
-        description="how the compiled step was built, or why it was not",
-        policy=EXACT_ON_MACHINE,
-        words=True,
-    ),
-    Value("compiled_fraction_smallest_batch", "fraction", policy=TIMING),
-    Value("compiled_fraction_largest_batch", "fraction", policy=TIMING),
-    Value("compiled_speedup_best", "x", description="the largest speed-up over the batches measured", policy=TIMING),
-    Value("compiled_speedup_worst", "x", description="the smallest speed-up over the batches measured", policy=TIMING),
-    Value("compiled_samples_ms", "ms", policy=TIMING),
-    Value("requests", "requests"),
-    Value("slots", "slots"),
-    Value("output_median", "tokens", policy=NUMERIC_ANYWHERE),
-    Value("output_max", "tokens"),
-    Value("output_min", "tokens"),
-    Value("output_total", "tokens"),
-    Value(
-        "output_top_share",
-        "fraction",
-        description="share of all output tokens in the longest tenth of the requests",
-        policy=NUMERIC_ANYWHERE,
-    ),
-    Value("throughput_ratio", "x", description="continuous throughput / static throughput", policy=TIMING),
-    Value("mean_latency_ratio", "x", description="static mean latency / continuous mean latency", policy=TIMING),
-    Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", policy=TIMING),
-    Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", policy=TIMING),
-    *(
-        Value(f"{name}_{bound}", "x", description=f"{which} of {name} over the costs' bounds", policy=TIMING)
-        for name in POLICY_RATIOS
-        for bound, which in (("low", "the smallest"), ("high", "the largest"))
-    ),
-    Value("sweep_stop_reason", description="why the extended sweep stopped", policy=TIMING, words=True),
-    Value("sweep_extended", description="the sweep went past the published batch sizes", policy=TIMING),
-    Value("sweep_extension_s", "s", description="time spent measuring past the published sizes", policy=TIMING),
-    Value("sweep_cap", "requests", description="the largest batch the extension may try"),
-    Value("sweep_budget_s", "s", description="the time the extension may take"),
-    Value("knee_confirmations", "growths", description="growths past the knee that establish it"),
-    Value(
-        "capacity_req_s",
-        "requests/s",
-        description="continuous batching with every slot busy: 1 / (prefill + (mean output - 1) x full step / slots)",
-        policy=TIMING,
-    ),
-    Value("prefill_ms", "ms", description="one prefill of the workload's prompt", policy=TIMING),
-    Value("arrival_seed", description="seed of the Poisson arrivals"),
-    Value("load_lowest", "fraction"),
-    Value("load_highest", "fraction"),
-    Value("padding_slot_steps", "slot-steps", description="slot-steps static batching spent computing padding"),
-    Value("step_cost_ratio", "x", description=f"a step with {SLOTS} requests / a step with one", policy=TIMING),
-    Value("stored_within_reserved", description="at every step, under every allocator"),
-    Value("kv_bytes_per_token", "bytes", description="read from the sweep's cache", policy=EXACT_ON_DEVICE),
-    Value("max_context_tokens", "tokens"),
-    Value("longest_request_tokens", "tokens"),
-    Value("prompt_tokens", "tokens"),
-    Value("shared_prefix_tokens", "tokens"),
-    Value("block_tokens", "tokens"),
-    Value("contiguous_waste", "fraction", policy=NUMERIC_ANYWHERE),
-    Value("paged_waste", "fraction", policy=NUMERIC_ANYWHERE),
-    Value("shared_waste", "fraction", policy=NUMERIC_ANYWHERE),
-    Value("shared_peak_vs_contiguous", "fraction", policy=NUMERIC_ANYWHERE),
-    Value("paged_peak_vs_contiguous", "fraction", policy=NUMERIC_ANYWHERE),
 )
