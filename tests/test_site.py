@@ -3,6 +3,7 @@
 import json
 import re
 import shutil
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -217,9 +218,29 @@ def test_a_doubled_unit_is_found():
 def test_a_header_names_its_unit_once():
     from sitekit.markers import _header
 
-    assert _header({"name": "t", "unit": "tokens", "label": "tokens each"}) == '<th title="t">tokens each</th>'
-    assert _header({"name": "s", "unit": "ms", "label": "spread (IQR)"}) == '<th title="s">spread (IQR) (ms)</th>'
-    assert _header({"name": "u", "unit": "users", "label": "user count"}) == '<th title="u">user count (users)</th>'
+    assert _header({"name": "t", "unit": "tokens", "label": "tokens each"}, "f.csv") == (
+        '<th title="column t of f.csv">tokens each</th>'
+    )
+    assert _header({"name": "s", "unit": "ms", "label": "spread (IQR)"}, "f.csv") == (
+        '<th title="column s of f.csv">spread (IQR) (ms)</th>'
+    )
+    assert _header({"name": "u", "unit": "users", "label": "user count"}, "f.csv") == (
+        '<th title="column u of f.csv">user count (users)</th>'
+    )
+
+
+def test_a_header_tooltip_names_the_csv_column_as_written_in_every_edition():
+    from sitekit import i18n
+    from sitekit.markers import _header
+
+    col = {"name": "step_ms", "unit": "ms", "label": "decode step", "description": "a description"}
+    i18n.set_language("gl")
+    try:
+        th = unescape(_header(col, "decode.csv"))
+    finally:
+        i18n.set_language("en")
+    # the label translated; the column's name as the CSV has it, never translated
+    assert th == '<th title="a description (columna step_ms de decode.csv)">paso de decodificación (ms)</th>'
 
 
 @pytest.mark.build

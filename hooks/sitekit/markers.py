@@ -92,14 +92,18 @@ def _td(value: Any, col: dict, style: str | None) -> str:
     return f"{opening}{_cell_html(value, col, style)}</td>"
 
 
-def _header(col: dict) -> str:
+def _header(col: dict, file: str) -> str:
+    """A column's header: its label in the page's language, its unit, and in its tooltip
+    the description and the column's name in the CSV file, which is never translated."""
     unit = col["unit"]
     shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
     english = col.get("label") or col["name"]
     if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
         shown = ""  # "tokens each", not "tokens each (tokens)"
     label = escape.text(_(english, "column label"))
-    title = escape.attribute(_(col.get("description") or col["name"], "column description"))
+    where = _("column {name} of {file}").format(name=col["name"], file=file)
+    described = col.get("description")
+    title = escape.attribute(f"{_(described, 'column description')} ({where})" if described else where)
     shown = _(shown, "unit") if shown else ""
     return f'<th title="{title}">{label}' + (f" ({escape.text(shown)})" if shown else "") + "</th>"
 
@@ -123,7 +127,7 @@ def table(
     if limit is not None:
         frame = frame.head(limit)
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
-    head = "".join(_header(c) for c in cols)
+    head = "".join(_header(c, t.meta["tables"][t.name]["file"]) for c in cols)
     body = "\n".join(
         "<tr>" + "".join(_td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"])) for c in cols) + "</tr>"
         for _, row in frame.iterrows()
