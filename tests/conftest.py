@@ -31,10 +31,7 @@ LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
 # their data is measured again (on a quiet machine) before it can state what the code
 # declares. The tests that hold the committed data to the code pass over these, and one
 # holds each still stale, so that an entry goes when its data comes.
-AWAITING_MEASUREMENT: dict[str, str] = {  # experiment: what changed in its code
-    "kv_cache": "interleaved timings with 95 % intervals; the ratios' ranges; timed_tokens",
-    "weight_quantization": "the low-bit steps in one interleaved sweep, floors over the run's calibration",
-}
+AWAITING_MEASUREMENT: dict[str, str] = {}  # experiment: what changed in its code
 
 
 def english_pages() -> list:
