@@ -252,3 +252,10 @@ def test_a_failed_claim_lists_every_number_it_read(data):
         "p.md: claim 'big' does not hold: exp.c = exp.ratio > 2 and max(column('exp.t', 'n')) > 4 "
         "with exp.ratio = 2.5; exp.t.n = [1, 2, 4]"
     )
+
+
+def test_a_float_read_is_shown_to_six_significant_digits():
+    from sitekit.claims import _numbers
+
+    read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
+    assert _numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"

@@ -187,15 +187,19 @@ def check(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
 
 
 def _numbers(read: dict[str, Any]) -> str:
-    """What a claim read, for its tooltip and its failure: lists cut to eight items and
-    every datum to a bound, so that a long text in the data cannot make a long page."""
+    """What a claim read, for its tooltip and its failure: lists cut to eight items,
+    every datum to a bound, so that a long text in the data cannot make a long page, and
+    a float to the six significant digits that decide any comparison a reader can check."""
+
+    def one(x):
+        return f"{x:.6g}" if isinstance(x, float) else x
 
     def short(v):
         if isinstance(v, list) and len(v) > 8:
-            return f"[{', '.join(escape.cut(x, note=False) for x in v[:8])}, ...]"
+            return f"[{', '.join(escape.cut(one(x), note=False) for x in v[:8])}, ...]"
         if isinstance(v, list):
-            return f"[{', '.join(escape.cut(repr(x), note=False) for x in v)}]"
-        return escape.cut(v, note=False)
+            return f"[{', '.join(escape.cut(one(x) if isinstance(x, float) else repr(x), note=False) for x in v)}]"
+        return escape.cut(one(v), note=False)
 
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
