@@ -145,7 +145,12 @@ def test_each_edition_searches_its_own_pages_only(built_site):
         for edition, term in SEARCHES.items():
             page, problems = _open(browser, origin, edition)
             page.fill("input[data-md-component=search-query]", term)  # in the header at desktop width
-            page.wait_for_selector(".md-search-result__link", timeout=15_000)
+            # the worker builds the edition's index in the browser first: slow on a busy machine
+            try:
+                page.wait_for_selector(".md-search-result__link", timeout=90_000)
+            except Exception as e:  # the edition and what the search said, not a bare timeout
+                said = page.inner_text(".md-search-result__meta")
+                raise AssertionError(f"{edition or 'en/'} {term!r}: no result ({said!r}); {problems}") from e
             found = page.eval_on_selector_all(".md-search-result__link", "links => links.map(a => a.href)")
             assert found, (edition, term)
             for href in found:
