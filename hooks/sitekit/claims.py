@@ -81,11 +81,10 @@ class Evaluator:
     def interval(self, ref: str, col: str, where: dict | None = None) -> Interval:
         """One cell's median with its column's declared 95 % interval."""
         t = self.data.table(ref)
-        column = t.column(col)
-        frame = t.rows(where)
-        if len(frame) != 1:
-            raise SiteDataError(f"{ref} where {where}: {len(frame)} rows match, exactly one needed")
-        v = self._interval_of(t, column, frame.iloc[0])
+        bounds = t.column(col).get("noise", {}).get("interval")
+        if not bounds:
+            raise SiteDataError(f"column {t.experiment}.{t.name}.{col} declares no interval")
+        v = Interval(*(float(_plain(self.data.cell(ref, c, where)[0])) for c in (col, *bounds)))
         self.read[f"{ref}.{col}" + (f" {where}" if where else "")] = v
         return v
 
@@ -211,23 +210,18 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     hold fails the build."""
     expr = claim.expression
     holds, read = check(data, expr)
+    title = escape.attribute(
+        _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
+        + f"  [{_numbers(read)}]",
+        None,
+    )
     if holds is NOISE:
-        title = escape.attribute(
-            _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
-            + f"  [{_numbers(read)}]",
-            None,
-        )
         return (
             f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
             + escape.text(_("within this machine's noise: {values}").format(values=_numbers(read)), None)
             + ")</span>"
         )
     if holds:
-        title = escape.attribute(
-            _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
-            + f"  [{_numbers(read)}]",
-            None,
-        )
         return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
     message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
     if not claim.hardware:
