@@ -1,5 +1,6 @@
 """The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
 ``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
+``{{ answer(kv_cache.speedup * 2, unit='x') }}`` (a number worked out from the data),
 ``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``,
 ``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim('kv_cache.tokens_identical', '...') }}``
 (see claims.py), and the branches ``<!-- if ID --> ... <!-- end -->`` (branches.py).
@@ -171,6 +172,15 @@ def cell(
     return _inline(v, col["unit"], style, digits, unit)
 
 
+def answer(ctx: PageContext, number: Any, unit: str = "", style: str = "auto", digits: int | None = None) -> str:
+    """A number worked out from the data when the page is built, e.g. an exercise's answer:
+    ``{{ answer(kv_cache.cache_bytes / kv_cache.tokens, unit='bytes') }}``; the argument is
+    evaluated by the claims' interpreter (_parse), so the answer is this run's answer."""
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise MarkerError(f"{ctx.page}: answer() takes a number worked out from the data, not {number!r}")
+    return _inline(number, unit, style, digits, True)
+
+
 def meta(ctx: PageContext, exp: str, *path: str) -> str:
     node: Any = ctx.data.meta(exp)
     for key in path:
@@ -238,6 +248,7 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "table": table,
     "value": value,
     "cell": cell,
+    "answer": answer,
     "figure": figure,
     "provenance": provenance,
     "meta": meta,
