@@ -22,7 +22,7 @@ MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 # The fast tier: what needs no smoke run, site build, browser or long wait (markers in pyproject.toml).
 FAST    := not smoke and not build and not browser and not slow
 
-.PHONY: help measure check merge test test-fast mutate site serve lint clean env messages notebooks
+.PHONY: help measure check verdicts merge test test-fast mutate site serve lint clean env messages notebooks
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -32,6 +32,8 @@ help: ## show this help
 	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
 	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
 	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
+	@echo "make verdicts A=<folder> [B=<folder>]"
+	@echo "                 the verdict of every claim about this machine (✓ ≈ ⚠); two runs compared"
 	@echo "make merge FROM=<folder> [ONLY=...]"
 	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
 	@echo "make notebooks [FORCE=1]"
@@ -65,6 +67,10 @@ notebooks: $(STAMP) ## execute the notebook pages against site_data/ (only those
 
 check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
 	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
+
+verdicts: $(STAMP) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
+	@test -n "$(A)" || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
+	PYTHONPATH=hooks $(BIN)/python -m sitekit.verdicts '$(A)' $(if $(B),'$(B)')
 
 merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
 	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }

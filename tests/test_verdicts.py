@@ -1,0 +1,58 @@
+"""The verdicts of claims about this machine, read from two runs and compared."""
+
+from sitekit import verdicts
+
+from tests.conftest import write_data
+
+CLAIMS = """
+[big]
+check = "exp.ratio > 2"
+hardware = true
+
+[huge]
+check = "exp.ratio > 3"
+hardware = true
+
+[exact]
+check = "exp.ratio > 0"
+"""
+
+
+def _run(root, ratio):
+    write_data(root, "exp", {"t": [{"n": 1}]}, {"ratio": ratio})
+    return root
+
+
+def test_two_runs_compared_claim_by_claim(tmp_path, capsys):
+    claims = tmp_path / "experiments" / "exp"
+    claims.mkdir(parents=True)
+    (claims / "claims.toml").write_text(CLAIMS)
+    a = _run(tmp_path / "a", 2.5)
+    b = _run(tmp_path / "b", 3.5)
+    # only the claims marked hardware have a verdict; 2.5 > 2 holds, 2.5 > 3 does not
+    assert verdicts.verdicts(a, tmp_path / "experiments") == {"exp.big": "✓", "exp.huge": "⚠"}
+    found = [verdicts.verdicts(x, tmp_path / "experiments") for x in (a, b)]
+    assert verdicts.differences(*found) == [("exp.huge", "⚠", "✓")]
+    assert verdicts.differences(found[0], found[0]) == []
+
+
+def test_a_folder_without_the_data_is_unreadable_not_a_traceback(tmp_path, capsys):
+    claims = tmp_path / "experiments" / "exp"
+    claims.mkdir(parents=True)
+    (claims / "claims.toml").write_text(CLAIMS)
+    other = tmp_path / "other"
+    write_data(other, "other", {"t": [{"n": 1}]})
+    found = verdicts.verdicts(other, tmp_path / "experiments")
+    assert set(found) == {"exp.big", "exp.huge"} and all(v.startswith("unreadable: ") for v in found.values())
+    assert verdicts.main([str(tmp_path / "missing")]) == 2
+    assert "no such data folder" in capsys.readouterr().err
+
+
+def test_the_project_s_own_data_has_a_verdict_for_every_claim_about_this_machine(capsys):
+    from tests.conftest import REPO
+
+    assert verdicts.main([str(REPO / "site_data"), str(REPO / "site_data")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 of ") and "decided differently" in out
+    found = verdicts.verdicts(REPO / "site_data")
+    assert found and not [c for c, v in found.items() if v.startswith("unreadable")]
