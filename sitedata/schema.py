@@ -290,3 +290,9 @@ def interval_columns(
         Column(high, unit, "95 % interval, high", policy=TIMING),
     )
     return (median, *bounds, *((Column(count, "samples", policy=TIMING),) if count else ()))
+
+
+def derived_columns(name: str, unit: str, label: str = "", *, description: str = "") -> tuple[Column, ...]:
+    """A quantity worked out from timed points (a ratio, a time per token): its value and the
+    range its points' intervals give; the samples are counted by the timings it comes from."""
+    return interval_columns(name, unit, label, description=description, samples=False)

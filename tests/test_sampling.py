@@ -182,3 +182,18 @@ def test_the_interval_covers_the_true_median_at_least_95_percent_of_the_time():
         x = rng.exponential(1.0, (4000, n))  # the true median is ln 2
         covered = [lo <= math.log(2) <= hi for lo, hi in (median_interval(row) for row in x.tolist())]
         assert sum(covered) / len(covered) >= 0.94, n
+
+
+def test_a_ratio_takes_the_range_its_two_intervals_give():
+    from measure.lab.sampling import Estimate, ratio, ratio_cells
+
+    # six samples: the 95 % interval of the median runs from the smallest to the largest
+    num = Estimate.of([0.010, 0.011, 0.012, 0.013, 0.014, 0.015], target=0.03)
+    den = Estimate.of([0.004, 0.005, 0.005, 0.005, 0.005, 0.006], target=0.03)
+    assert (num.low_s, num.high_s, den.low_s, den.high_s) == (0.010, 0.015, 0.004, 0.006)
+    # 12.5 / 5 = 2.5; the low over the high 10 / 6, the high over the low 15 / 4
+    assert ratio(num, den) == pytest.approx((2.5, 10 / 6, 3.75))
+    assert ratio_cells("speedup", num, den) == pytest.approx(
+        {"speedup": 2.5, "speedup_low": 10 / 6, "speedup_high": 3.75}
+    )
+    assert set(ratio_cells("step_ms", num, den)) == {"step_ms", "step_low_ms", "step_high_ms"}

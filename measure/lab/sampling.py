@@ -178,6 +178,20 @@ class Estimate:
         return {name: self.median_ms, low: self.low_ms, high: self.high_ms, samples: self.n}
 
 
+def ratio(num: Estimate, den: Estimate) -> tuple[float, float, float]:
+    """``num / den`` of two medians, and the range their two intervals give: the low over
+    the high and the high over the low (each interval holds with 95 %, so the range is the
+    cautious one)."""
+    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
+
+
+def ratio_cells(name: str, num: Estimate, den: Estimate) -> dict[str, float]:
+    """A table's cells for ``num / den`` as ``sitedata.schema.derived_columns`` declares them:
+    ``ratio_cells("speedup", a, b)`` is ``speedup``, ``speedup_low`` and ``speedup_high``."""
+    low, high, _ = interval_names(name)
+    return dict(zip((name, low, high), ratio(num, den), strict=True))
+
+
 @dataclass(frozen=True)
 class Sweep(Generic[K]):
     points: dict[K, Estimate]

@@ -14,7 +14,7 @@ from measure.experiments.batching.sweep import available_bytes, extend_sweep, sw
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
-from measure.lab.sampling import Estimate, Sweep, budget, interleaved
+from measure.lab.sampling import Estimate, Sweep, budget, interleaved, ratio_cells
 
 
 @dataclass(frozen=True)
@@ -144,11 +144,6 @@ def _fraction(name: str, floor: tuple[float, float, float], est: Estimate) -> di
     return {name: f / est.median_s, f"{name}_low": low / est.high_s, f"{name}_high": high / est.low_s}
 
 
-def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the interval their two intervals give."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
-
-
 def floor_columns(rows: list[dict], results: dict, *, floor_s) -> dict:
     """Adds the floor and the compiled step to the sweep's rows; their values.
     ``floor_s(b)`` is the floor at batch ``b`` in seconds, with its low and high bound
@@ -169,7 +164,7 @@ def floor_columns(rows: list[dict], results: dict, *, floor_s) -> dict:
                 **c.columns("compiled_step_ms"),
                 "compiled_throughput_tok_s": row["batch"] / c.median_s,
                 **_fraction("compiled_fraction_of_floor", floor, c),
-                **dict(zip(_SPEEDUP, ratio_interval(r.eager, c), strict=True)),
+                **ratio_cells("compiled_speedup", r.eager, c),
             }
         measured.append(row)
     first, last = measured[0], measured[-1]

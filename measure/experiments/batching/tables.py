@@ -1,7 +1,7 @@
 """What §4 writes (``site_data/batching/``): its tables, declared once (its values: values.py)."""
 
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, interval_columns
+from sitedata.schema import Column, Table, derived_columns, interval_columns
 
 # Whether a batch ran out of memory is this machine's memory, the same on every rerun here
 # (EXACT_ON_MACHINE). What timings chose (the knee, where the sweep stops) may move with
@@ -26,10 +26,6 @@ ARRIVAL_RATIOS = (
 )
 
 
-def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
-    return interval_columns(name, unit, label, samples=False)
-
-
 # Mean and percentiles of the requests' latency, in the static and the arrivals tables alike.
 _LATENCY_COLUMNS = tuple(
     Column(f"{k}_latency_ms", "ms", f"{k} latency", policy=TIMING) for k in ("mean", "p50", "p95", "p99")
@@ -50,11 +46,11 @@ TABLES = (
             Column("gain_vs_previous", "x", "throughput vs previous B", policy=TIMING),
             Column("slowdown_vs_previous", "x", "latency vs previous B", policy=TIMING),
             Column("floor_ms", "ms", "floor: weights and caches / bandwidth", policy=TIMING),
-            *_ratio("fraction_of_floor", "fraction", "floor / step"),
+            *derived_columns("fraction_of_floor", "fraction", "floor / step"),
             *interval_columns("compiled_step_ms", "ms", "compiled step"),
             Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", policy=TIMING),
-            *_ratio("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
-            *_ratio("compiled_speedup", "x", "eager step / compiled step"),
+            *derived_columns("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
+            *derived_columns("compiled_speedup", "x", "eager step / compiled step"),
         ),
         description=(
             "One decode step for B requests at once, each holding a cache of the same length, every batch "
@@ -148,12 +144,12 @@ TABLES = (
         (
             Column("load", "fraction", "load: rate / capacity"),
             Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
-            *_ratio("throughput_ratio", "x", "throughput: continuous / static"),
-            *_ratio("mean_latency_ratio", "x", "mean latency: static / continuous"),
-            *_ratio("p50_latency_ratio", "x", "p50: static / continuous"),
-            *_ratio("p95_latency_ratio", "x", "p95: static / continuous"),
-            *_ratio("p99_latency_ratio", "x", "p99: static / continuous"),
-            *_ratio("mean_ttft_ratio", "x", "mean time to first token: static / continuous"),
+            *derived_columns("throughput_ratio", "x", "throughput: continuous / static"),
+            *derived_columns("mean_latency_ratio", "x", "mean latency: static / continuous"),
+            *derived_columns("p50_latency_ratio", "x", "p50: static / continuous"),
+            *derived_columns("p95_latency_ratio", "x", "p95: static / continuous"),
+            *derived_columns("p99_latency_ratio", "x", "p99: static / continuous"),
+            *derived_columns("mean_ttft_ratio", "x", "mean time to first token: static / continuous"),
         ),
         description=(
             "Continuous against static batching under arrivals, at each load: the ratios of throughput, "

@@ -10,9 +10,8 @@ from functools import partial
 
 import torch
 
-from measure.experiments.kv_cache.speed import ratio_interval
 from measure.lab.context import Context
-from measure.lab.sampling import interleaved
+from measure.lab.sampling import interleaved, ratio_cells
 
 
 def _recompute(q, k, v, mask, d: int, built: dict, n: int):
@@ -42,15 +41,12 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
     rows = []
     for n in cfg.head_contexts:
         re, ca = sweep.points[("recompute", n)], sweep.points[("cached", n)]
-        ratio, low, high = ratio_interval(re, ca)
         rows.append(
             {
                 "context": n,
                 **re.columns("recompute_ms"),
                 **ca.columns("cached_ms"),
-                "speed_ratio": ratio,
-                "speed_ratio_low": low,
-                "speed_ratio_high": high,
+                **ratio_cells("speed_ratio", re, ca),
                 "recompute_scores_bytes": built[("recompute", n)],
                 "cached_scores_bytes": built[("cached", n)],
             }

@@ -14,15 +14,9 @@ import torch
 
 from measure.lab.context import Context
 from measure.lab.generation import greedy_cached, greedy_recompute
-from measure.lab.sampling import Estimate, interleaved
+from measure.lab.sampling import Estimate, interleaved, ratio_cells
 
 METHODS = {"recompute": greedy_recompute, "cached": greedy_cached}
-
-
-def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the range their two intervals give: the low over
-    the high and the high over the low."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
 
 def streams(model, ids: torch.Tensor, new_tokens: int) -> dict[str, list[int]]:
@@ -58,7 +52,11 @@ def identical_rows(cfg, points: dict[str, Estimate], same: bool) -> tuple[list[d
     base = points["recompute"]
     rows, values = [], {}
     for name, est in points.items():
-        ratio, low, high = (1.0, 1.0, 1.0) if est is base else ratio_interval(base, est)
+        speed = (
+            dict.fromkeys(("speed_ratio", "speed_ratio_low", "speed_ratio_high"), 1.0)
+            if est is base
+            else ratio_cells("speed_ratio", base, est)
+        )
         rows.append(
             {
                 "method": name,
@@ -69,14 +67,12 @@ def identical_rows(cfg, points: dict[str, Estimate], same: bool) -> tuple[list[d
                     for k, v in est.scaled(1 / cfg.timed_tokens).columns("ms_per_token").items()
                     if not k.endswith("_samples")
                 },
-                "speed_ratio": ratio,
-                "speed_ratio_low": low,
-                "speed_ratio_high": high,
+                **speed,
                 "tokens_identical": same if name == "cached" else True,
             }
         )
         if name == "cached":
-            values = {"speedup": ratio, "speedup_low": low, "speedup_high": high}
+            values = ratio_cells("speedup", base, est)
     values |= {
         "timed_tokens": cfg.timed_tokens,
         "recompute_samples_ms": points["recompute"].samples_ms(),

@@ -1,17 +1,13 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 # Token streams and what follows from them reproduce on the same device type and dtype
 # (fp32 on any CPU; EXACT_ON_DEVICE); in fp16 near-tied logits may split the two streams.
 # Every timing is a median with its 95 % interval beside it (interval_columns); a ratio of
 # two medians, the range their two intervals give (the low over the high, the high over
 # the low).
-
-
-def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
-    return interval_columns(name, unit, label, samples=False)
 
 
 TABLES = (
@@ -22,8 +18,8 @@ TABLES = (
             Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
             *interval_columns("total_ms", "ms", "wall time"),
-            *_ratio("ms_per_token", "ms", "per token"),
-            *_ratio("speed_ratio", "x", "speed vs recompute"),
+            *derived_columns("ms_per_token", "ms", "per token"),
+            *derived_columns("speed_ratio", "x", "speed vs recompute"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
         ),
         description=(
@@ -52,7 +48,7 @@ TABLES = (
             Column("context", "tokens", "context n"),
             *interval_columns("recompute_ms", "ms", "recompute step"),
             *interval_columns("cached_ms", "ms", "cached step"),
-            *_ratio("speed_ratio", "x", "ratio"),
+            *derived_columns("speed_ratio", "x", "ratio"),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
         ),

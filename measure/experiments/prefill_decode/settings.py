@@ -17,12 +17,11 @@ from functools import partial
 
 import torch
 
-from measure.experiments.prefill_decode.split import ratio_interval
 from measure.lab.bandwidth import weight_bytes
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.sampling import interleaved
+from measure.lab.sampling import interleaved, ratio_cells
 
 _NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
 
@@ -124,5 +123,5 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
         row |= est.columns("step_ms")
         row |= {"fraction_of_floor": floor / est.median_s}
         row |= {"fraction_of_floor_low": low / est.high_s, "fraction_of_floor_high": high / est.low_s}
-        row |= dict(zip(("speedup", "speedup_low", "speedup_high"), ratio_interval(base, est), strict=True))
+        row |= ratio_cells("speedup", base, est)
     return row

@@ -17,14 +17,8 @@ import torch
 
 from measure.lab.context import Context
 from measure.lab.generation import decode_step, prefill
-from measure.lab.sampling import Estimate, host_timer, interleaved
+from measure.lab.sampling import host_timer, interleaved, ratio_cells
 from measure.lab.timing import timed
-
-
-def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the interval their two intervals give: the low
-    over the high and the high over the low (both intervals hold with 95 % each)."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
 
 def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int, budget_s: float, target: float):
@@ -76,11 +70,10 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
     )
     pre, dec = sweep.points["prefill"], sweep.points["decode"]
     pre_tok, dec_tok = pre.scaled(1 / cfg.split_prompt_tokens), dec.scaled(1 / steps)
-    ratio, ratio_low, ratio_high = ratio_interval(dec_tok, pre_tok)
     rows = []
-    for phase, tokens, total, per_token, cost in (
-        ("prefill (prompt tokens, one pass)", cfg.split_prompt_tokens, pre, pre_tok, (1.0, 1.0, 1.0)),
-        ("decode (one token per step)", steps, dec, dec_tok, (ratio, ratio_low, ratio_high)),
+    for phase, tokens, total, per_token, base in (
+        ("prefill (prompt tokens, one pass)", cfg.split_prompt_tokens, pre, pre_tok, pre_tok),
+        ("decode (one token per step)", steps, dec, dec_tok, pre_tok),
     ):
         rows.append(
             {
@@ -88,9 +81,13 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
                 "tokens": tokens,
                 **total.columns("total_ms"),
                 **_bounds(per_token.columns("ms_per_token")),
-                "cost_vs_prompt_token": cost[0],
-                "cost_vs_prompt_token_low": cost[1],
-                "cost_vs_prompt_token_high": cost[2],
+                **(
+                    dict.fromkeys(
+                        ("cost_vs_prompt_token", "cost_vs_prompt_token_low", "cost_vs_prompt_token_high"), 1.0
+                    )
+                    if per_token is base
+                    else ratio_cells("cost_vs_prompt_token", per_token, base)
+                ),
             }
         )
     all_steps = [s for g in generations for s in g]
@@ -100,9 +97,7 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
         "split_prefill_ms": pre.median_ms,
         "split_prefill_ms_per_token": pre_tok.median_ms,
         "split_decode_ms_per_token": dec_tok.median_ms,
-        "split_ratio": ratio,
-        "split_ratio_low": ratio_low,
-        "split_ratio_high": ratio_high,
+        **ratio_cells("split_ratio", dec_tok, pre_tok),
         "split_step_min_ms": min(all_steps) * 1e3,
         "split_step_max_ms": max(all_steps) * 1e3,
         "split_step_samples_ms": [[round(s * 1e3, 4) for s in g] for g in generations],

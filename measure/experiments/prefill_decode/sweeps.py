@@ -8,12 +8,11 @@ import math
 from functools import partial
 
 from measure.experiments.prefill_decode.arithmetic import decode_attention_macs, decode_flops, prefill_flops
-from measure.experiments.prefill_decode.split import ratio_interval
 from measure.experiments.prefill_decode.tables import FLAT_UP_TO
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
-from measure.lab.sampling import Estimate, interleaved
+from measure.lab.sampling import Estimate, interleaved, ratio_cells
 from measure.lab.timing import timed
 
 
@@ -150,7 +149,7 @@ def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: float, low: f
     return {
         **comp.columns("compiled_ms"),
         **_fraction("compiled_fraction_of_floor", floor, low, high, comp),
-        **dict(zip(speedup, ratio_interval(eager, comp), strict=True)),
+        **ratio_cells("compiled_speedup", eager, comp),
     }
 
 

@@ -1,7 +1,7 @@
 """What §2 writes (``site_data/prefill_decode/``): its tables and values, declared once."""
 
 from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
 
@@ -24,10 +24,6 @@ GROUPS = {
 # that their two intervals give (low over high, high over low).
 
 
-def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
-    return interval_columns(name, unit, label, samples=False)
-
-
 TABLES = (
     Table(
         "split",
@@ -36,8 +32,8 @@ TABLES = (
             Column("phase", words=True),
             Column("tokens", "tokens"),
             *interval_columns("total_ms", "ms", "time"),
-            *_ratio("ms_per_token", "ms", "per token"),
-            *_ratio("cost_vs_prompt_token", "x", "per token, vs a prompt token"),
+            *derived_columns("ms_per_token", "ms", "per token"),
+            *derived_columns("cost_vs_prompt_token", "x", "per token, vs a prompt token"),
         ),
         description=(
             "One cached generation, a prompt of book text and then one token per step, with the prefill and "
@@ -51,7 +47,7 @@ TABLES = (
         (
             Column("prompt_tokens", "tokens", "prompt P"),
             *interval_columns("time_ms", "ms", "prefill = time to first token"),
-            *_ratio("ms_per_token", "ms", "per prompt token"),
+            *derived_columns("ms_per_token", "ms", "per prompt token"),
             Column("tokens_per_s", "tokens/s", "prompt tokens/s", policy=TIMING),
             Column("flops", "FLOP", "arithmetic", description="2 x (P x weight MACs + attention MACs)"),
             Column("flops_per_byte", "FLOP/byte", "FLOPs per byte of weights", policy=EXACT_ON_DEVICE),
@@ -73,14 +69,14 @@ TABLES = (
             Column("tokens_per_s", "tokens/s", "tokens/s (1 / step)", policy=TIMING),
             Column("cache_bytes", "bytes", "cache size", policy=EXACT_ON_DEVICE),
             Column("floor_ms", "ms", "floor: weights / bandwidth", policy=TIMING),
-            *_ratio("fraction_of_floor", "fraction", "floor / step"),
+            *derived_columns("fraction_of_floor", "fraction", "floor / step"),
             Column("floor_with_cache_ms", "ms", "floor with the cache", policy=TIMING),
             Column("attention_macs", "MAC", "attention multiply-adds", description="q.K and p.V over C + 1 keys"),
             Column("attention_share", "fraction", "attention / weight multiply-adds", policy=NUMERIC_ANYWHERE),
             Column("flops_per_byte", "FLOP/byte", "FLOPs per byte read", policy=EXACT_ON_DEVICE),
             *interval_columns("compiled_ms", "ms", "compiled step"),
-            *_ratio("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
-            *_ratio("compiled_speedup", "x", "eager step / compiled step"),
+            *derived_columns("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
+            *derived_columns("compiled_speedup", "x", "eager step / compiled step"),
         ),
         description=(
             "One decode step against a cache of C positions, eager and compiled interleaved in one sweep: the "
@@ -121,8 +117,8 @@ SETTINGS = Table(
         *interval_columns("step_ms", "ms", "decode step"),
         Column("weight_bytes", "bytes", "weights", policy=EXACT_ON_DEVICE),
         Column("floor_ms", "ms", "floor: weights / bandwidth", policy=TIMING),
-        *_ratio("fraction_of_floor", "fraction", "floor / step"),
-        *_ratio("speedup", "x", "the run's step / this step"),
+        *derived_columns("fraction_of_floor", "fraction", "floor / step"),
+        *derived_columns("speedup", "x", "the run's step / this step"),
     ),
     description=(
         "One decode step (batch 1, the smallest context) under each setting, interleaved in one sweep: every "

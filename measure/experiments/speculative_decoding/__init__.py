@@ -62,7 +62,6 @@ from measure.experiments.speculative_decoding.algorithm import (
     draft_label,
     formula_rows,
     position_rows,
-    ratio_interval,
     timed_runs,
 )
 from measure.experiments.speculative_decoding.config import Config
@@ -72,6 +71,7 @@ from measure.experiments.speculative_decoding.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.evaluation import AGREEMENT_PROMPT, agreement_prompt_ids, reference_continuation
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
+from measure.lab.sampling import ratio_cells
 from sitedata.schema import Result
 
 __all__ = ["NEEDS_TRAINED", "TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -143,13 +143,7 @@ def run(cfg: Config, ctx: Context) -> Result:
                 "predicted_with_verify_cost": per_round / (g * c + verify_of[g]),
                 **greedy.columns("greedy_ms"),
                 **spec.columns("speculative_ms"),
-                **dict(
-                    zip(
-                        ("measured_speedup", "measured_speedup_low", "measured_speedup_high"),
-                        ratio_interval(greedy, spec),
-                        strict=True,
-                    )
-                ),
+                **ratio_cells("measured_speedup", greedy, spec),
             }
         )
         by_position += [{**r, "label": draft_label(d)} for r in position_rows(d, g, accepted, alpha)]

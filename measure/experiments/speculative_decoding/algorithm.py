@@ -21,7 +21,7 @@ from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.generation import crop_cache, greedy_cached, prefill
 from measure.lab.quantizers import SCHEMES, quantized_copy
-from measure.lab.sampling import Estimate, Sweep, interleaved
+from measure.lab.sampling import Sweep, interleaved, ratio_cells
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
 
@@ -87,16 +87,6 @@ def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma:
     return out[:new_tokens], accepted
 
 
-def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the range their two intervals give: the low over
-    the high and the high over the low."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
-
-
-def _ratio_cells(name: str, num: Estimate, den: Estimate) -> dict:
-    return dict(zip((name, f"{name}_low", f"{name}_high"), ratio_interval(num, den), strict=True))
-
-
 def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg) -> Sweep:
     """One forward pass against a cache of the prompt, every point in one interleaved
     sweep: the target over 1 token (``("target", 1)``) and over gamma + 1 tokens for each
@@ -141,7 +131,7 @@ def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...
             "label": draft_label(name),
             **step.columns("target_step_ms"),
             **(d := sweep.points[("draft", name)]).columns("draft_step_ms"),
-            **_ratio_cells("draft_cost", d, step),
+            **ratio_cells("draft_cost", d, step),
         }
         for name in models
     ]
@@ -150,7 +140,7 @@ def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...
             "gamma": g,
             "tokens_verified": g + 1,
             **(v := sweep.points[("target", g + 1)]).columns("verify_ms"),
-            **_ratio_cells("relative_to_one_step", v, step),
+            **ratio_cells("relative_to_one_step", v, step),
         }
         for g in gammas
     ]

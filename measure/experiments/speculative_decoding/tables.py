@@ -1,7 +1,7 @@
 """What §8 writes (``site_data/speculative_decoding/``): its tables and values, declared once."""
 
 from sitedata.policies import EXACT_ON_MACHINE, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 
@@ -21,10 +21,6 @@ _SOURCE = Column("alpha_source", label="alpha from", words=True)
 # its sample count beside it (interval_columns); a ratio of two medians, the range that
 # their two intervals give (the low over the high, the high over the low), no count of
 # its own.
-
-
-def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
-    return interval_columns(name, unit, label, samples=False)
 
 
 TABLES = (
@@ -82,7 +78,7 @@ TABLES = (
             _LABEL,
             *interval_columns("target_step_ms", "ms", "target step"),
             *interval_columns("draft_step_ms", "ms", "draft step"),
-            *_ratio("draft_cost", "", "c"),
+            *derived_columns("draft_cost", "", "c"),
         ),
         description=(
             "The measured time of one decode step of each draft, relative to the target's: the draft cost c, "
@@ -97,7 +93,7 @@ TABLES = (
             _GAMMA,
             Column("tokens_verified", "tokens", "tokens in the pass"),
             *interval_columns("verify_ms", "ms", "one pass"),
-            *_ratio("relative_to_one_step", "x", "vs one decode step"),
+            *derived_columns("relative_to_one_step", "x", "vs one decode step"),
         ),
         description=(
             "The time of verifying γ + 1 tokens in one target pass, relative to one decode step, with the "
@@ -123,7 +119,7 @@ TABLES = (
             Column("predicted_with_verify_cost", "x", "formula with run's tokens/round and verify cost", policy=TIMING),
             *interval_columns("greedy_ms", "ms", "plain greedy"),
             *interval_columns("speculative_ms", "ms", "speculative"),
-            *_ratio("measured_speedup", "x", "speedup, measured"),
+            *derived_columns("measured_speedup", "x", "speedup, measured"),
         ),
         description=(
             "Greedy speculative decoding actually run, per draft and γ: its output checked token for token "

@@ -48,7 +48,7 @@ from measure.experiments.weight_quantization.outliers import outlier_matrix
 from measure.experiments.weight_quantization.tables import FRACTION, RATIO_PAIRS, SPEEDUP, TABLES, VALUES
 from measure.lab import quantizers as q
 from measure.lab.context import Context
-from measure.lab.sampling import Estimate, interleaved
+from measure.lab.sampling import interleaved, ratio_cells
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -76,11 +76,6 @@ class Config:
         if profile == "cpu":
             return cls(kernel_budget_s=5.0)
         return cls(kernel_cache_tokens=8, kernel_budget_s=0.1)
-
-
-def ratio_interval(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the range their two intervals give."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
 
 
 def _kind(name: str) -> str:
@@ -212,7 +207,7 @@ def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
         r["floor_ms"] = floor * 1e3
         r |= dict(zip(FRACTION, (floor / est.median_s, low / est.high_s, high / est.low_s), strict=True))
         if reference is not None:
-            r |= dict(zip(SPEEDUP, ratio_interval(reference, est), strict=True))
+            r |= ratio_cells(SPEEDUP[0], reference, est)
     timed = [r for r in rows if r["step_ms"] is not None]
     fastest = min(timed, key=lambda r: r["step_ms"]) if timed else None
     lowbit = [r for r in timed if VARIANTS[r["variant"]].kind != "dense"]

@@ -3,7 +3,7 @@
 from measure.experiments.weight_quantization.grid import Q4_1_BLOCK
 from measure.lab import quantizers as q
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 RATIO_PAIRS = (
     ("int4_tensor", "int4_row"),
@@ -24,10 +24,6 @@ RATIO_PAIRS = (
 
 SPEEDUP = ("speedup_vs_fp32", "speedup_vs_fp32_low", "speedup_vs_fp32_high")
 FRACTION = ("fraction_of_floor", "fraction_of_floor_low", "fraction_of_floor_high")
-
-
-def _ratio(name: str, unit: str, label: str) -> tuple[Column, ...]:
-    return interval_columns(name, unit, label, samples=False)
 
 
 TABLES = (
@@ -146,9 +142,9 @@ TABLES = (
             Column("tolerance"),
             Column("status", policy=EXACT_ON_MACHINE),
             *interval_columns("step_ms", "ms", "step"),
-            *_ratio("speedup_vs_fp32", "x", "speed vs fp32"),
+            *derived_columns("speedup_vs_fp32", "x", "speed vs fp32"),
             Column("floor_ms", "ms", "floor: bytes / bandwidth", policy=TIMING),
-            *_ratio("fraction_of_floor", "fraction", "floor / step"),
+            *derived_columns("fraction_of_floor", "fraction", "floor / step"),
         ),
         description=(
             "One decode step (one token, batch 1) with the projection matrices computed by the low-bit "
