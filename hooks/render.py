@@ -146,10 +146,34 @@ def on_page_content(html, page, config, files, **kwargs):
         note = escape.text(i18n._("and run it from a clone of the repository"))
         href, shown = escape.attribute(quote(name)), escape.text(name)
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
+    html = _claim_legend(html, page)
     if "data-calculator" not in html:
         return html
     scripts = Path(config.docs_dir) / "javascripts" / "calculator"
     return html + "\n" + calculator_locale.locale_script(scripts)
+
+
+def _claim_legend(html: str, page) -> str:
+    """How to read the marks, once, after the paragraph that holds a page's first one: the
+    marks the page uses, what each means, and a link to the methods page's account."""
+    first = html.find('<sup class="claim ')
+    if first < 0 or EDITION_SUFFIX.sub(".md", page.file.src_path) == "methods.md":
+        return html
+    parts = [i18n._("✓ checked against this run's data when the page was built (hover a mark for the numbers)")]
+    if "claim-noise" in html:
+        parts.append(i18n._("≈ within this machine's noise: the run's intervals cannot tell"))
+    if "claim-failed" in html:
+        parts.append(i18n._("⚠ a result about this machine that this run did not bear out"))
+    home = page.url in ("", f"{i18n.language()}/")  # an edition's home sits at its root
+    href = f"{'' if home else '../'}methods/#claims-checked-at-build-time"
+    legend = (
+        '<p class="claim-legend">'
+        + escape.text("; ".join(parts), None)
+        + f'. <a href="{href}">{escape.text(i18n._("How claims are checked"), None)}</a></p>'
+    )
+    end = html.find("</p>", first)
+    at = len(html) if end < 0 else end + len("</p>")
+    return html[:at] + "\n" + legend + html[at:]
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')

@@ -131,3 +131,27 @@ def test_notebooks_render_as_pages_whose_outputs_are_the_data(built_site, lang):
     per_token = {line.split(",")[8] for line in rows[1:] if ",float32," in line and line.startswith("HuggingFaceTB")}
     assert len(per_token) == 1, "the cache-size run holds one float32 bytes-per-token for the embedded model"
     assert f"bytes per token, measured: {per_token.pop()}" in measured
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_a_page_with_claim_marks_says_once_how_to_read_them(built_site, lang):
+    """After the paragraph holding a page's first mark: the marks the page uses, in the
+    edition's language, and a link to the same edition's account of claims."""
+    legends = 0
+    for page in PAGES:
+        html = read(built_site, lang, page)
+        first = html.find('<sup class="claim ')
+        found = re.findall(r'<p class="claim-legend">(.*?)<a href="([^"]+)">', html)
+        if first < 0 or page == "methods":
+            assert not found, f"{lang}/{page}"
+            continue
+        assert len(found) == 1, f"{lang}/{page}: {len(found)} legends"
+        legends += 1
+        text, href = found[0]
+        assert html.index('class="claim-legend"') > first
+        assert ("≈" in text) == ("claim-noise" in html) and ("⚠" in text) == ("claim-failed" in html), page
+        target = (page_dir(built_site, lang, page) / href.split("#")[0] / "index.html").resolve()
+        assert target == (page_dir(built_site, lang, "methods") / "index.html").resolve(), f"{lang}/{page}: {href}"
+        if lang != "en":
+            assert "checked against" not in text, f"{lang}/{page}: English legend"
+    assert legends >= 8, lang
