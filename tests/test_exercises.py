@@ -10,7 +10,7 @@ from html import unescape
 
 import pytest
 
-from tests.conftest import LANGUAGES
+from tests.conftest import DOCS, LANGUAGES
 from tests.test_editions import read
 
 PAGES = [
@@ -63,6 +63,29 @@ def test_the_reader_finds_fold_outs_under_the_heading_only():
     assert exercises(html, "Exercises") == [("Answer", "\n<p>3.5 ms</p>\n")]
     with pytest.raises(AssertionError, match="no heading"):
         exercises(html, "Esercizi")
+
+
+@pytest.mark.parametrize(("page", "lang"), CASES, ids=[f"{p}.{lang}" for p, lang in CASES])
+def test_the_exercises_are_the_last_section_before_the_references(page, lang):
+    """In the page's source, as the fast tier can check it: the section, a question for
+    every fold-out, at least two of them, and at least one answer worked out by ``answer``."""
+    heading, title = WORDS[lang]
+    name = f"{page}.md" if lang == "en" else f"{page}.{lang}.md"
+    text = (DOCS / name).read_text(encoding="utf-8")
+    found = re.search(rf"^## {re.escape(heading)}(?: \{{#exercises\}})?$", text, flags=re.M)
+    assert found, f"docs/{name}: no “## {heading}” section"
+    section = text[found.end() :]
+    following = re.search(r"^## ", section, flags=re.M)
+    references = r"## (References|[^\n]*\{#references\})\n"
+    assert following and re.match(references, section[following.start() :]), (
+        f"docs/{name}: the exercises are not the last section before the references"
+    )
+    section = section[: following.start()]
+    folds = re.findall(rf'^\?\?\? success "{re.escape(title)}"$', section, flags=re.M)
+    questions = re.findall(r"^\*\*\d+\.\*\* ", section, flags=re.M)
+    assert len(folds) >= 2, f"docs/{name}: {len(folds)} answers folded as ??? success “{title}”"
+    assert len(questions) == len(folds), f"docs/{name}: {len(questions)} questions, {len(folds)} answers"
+    assert "{{ answer(" in section, f"docs/{name}: no answer worked out from the data"
 
 
 @pytest.mark.build
