@@ -14,6 +14,11 @@ from tests.conftest import DOCS, LANGUAGES
 from tests.test_editions import read
 
 PAGES = [
+    "kv-cache",
+    "prefill-decode",
+    "cache-size",
+    "batching",
+    "memory-budget",
     "weight-quantization",
     "activation-outliers",
     "quality",
