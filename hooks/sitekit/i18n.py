@@ -11,6 +11,7 @@ catalog update: new messages added empty, vanished ones dropped).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -20,6 +21,8 @@ from typing import Any
 from babel import Locale
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
+
+from sitedata import wording
 
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
 DEFAULT = "en"
@@ -142,8 +145,39 @@ def data_text(value: Any, declared: Mapping[str, Any]) -> Any:
     reason) in the page's language, anything else as measured (what a model wrote,
     tokens, a matrix's name)."""
     if isinstance(value, str) and declared.get("words"):
-        return _(value, "data")
+        return recorded_text(value, "data")
     return value
+
+
+_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?")
+
+
+def recorded_text(text: str, where: str) -> str:
+    """An English sentence a run recorded, in the page's language: one written with a
+    template of ``sitedata.wording`` is written again from the template's translation,
+    its numbers as the language writes them and its words translated where the catalog
+    knows them; any other text is a message of its own."""
+    from sitekit import formatting
+
+    found = wording.parse(text)
+    if found is None:
+        return _(text, where)
+    template, fields = found
+    if _language == DEFAULT:
+        _(template, where)  # asked, so that `make messages` lists the template
+        return text
+
+    def field(value: str) -> str:
+        if _NUMBER.fullmatch(value):
+            number = float(value.replace(",", ""))
+            return (
+                formatting.integer(int(number))
+                if number.is_integer() and "." not in value
+                else formatting.number(number)
+            )
+        return translations(_language).get((None, value), value)
+
+    return _(template, where).format(**{k: field(v) for k, v in fields.items()})
 
 
 def written_in_code() -> dict[str, set[str]]:
@@ -181,6 +215,8 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
         everything.setdefault((None, word), set()).add("data")
     for message, places in written_in_code().items():
         everything.setdefault((None, message), set()).update(places)
+    for template in wording.TEMPLATES:  # every sentence a run may record, recorded by this run or not
+        everything.setdefault((None, template), set()).add("recorded")
     LOCALES.mkdir(exist_ok=True)
     empty = {}
     for lang in languages:

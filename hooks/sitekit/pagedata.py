@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment
+from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment, wording
 from sitedata.names import NAME
 from sitekit.formatting import NOT_A_NUMBER
 
@@ -131,7 +131,8 @@ class SiteData:
                 frame = self.table(f"{exp}.{name}").frame
                 found.update(v for c in t["columns"] if c["words"] for v in frame[c["name"]].tolist())
             found.update(v["value"] for v in meta["values"].values() if v["words"] and isinstance(v["value"], str))
-        return {w for w in found if isinstance(w, str) and w.strip()}
+        # a sentence written with a template is known to the catalogs as its template (i18n.recorded_text)
+        return {_message(w) for w in found if isinstance(w, str) and w.strip()}
 
     def files(self) -> list[tuple[str, str]]:
         """(experiment, file name) of every verified file, for publishing."""
@@ -140,6 +141,11 @@ class SiteData:
             data = self.experiment(exp)
             out += [(exp, "meta.json")] + [(exp, f"{t}.csv") for t in data.texts]
         return out
+
+
+def _message(text: str) -> str:
+    found = wording.parse(text)
+    return text if found is None else found[0]
 
 
 def _frame(text: str, columns: list[dict]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitekit import escape, formatting
+from sitekit import escape, formatting, i18n
 from sitekit.i18n import _
 from sitekit.pagedata import SiteDataError
 
@@ -22,6 +22,11 @@ def _field(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return formatting.number(value, digits=4)
     return escape.cut(value)
+
+
+def _recorded(value: Any) -> str:
+    """A sentence the run recorded in English (sitedata/wording.py), in the page's language."""
+    return escape.cut(i18n.recorded_text(value, "provenance")) if isinstance(value, str) else _field(value)
 
 
 def _count(value: Any) -> str:
@@ -44,7 +49,7 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
             "model",
             _("{name} ({count} parameters)").format(name=_field(model["name"]), count=_count(model["parameters"])),
         ),
-        ("weights", _field(model["weights"])),
+        ("weights", _recorded(model["weights"])),
         ("device", f"{device}, {_field(m['dtype'])}"),
         ("profile", _field(m["profile"])),
         (
@@ -60,7 +65,7 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
             + _("code hash {hash}").format(hash=_field(m["code_hash"])),
         ),
         ("libraries", ", ".join(f"{escape.cut(k)} {_field(v)}" for k, v in libs.items() if v)),
-        ("memory method", _field(m["memory_method"]) if "memory_method" in m else ""),
+        ("memory method", _recorded(m["memory_method"]) if "memory_method" in m else ""),
     ]
     rows = "".join(
         f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{escape.text(v, None)}</td></tr>" for k, v in items

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
+from sitedata import wording
+
 
 @dataclass(frozen=True)
 class Peak:
@@ -59,8 +61,8 @@ def _reset_cpu_peak() -> bool:
 
 def method(device: torch.device) -> str:
     if device.type == "cuda":
-        return "CUDA caching allocator: torch.cuda.max_memory_allocated, reset before each point"
-    return "process peak resident set size (Linux VmHWM, reset through /proc/self/clear_refs before each point)"
+        return wording.MEMORY_CUDA
+    return wording.MEMORY_CPU
 
 
 def settled_bytes(device: torch.device) -> int:

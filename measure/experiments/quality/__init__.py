@@ -47,6 +47,7 @@ from measure.lab.evaluation import (
     token_scores,
 )
 from measure.lab.formulas import binomial_interval
+from sitedata import wording
 from sitedata.schema import Result
 
 __all__ = ["NEEDS_TRAINED", "TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -172,44 +173,40 @@ def run(cfg: Config, ctx: Context) -> Result:
         r["perplexity_ratio"] = r["perplexity"] / ref
         r["seconds"] = seconds[r["variant"]]
     n = len(questions)
+    scored = text_ids.numel() - 1
+    stride = wording.PROTOCOL_STRIDE_ONE if ppl.windows == 1 else wording.PROTOCOL_STRIDE
     protocol_rows = [
         ("text", "Alice's Adventures in Wonderland (Lewis Carroll, 1865), measure/data/alice29.txt"),
         (
             "tokens scored",
-            f"{text_ids.numel() - 1:,} scored: book tokens {cfg.text_offset + 1:,} to "
-            f"{cfg.text_offset + text_ids.numel() - 1:,}, each given those before it from token {cfg.text_offset:,}",
+            wording.PROTOCOL_TOKENS.format(
+                scored=f"{scored:,}",
+                first=f"{cfg.text_offset + 1:,}",
+                last=f"{cfg.text_offset + scored:,}",
+                start=f"{cfg.text_offset:,}",
+            ),
         ),
-        ("context window", f"{cfg.context:,} tokens"),
-        ("stride", f"{cfg.stride:,} tokens ({ppl.windows} forward pass{'es' if ppl.windows > 1 else ''})"),
+        ("context window", wording.PROTOCOL_WINDOW.format(tokens=f"{cfg.context:,}")),
+        ("stride", stride.format(tokens=f"{cfg.stride:,}", passes=ppl.windows)),
         ("dtype", str(ctx.dtype).removeprefix("torch.")),
-        ("quantized", f"the {len(layers)} projection matrices; embeddings, output head and norms as loaded"),
+        ("quantized", wording.PROTOCOL_QUANTIZED.format(count=len(layers))),
         (
             "battery",
-            f"{n} questions, chat template, '{INSTRUCTION}' before each, at most {cfg.max_new_tokens} new tokens",
+            wording.PROTOCOL_BATTERY.format(count=n, instruction=INSTRUCTION, tokens=cfg.max_new_tokens),
         ),
-        (
-            "decoding",
-            "greedy (argmax) by hand, batched with left padding; CTRL repetition penalty over prompt and answer",
-        ),
-        (
-            "scoring",
-            "strict, after normalising case, punctuation, articles and number words: an accepted answer "
-            "comes first, as whole words, with no other answer offered after it "
-            "(measure/experiments/quality/scoring.py)",
-        ),
+        ("decoding", wording.PROTOCOL_DECODING),
+        ("scoring", wording.PROTOCOL_SCORING.format(source="measure/experiments/quality/scoring.py")),
         (
             "divergence",
-            "KL divergence from the reference's next-token distribution, top-1 agreement and perplexity "
-            "minus the reference's, over the same scored tokens; 95% intervals: percentile bootstrap, "
-            f"{divergence.RESAMPLES:,} resamples (seed {divergence.SEED}) of blocks of {divergence.BLOCK} "
-            "consecutive positions, paired with the reference",
+            wording.PROTOCOL_DIVERGENCE.format(
+                confidence=f"{divergence.CONFIDENCE:.0%}",
+                resamples=f"{divergence.RESAMPLES:,}",
+                seed=divergence.SEED,
+                block=divergence.BLOCK,
+            ),
         ),
-        ("default repetition penalty", f"{default_p:g} ({default_src})"),
-        (
-            "agreement",
-            f"{cfg.agreement_tokens} greedy reference tokens after '{AGREEMENT_PROMPT}'; "
-            "argmax given identical prefixes",
-        ),
+        ("default repetition penalty", wording.PROTOCOL_PENALTY.format(penalty=f"{default_p:g}", source=default_src)),
+        ("agreement", wording.PROTOCOL_AGREEMENT.format(tokens=cfg.agreement_tokens, prompt=AGREEMENT_PROMPT)),
     ]
     values = {
         "eval_tokens": text_ids.numel() - 1,

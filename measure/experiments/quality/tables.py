@@ -92,7 +92,7 @@ TABLES = (
     Table(
         "protocol",
         "The evaluation protocol",
-        (Column("item", words=True), Column("setting")),
+        (Column("item", words=True), Column("setting", words=True)),
         description="The evaluation protocol: text, tokens, context, stride, dtype, decoding.",
     ),
 )

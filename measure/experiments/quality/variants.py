@@ -12,7 +12,7 @@ def default_penalty(model) -> tuple[float, str]:
     gc = getattr(model, "generation_config", None)
     p = getattr(gc, "repetition_penalty", None) if gc is not None else None
     if p is None:
-        return 1.0, "none in the model's generation config: 1.0"
+        return 1.0, "none in the model's generation config"
     return float(p), "from the model's generation config"
 
 
