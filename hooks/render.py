@@ -145,6 +145,9 @@ def on_page_content(html, page, config, files, **kwargs):
         link = escape.text(i18n._("Download this notebook"))
         note = escape.text(i18n._("and run it from a clone of the repository"))
         href, shown = escape.attribute(quote(name)), escape.text(name)
+        # the notebook renderer's stand-in for a figure with no description, in English in every edition
+        alt = escape.attribute(i18n._("A figure the notebook drew from the data, described in the text above it"), None)
+        html = html.replace('alt="No description has been provided for this image"', f'alt="{alt}"')
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
     html = _claim_legend(html, page)
     if "data-calculator" not in html:

@@ -70,13 +70,19 @@ TEMPLATES = (
 )
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
+# Fields that hold a number (as a run writes it: "2,048", "1.1"); a sentence whose field is
+# no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
+NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
+NUMBERS |= {"penalty"}
+_NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 
 @cache
 def _pattern(template: str) -> re.Pattern:
     parts, at = [], 0
     for m in _FIELD.finditer(template):
-        parts += [re.escape(template[at : m.start()]), f"(?P<{m.group(1)}>.+?)"]
+        field = _NUMBER if m.group(1) in NUMBERS else ".+?"
+        parts += [re.escape(template[at : m.start()]), f"(?P<{m.group(1)}>{field})"]
         at = m.end()
     return re.compile("".join([*parts, re.escape(template[at:])]), re.S)
 

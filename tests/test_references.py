@@ -99,7 +99,9 @@ def test_short_mentions():
 
 
 def test_an_entry_names_authors_year_title_venue_and_address():
-    assert refs.entry(TWO) == "Ann Pair and Bo Duo (2015). *T*. V. [example.org/b](https://example.org/b)"
+    assert refs.entry(TWO) == (
+        'Ann Pair and Bo Duo (2015). <span lang="en">*T*. V.</span> [example.org/b](https://example.org/b)'
+    )
 
 
 def test_cite_links_to_the_pages_own_list():

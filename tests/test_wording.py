@@ -15,8 +15,10 @@ from tests.conftest import LANGUAGES
 
 
 def _sample(template: str) -> dict[str, str]:
-    """Distinct field values, each unlike any template's own words."""
-    return {name: f"Q{i}x" for i, name in enumerate(re.findall(r"\{([a-z_]+)\}", template))}
+    """Distinct field values, each unlike any template's own words; a number where the
+    template takes one."""
+    names = re.findall(r"\{([a-z_]+)\}", template)
+    return {name: f"{i},00{i}" if name in wording.NUMBERS else f"Q{i}x" for i, name in enumerate(names)}
 
 
 @pytest.mark.parametrize("template", wording.TEMPLATES)
@@ -28,6 +30,12 @@ def test_every_template_reads_back_as_itself_with_its_fields(template):
 def test_a_sentence_no_template_wrote_is_not_read_as_one():
     assert wording.parse("2,048 tokens, and then some") is None
     assert wording.parse("") is None
+    # a label with a parenthesis is no penalty with its source: the field takes a number
+    assert wording.parse("GQA (actual)") is None
+    assert wording.parse("1.1 (from the model's generation config)") == (
+        wording.PROTOCOL_PENALTY,
+        {"penalty": "1.1", "source": "from the model's generation config"},
+    )
 
 
 def test_the_run_records_its_memory_method_with_a_template():

@@ -203,6 +203,14 @@ def _numbers(read: dict[str, Any]) -> str:
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
 
+def _with_values(sentence: str, read: dict[str, Any]) -> str:
+    """A note in the page's language with what the claim read set as code (data names and
+    expressions are the data's own, never translated)."""
+    before, _placeholder, after = sentence.partition("{values}")
+    values = f"<code>{escape.text(_numbers(read), None)}</code>"
+    return escape.text(before, None) + values + escape.text(after, None)
+
+
 def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     """The page's sentence with its mark: ✓ with what was checked in its tooltip; ≈ and the
     intervals where they cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about this
@@ -218,7 +226,7 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     if holds is NOISE:
         return (
             f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
-            + escape.text(_("within this machine's noise: {values}").format(values=_numbers(read)), None)
+            + _with_values(_("within this machine's noise: {values}"), read)
             + ")</span>"
         )
     if holds:
@@ -229,9 +237,6 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     return (
         f'{text}<sup class="claim claim-failed" title="{escape.attribute(f"{claim.id}: {expr}", None)}">⚠</sup> '
         f'<span class="claim-warning">('
-        + escape.text(
-            _("not borne out by this run's measurements on this hardware: {values}").format(values=_numbers(read)),
-            None,
-        )
+        + _with_values(_("not borne out by this run's measurements on this hardware: {values}"), read)
         + ")</span>"
     )

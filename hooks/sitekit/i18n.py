@@ -159,7 +159,7 @@ def recorded_text(text: str, where: str) -> str:
     knows them; any other text is a message of its own."""
     from sitekit import formatting
 
-    found = wording.parse(text)
+    found = None if (None, text) in translations(_language) else wording.parse(text)
     if found is None:
         return _(text, where)
     template, fields = found

@@ -66,7 +66,11 @@ def page_works(page: str) -> tuple[Work, ...]:
 def entry(work: Work) -> str:
     """One work as Markdown: authors, year, title in italics, venue, and its address."""
     where = work.url.removeprefix("https://").removeprefix("www.")
-    text = f"{html.escape(author_list(work))} ({work.year}). *{html.escape(work.title)}*. {html.escape(work.venue)}."
+    # the title and venue as published (English), marked so for readers and for the editions' test
+    text = (
+        f"{html.escape(author_list(work))} ({work.year}). "
+        f'<span lang="en">*{html.escape(work.title)}*. {html.escape(work.venue)}.</span>'
+    )
     return f"{text} [{html.escape(where)}]({work.url})"
 
 
