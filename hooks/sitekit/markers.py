@@ -154,9 +154,17 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
     return escape.text(text, escape.TEXT)
 
 
+def _as_recorded(raw: Any, declared: dict, shown: str) -> str:
+    """Text a run recorded and an edition shows as it is (a model's output, a name), marked
+    as the data's English for readers and for the editions' test."""
+    if isinstance(raw, str) and not declared.get("words") and i18n.language() != i18n.DEFAULT:
+        return f'<span lang="en">{shown}</span>'
+    return shown
+
+
 def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
     v = ctx.data.value(ref)
-    return _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit)
+    return _as_recorded(v["value"], v, _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit))
 
 
 def cell(
@@ -168,11 +176,11 @@ def cell(
     digits: int | None = None,
     unit: bool = True,
 ) -> str:
-    v, col = ctx.data.cell(ref, column, where)
-    v = i18n.data_text(v, col)
+    raw, col = ctx.data.cell(ref, column, where)
+    v = i18n.data_text(raw, col)
     if style == "auto":
         style = _default_style(col, v)
-    return _inline(v, col["unit"], style, digits, unit)
+    return _as_recorded(raw, col, _inline(v, col["unit"], style, digits, unit))
 
 
 def answer(ctx: PageContext, number: Any, unit: str = "", style: str = "auto", digits: int | None = None) -> str:
