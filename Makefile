@@ -22,7 +22,7 @@ MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
 # The fast tier: what needs no smoke run, site build, browser or long wait (markers in pyproject.toml).
 FAST    := not smoke and not build and not browser and not slow
 
-.PHONY: help measure check verdicts merge test test-fast mutate site serve lint clean env messages notebooks
+.PHONY: help measure check verdicts editions merge test test-fast mutate site serve lint clean env messages notebooks
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -38,6 +38,8 @@ help: ## show this help
 	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
 	@echo "make notebooks [FORCE=1]"
 	@echo "                 execute the notebook pages against site_data/ (make measure does it too)"
+	@echo "make editions [PAGES=kv-cache.md,...] [LANGS=gl,...]"
+	@echo "                 record that those editions now follow their English page (the tests fail while one is behind)"
 	@echo "make messages    bring the editions' catalogs (hooks/locales/*.po) up to date with a build"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build, browser)"
 	@echo "make test-fast   the tests that need no smoke run, site build, browser or long wait (under a minute)"
@@ -67,6 +69,9 @@ notebooks: $(STAMP) ## execute the notebook pages against site_data/ (only those
 
 check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
 	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
+
+editions: $(STAMP) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
+	PYTHONPATH=hooks $(BIN)/python -m sitekit.editions stamp '$(PAGES)' '$(LANGS)'
 
 verdicts: $(STAMP) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
 	@test -n "$(A)" || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }

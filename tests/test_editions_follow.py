@@ -1,0 +1,53 @@
+"""An edition page records the English text it translates; when the English changes and
+the edition does not follow, the tests fail naming the page and the changed paragraphs."""
+
+from __future__ import annotations
+
+import subprocess
+
+from sitekit import editions
+
+
+def test_every_edition_follows_its_english_page():
+    problems = editions.check()
+    assert not problems, "\n".join(problems)
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_a_changed_english_paragraph_is_caught_and_named(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    monkeypatch.setattr(editions, "ROOT", tmp_path)
+    lock = docs / "editions.lock"
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "t@example.org")
+    _git(tmp_path, "config", "user.name", "t")
+    (docs / "p.md").write_text("# Title\n\nFirst paragraph.\n\nSecond paragraph.\n")
+    (docs / "p.gl.md").write_text("# Título\n\nPrimeiro.\n\nSegundo.\n")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "one")
+    assert editions.check(docs, lock) == ["p.gl.md: no line in editions.lock; once it follows p.md, run make editions"]
+    assert editions.stamp(["p.md"], ["gl"], docs, lock) == 1
+    assert editions.check(docs, lock) == []
+
+    (docs / "p.md").write_text("# Title\n\nFirst paragraph.\n\nThe second paragraph, rewritten.\n")
+    _git(tmp_path, "commit", "-qam", "two")
+    assert editions.check(docs, lock) == ["p.gl.md is behind p.md, which changed in: The second paragraph, rewritten."]
+    # the translator follows, and says so
+    editions.stamp(["p.md"], ["gl"], docs, lock)
+    assert editions.check(docs, lock) == []
+
+
+def test_a_change_whose_old_text_git_does_not_hold_still_fails(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    monkeypatch.setattr(editions, "ROOT", tmp_path)
+    lock = docs / "editions.lock"
+    (docs / "p.md").write_text("A.\n")
+    (docs / "p.es.md").write_text("A.\n")
+    editions.stamp(["p.md"], ["es"], docs, lock)
+    (docs / "p.md").write_text("B.\n")
+    assert editions.check(docs, lock) == ["p.es.md: p.md changed since it was translated (its old text is not in git)"]
