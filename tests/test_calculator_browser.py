@@ -1351,3 +1351,52 @@ def test_a_link_and_the_language_selector_carry_the_calculator_to_another_editio
         other.close()
     _fill(english, VALID)
     assert not site.errors
+
+
+def _old_link(page, selects: dict[str, str]) -> str:
+    """The query an earlier version's link held: every field as its page wrote it."""
+    from urllib.parse import urlencode
+
+    fields = {n: page.input_value(f"[name={n}]") for n in FIELDS}
+    return urlencode({**{k: page.input_value(f"[name={s}]") for k, s in selects.items()}, **fields})
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_earlier_link_in_another_editions_format_is_read_where_the_editions_agree(site, lang):
+    """A link of an earlier version wrote each number as its page did ("4,5" on the
+    Galician page): another edition reads it where the site's formats agree on one
+    number the field takes, and otherwise leaves it, with the field's message."""
+    selects = {"model": "preset_model", "precision": "preset_precision", "cache": "cache", "card": "preset_card"}
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    _fill(page, {**loc.valid(), "weight_bits": loc.typed("4.5"), "bandwidth_gb_s": loc.typed("1008.5")})
+    assert page.input_value("[name=weight_bits]") == "4,5" and _state(page) == "ok"
+    want = {k: v[0] for k, v in _outputs(page).items()}
+    # "4,5", "1,5" and "1008,5" on the English page, where "4,5" alone could be 4.5 or 45
+    english = site.open(f"{site.url('en')}?{_old_link(page, selects)}")
+    try:
+        assert english.input_value("[name=weight_bits]") == "4.5"
+        assert english.input_value("[name=reserve_gib]") == "1.5"
+        assert _state(english) == "ok", english.inner_text("[data-status]")
+        assert {k: v[0] for k, v in _outputs(english).items()} == want
+        # an English link of the same kind ("8,192" tokens, "1,008.5" GB/s) on this page
+        _fill(english, {"context": "8,192", "bandwidth_gb_s": "1,008.5", "max_context": ""})
+        want = {k: v[0] for k, v in _outputs(english).items()}
+        old = _old_link(english, selects)
+        assert "context=8%2C192" in old and "bandwidth_gb_s=1%2C008.5" in old
+        other = site.open(f"{site.url(lang)}?{old}")
+        try:
+            assert other.input_value("[name=context]") == "8192"
+            assert other.input_value("[name=bandwidth_gb_s]") == loc.typed("1008.5")
+            assert _state(other) == "ok" and {k: v[0] for k, v in _outputs(other).items()} == want
+            # a count no edition reads as a whole number stays as it came, with its message
+            other.goto(f"{site.url(lang)}?users=1.5")
+            other.wait_for_selector(READY, timeout=10_000)
+            assert other.input_value("[name=users]") == "1.5" and _state(other) == "error"
+            assert other.get_attribute("[name=users]", "aria-invalid") == "true"
+            assert other.inner_text("[data-error-for=users]")
+        finally:
+            other.close()
+    finally:
+        english.close()
+    assert not site.errors
