@@ -1221,6 +1221,51 @@ def test_bits_per_weight_from_one_to_thirty_two_are_computed(calculator, bits):
 
 
 @pytest.mark.parametrize("lang", EDITIONS)
+def test_fit_the_models_maximum_and_the_bits_range_are_said_in_every_edition(site, lang):
+    """Points the English tests above check, in each edition's words and numbers: how much
+    a setup lacks instead of its speed, a context past the model's maximum, the window's
+    "no limit" with the model's own maximum, bits per weight outside 1 to 32."""
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+
+    def tokens(n: int) -> str:
+        return loc.unit(loc.integer(n), loc.t("tokens"))
+
+    _fill(page, loc.valid())
+    page.select_option("[name=preset_model]", "7B")
+    page.select_option("[name=preset_precision]", "fp16")
+    card = next(c for c in _csv("card_presets") if float(c["memory_gib"]) == 8)
+    page.select_option("[name=preset_card]", card["card"])
+    short = 14_000_000_000 + gib_to_bytes(1.5) - gib_to_bytes(8)
+    out = _outputs(page)
+    assert out["step_ms"] == ["", loc.t("does not fit: short by {size}", size=_iec(loc, short))], out
+    assert out["tokens_per_s"] == out["tokens_per_s_per_user"] == ["", "—"] and _state(page) == "nofit"
+    # Qwen2.5-0.5B takes at most 32,768 tokens: a million is refused, naming the maximum
+    _fill(page, loc.valid())
+    page.select_option("[name=preset_model]", PUBLIC_CONFIGS[0].model)
+    page.fill("[name=context]", loc.integer(1_000_000))
+    field = _label(page, "context")
+    want = loc.t("{field} is longer than the model's maximum context, {max}.", field=field, max=tokens(32_768))
+    assert page.inner_text("[data-error-for=context]") == want and _state(page) == "error"
+    # every layer of Mistral-7B keeps a window: no limit from memory, the model's still applies
+    page.fill("[name=context]", loc.valid()["context"])
+    page.select_option("[name=preset_model]", "mistralai/Mistral-7B-v0.1")
+    no_limit = (
+        "no limit from memory: the cache stops growing at the window ({window}); "
+        "the model's own maximum context, {max}, still applies"
+    )
+    assert _outputs(page)["max_tokens"] == ["", loc.t(no_limit, window=tokens(4096), max=tokens(32_768))]
+    # bits per weight from 1 to 32, the range named
+    for bits in ("33", loc.typed("0.5")):
+        page.fill("[name=weight_bits]", bits)
+        range_ = "{field} must be between {min} (a binary weight) and {max} bits (fp32)."
+        want = loc.t(range_, field=_label(page, "weight_bits"), min="1", max="32")
+        assert page.inner_text("[data-error-for=weight_bits]") == want, bits
+    _fill(page, loc.valid())
+    assert _state(page) == "ok" and not site.errors
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
 def test_numbers_are_written_to_the_tables_precision(site, lang):
     """A measurement to 3 significant digits, bytes in one IEC unit, as the site's tables
     write them (hooks/sitekit/formatting.py), in each edition's format."""
