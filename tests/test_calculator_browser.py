@@ -1221,6 +1221,51 @@ def test_bits_per_weight_from_one_to_thirty_two_are_computed(calculator, bits):
 
 
 @pytest.mark.parametrize("lang", EDITIONS)
+def test_fit_the_models_maximum_and_the_bits_range_are_said_in_every_edition(site, lang):
+    """Points the English tests above check, in each edition's words and numbers: how much
+    a setup lacks instead of its speed, a context past the model's maximum, the window's
+    "no limit" with the model's own maximum, bits per weight outside 1 to 32."""
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+
+    def tokens(n: int) -> str:
+        return loc.unit(loc.integer(n), loc.t("tokens"))
+
+    _fill(page, loc.valid())
+    page.select_option("[name=preset_model]", "7B")
+    page.select_option("[name=preset_precision]", "fp16")
+    card = next(c for c in _csv("card_presets") if float(c["memory_gib"]) == 8)
+    page.select_option("[name=preset_card]", card["card"])
+    short = 14_000_000_000 + gib_to_bytes(1.5) - gib_to_bytes(8)
+    out = _outputs(page)
+    assert out["step_ms"] == ["", loc.t("does not fit: short by {size}", size=_iec(loc, short))], out
+    assert out["tokens_per_s"] == out["tokens_per_s_per_user"] == ["", "—"] and _state(page) == "nofit"
+    # Qwen2.5-0.5B takes at most 32,768 tokens: a million is refused, naming the maximum
+    _fill(page, loc.valid())
+    page.select_option("[name=preset_model]", PUBLIC_CONFIGS[0].model)
+    page.fill("[name=context]", loc.integer(1_000_000))
+    field = _label(page, "context")
+    want = loc.t("{field} is longer than the model's maximum context, {max}.", field=field, max=tokens(32_768))
+    assert page.inner_text("[data-error-for=context]") == want and _state(page) == "error"
+    # every layer of Mistral-7B keeps a window: no limit from memory, the model's still applies
+    page.fill("[name=context]", loc.valid()["context"])
+    page.select_option("[name=preset_model]", "mistralai/Mistral-7B-v0.1")
+    no_limit = (
+        "no limit from memory: the cache stops growing at the window ({window}); "
+        "the model's own maximum context, {max}, still applies"
+    )
+    assert _outputs(page)["max_tokens"] == ["", loc.t(no_limit, window=tokens(4096), max=tokens(32_768))]
+    # bits per weight from 1 to 32, the range named
+    for bits in ("33", loc.typed("0.5")):
+        page.fill("[name=weight_bits]", bits)
+        range_ = "{field} must be between {min} (a binary weight) and {max} bits (fp32)."
+        want = loc.t(range_, field=_label(page, "weight_bits"), min="1", max="32")
+        assert page.inner_text("[data-error-for=weight_bits]") == want, bits
+    _fill(page, loc.valid())
+    assert _state(page) == "ok" and not site.errors
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
 def test_numbers_are_written_to_the_tables_precision(site, lang):
     """A measurement to 3 significant digits, bytes in one IEC unit, as the site's tables
     write them (hooks/sitekit/formatting.py), in each edition's format."""
@@ -1350,4 +1395,53 @@ def test_a_link_and_the_language_selector_carry_the_calculator_to_another_editio
     finally:
         other.close()
     _fill(english, VALID)
+    assert not site.errors
+
+
+def _old_link(page, selects: dict[str, str]) -> str:
+    """The query an earlier version's link held: every field as its page wrote it."""
+    from urllib.parse import urlencode
+
+    fields = {n: page.input_value(f"[name={n}]") for n in FIELDS}
+    return urlencode({**{k: page.input_value(f"[name={s}]") for k, s in selects.items()}, **fields})
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_earlier_link_in_another_editions_format_is_read_where_the_editions_agree(site, lang):
+    """A link of an earlier version wrote each number as its page did ("4,5" on the
+    Galician page): another edition reads it where the site's formats agree on one
+    number the field takes, and otherwise leaves it, with the field's message."""
+    selects = {"model": "preset_model", "precision": "preset_precision", "cache": "cache", "card": "preset_card"}
+    page = site.page(lang)
+    loc = Locale.of(page, lang)
+    _fill(page, {**loc.valid(), "weight_bits": loc.typed("4.5"), "bandwidth_gb_s": loc.typed("1008.5")})
+    assert page.input_value("[name=weight_bits]") == "4,5" and _state(page) == "ok"
+    want = {k: v[0] for k, v in _outputs(page).items()}
+    # "4,5", "1,5" and "1008,5" on the English page, where "4,5" alone could be 4.5 or 45
+    english = site.open(f"{site.url('en')}?{_old_link(page, selects)}")
+    try:
+        assert english.input_value("[name=weight_bits]") == "4.5"
+        assert english.input_value("[name=reserve_gib]") == "1.5"
+        assert _state(english) == "ok", english.inner_text("[data-status]")
+        assert {k: v[0] for k, v in _outputs(english).items()} == want
+        # an English link of the same kind ("8,192" tokens, "1,008.5" GB/s) on this page
+        _fill(english, {"context": "8,192", "bandwidth_gb_s": "1,008.5", "max_context": ""})
+        want = {k: v[0] for k, v in _outputs(english).items()}
+        old = _old_link(english, selects)
+        assert "context=8%2C192" in old and "bandwidth_gb_s=1%2C008.5" in old
+        other = site.open(f"{site.url(lang)}?{old}")
+        try:
+            assert other.input_value("[name=context]") == "8192"
+            assert other.input_value("[name=bandwidth_gb_s]") == loc.typed("1008.5")
+            assert _state(other) == "ok" and {k: v[0] for k, v in _outputs(other).items()} == want
+            # a count no edition reads as a whole number stays as it came, with its message
+            other.goto(f"{site.url(lang)}?users=1.5")
+            other.wait_for_selector(READY, timeout=10_000)
+            assert other.input_value("[name=users]") == "1.5" and _state(other) == "error"
+            assert other.get_attribute("[name=users]", "aria-invalid") == "true"
+            assert other.inner_text("[data-error-for=users]")
+        finally:
+            other.close()
+    finally:
+        english.close()
     assert not site.errors

@@ -34,6 +34,15 @@ def messages(script: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def formats() -> list[dict]:
+    """Every edition's number format (English, and each language with a catalog): a link
+    of an earlier version wrote its numbers in its own page's format, which another
+    edition's page then reads where the editions agree on the number."""
+    editions = [i18n.DEFAULT, *sorted(p.stem for p in i18n.LOCALES.glob("*.po"))]
+    keep = ("decimal", "group", "min_grouping")
+    return [{"locale": lang, **{k: formatting.symbols(lang)[k] for k in keep}} for lang in editions]
+
+
 def locale_script(folder: Path) -> str:
     """The ``<script type="application/json" data-calculator-locale>`` element its page
     carries; ``folder``: the calculator's scripts (docs/javascripts/calculator). The
@@ -43,6 +52,7 @@ def locale_script(folder: Path) -> str:
     payload = {
         "locale": i18n.language(),
         **formatting.symbols(),
+        "formats": formats(),
         "messages": {
             m: i18n._(m, "calculator", context=i18n.COUNT if m in counted else None)
             for m in sorted({m for text in texts for m in messages(text)})

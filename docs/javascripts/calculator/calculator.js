@@ -3,7 +3,8 @@
  * URL, and what happens as one types. Loaded last, after the scripts it uses (mkdocs.yml):
  * locale.js (the page's messages and numbers), budget.js and model_config.js (mirrors of
  * measure/lab/budget.py and model_config.py), messages.js (problems as texts), form.js
- * (the fields), presets.js (the presets) and results.js (the results, the bar, the status).
+ * (the fields), presets.js (the presets), results.js (the results, the bar, the status)
+ * and link.js (the inputs in the page's address and the language selector's links).
  * tests/test_calculator_browser.py holds the results equal to the Python tables.
  */
 (function () {
@@ -85,50 +86,10 @@
     return true;
   }
 
-  /* The page's address holds every input: written on every change, read once. A number
-     is written in the canonical form every edition reads (locale.js), whatever the
-     page's separators; a text that is no number (a field with its message) as typed. The
-     language selector's links carry the same inputs to the other editions' page. */
-  function writeUrl(root, sel, inputs, specs, v, P) {
-    var q = new URLSearchParams();
-    Object.keys(SELECTS).forEach(function (k) { q.set(k, sel[k].value); });
-    specs.forEach(function (f) {
-      var typed = inputs[f.id].value.trim();
-      q.set(f.id, typed !== "" && v[f.id] !== undefined ? P.canonical.write(v[f.id]) : typed);
-    });
-    var url = location.pathname + "?" + q.toString() + location.hash;
-    try {
-      history.replaceState(history.state, "", url);
-    } catch (e) { /* a file:// page may refuse; the calculator still works */ }
-    var link = root.querySelector("[data-share]");
-    if (link) link.setAttribute("href", url);
-    Array.prototype.forEach.call(document.querySelectorAll("a[hreflang]"), function (a) {
-      a.setAttribute("href", a.getAttribute("href").split(/[?#]/)[0] + "?" + q.toString());
-    });
-  }
-
-  /* A field's value in a link: the canonical form, written in the page's format; a link
-     of an earlier version, written in its page's own format, is read as the page reads
-     a typed text (a separator it cannot tell is then refused with its message). */
-  function readUrl(sel, inputs, specs, P) {
-    var q = new URLSearchParams(location.search);
-    Object.keys(SELECTS).forEach(function (k) {
-      var want = q.get(k);
-      if (want === null) return;
-      var ok = Array.prototype.some.call(sel[k].options, function (o) { return o.value === want; });
-      if (ok) sel[k].value = want;
-    });
-    specs.forEach(function (f) {
-      var want = q.get(f.id);
-      if (want === null) return;
-      var x = P.canonical.read(want.trim());
-      inputs[f.id].value = x === null ? want : P.input(x);
-    });
-  }
-
   function init(root) {
     if (root.getAttribute("data-ready") === "1") return;
-    var P = C.locale.page(C.locale.read());
+    var loc = C.locale.read();
+    var P = C.locale.page(loc);
     var t = P.t;
     var FIELDS = C.form.fields(t);
     var labels = {};
@@ -174,7 +135,7 @@
           if (msg) msg.textContent = "";
         }
       });
-      writeUrl(root, sel, inputs, FIELDS, v, P);
+      C.link.write(root, sel, inputs, FIELDS, v, P);
       var note = root.querySelector('[data-note-for="max_context"]');
       if (note) {
         note.textContent = inputs.max_context.value.trim() === "" && !errors.max_context
@@ -229,7 +190,7 @@
     if (a.reserve_gib !== undefined) put("reserve_gib", a.reserve_gib);
     if (a.context_per_user !== undefined) put("context", a.context_per_user);
     put("users", p.defaults.users_served || 1);
-    readUrl(sel, inputs, FIELDS, P);
+    C.link.read(sel, inputs, FIELDS, P, loc.formats);
     update();
     root.setAttribute("data-ready", "1");
   }

@@ -34,6 +34,8 @@
       group: found.group || ENGLISH.group,
       minGrouping: found.min_grouping || 1,
       messages: found.messages || {},
+      // every edition's number format, for a link written in another's (link.js)
+      formats: Array.isArray(found.formats) ? found.formats : [],
     };
   }
 
