@@ -48,6 +48,11 @@ PROTOCOL_DIVERGENCE = (
 PROTOCOL_PENALTY = "{penalty} ({source})"
 PROTOCOL_AGREEMENT = "{tokens} greedy reference tokens after '{prompt}'; argmax given identical prefixes"
 
+# The activation-outliers page: a prompt taken from the book, and INT8's scale and counts
+PROMPT_BOOK = "book {percent}%"
+ACTIVATION_DIM = "dim {dim} (max |h| {max})"
+ACTIVATION_TOP_EXCLUDED = "top {count} dimensions excluded"
+
 TEMPLATES = (
     WEIGHTS_EMBEDDED,
     WEIGHTS_RANDOM,
@@ -67,13 +72,16 @@ TEMPLATES = (
     PROTOCOL_DIVERGENCE,
     PROTOCOL_PENALTY,
     PROTOCOL_AGREEMENT,
+    PROMPT_BOOK,
+    ACTIVATION_DIM,
+    ACTIVATION_TOP_EXCLUDED,
 )
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 # Fields that hold a number (as a run writes it: "2,048", "1.1"); a sentence whose field is
 # no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
 NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
-NUMBERS |= {"penalty"}
+NUMBERS |= {"penalty", "percent", "dim", "max"}
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 

@@ -133,6 +133,7 @@ def test_notebooks_render_as_pages_whose_outputs_are_the_data(built_site, lang):
     assert f"bytes per token, measured: {per_token.pop()}" in measured
 
 
+@pytest.mark.build
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_a_page_with_claim_marks_says_once_how_to_read_them(built_site, lang):
     """After the paragraph holding a page's first mark: the marks the page uses, in the

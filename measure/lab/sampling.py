@@ -30,14 +30,8 @@ code, so the few lines are written here and checked against scipy instead.
 ``scipy.stats.bootstrap`` would need scipy on the GPU machine and is less exact than the
 order-statistic interval at the sample counts used (6 to a few dozen).
 
-How to time a sweep (the pattern every experiment follows). A loop of ``time_call``::
-
-    for p in cfg.prompt_lengths:
-        ids = ctx.prompt_ids(p)
-        t = time_call(lambda: prefill(model, ids), device=ctx.device, warmup=1, repeats=5)
-        rows.append({"prompt_tokens": p, "time_ms": t.median_ms, "spread_ms": t.spread_ms})
-
-becomes one call over all points, then one row per point::
+How to time a sweep (the pattern every experiment follows): one call over all points,
+then one row per point::
 
     ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
     sweep = interleaved(
@@ -48,11 +42,10 @@ becomes one call over all points, then one row per point::
         rows.append({"prompt_tokens": p, **est.columns("time_ms"), "tokens_per_s": p / est.median_s})
     notes["prefill_sweep"] = sweep.describe()
 
-(``columns("time_ms")`` gives ``time_ms``, ``time_low_ms``, ``time_high_ms`` and
-``time_samples``, as ``sitedata.schema.interval_columns("time_ms", "ms")`` declares
-them.) Bind each point's inputs as a default argument, as above, or every lambda sees
-the last one. A decode step that grows its cache takes
-``before=lambda key: crop_cache(caches[key], key)``: it runs before every call, untimed.
+(``columns("time_ms")`` gives the cells ``sitedata.schema.interval_columns("time_ms", "ms")``
+declares.) Bind each point's inputs as a default argument, or every lambda sees the last.
+A decode step that grows its cache takes ``before=lambda key: crop_cache(caches[key], key)``,
+run before every call, untimed.
 """
 
 from __future__ import annotations

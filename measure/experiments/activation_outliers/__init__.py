@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import torch
 
-from measure.experiments.activation_outliers.int8 import int8_table
+from measure.experiments.activation_outliers.int8 import int8_table, scale_rows
 from measure.experiments.activation_outliers.prompts import (
     CHAT_QUESTION,
     abs_percentile,
@@ -170,6 +170,7 @@ def run(cfg: Config, ctx: Context) -> Result:
 
     # INT8 with one tensor-wide scale (spec §6.3), then without the top dimensions.
     int8_rows, int8_values = int8_table(hs[mid], m, ordinary_dims=cfg.ordinary_dims, excluded_dims=cfg.excluded_dims)
+    scales = scale_rows(hs[mid])  # where the scale is computed: per tensor, dimension, token
     values = {
         "prompt_tokens": n_tokens,
         "prompt_text": text,
@@ -202,6 +203,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "rest_mid_abs_median": abs_percentile(hs[mid, 1:], 50),
         "rest_mid_abs_p99": abs_percentile(hs[mid, 1:], 99),
         **int8_values,
+        **{f"int8_error_{r['granularity'].removeprefix('one per ')}": r["relative_error"] for r in scales},
     }
     ctx.log("  the same capture for several prompts")
     others = _other_prompts(cfg, ctx)
@@ -212,6 +214,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "tracked": tracked_rows,
         "histogram": hist_rows,
         "int8": int8_rows,
+        "int8_scales": scales,
         "prompts": prompt_rows,
         "prompt_layers": prompt_layer_rows,
     }

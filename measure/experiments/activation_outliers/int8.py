@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from sitedata import wording
+
 
 def int8_levels(h: torch.Tensor, dims: list[int], scale: float) -> tuple[int, dict[int, int]]:
     """Distinct INT8 codes in all of ``h`` (tokens, hidden), and in each of ``dims``."""
@@ -39,7 +41,7 @@ def int8_table(h: torch.Tensor, m: torch.Tensor, *, ordinary_dims: int, excluded
     rows = []
     for setting, scale, used, per in (
         ("all dimensions", scale_all, used_all, per_all),
-        (f"top {excluded_dims} dimensions excluded", scale_kept, used_kept, per_kept),
+        (wording.ACTIVATION_TOP_EXCLUDED.format(count=excluded_dims), scale_kept, used_kept, per_kept),
         ("first token excluded", scale_rest, used_rest, per_rest),
     ):
         rows.append({"setting": setting, "scope": "whole tensor", "scale": scale, "levels_used": used})
@@ -47,7 +49,7 @@ def int8_table(h: torch.Tensor, m: torch.Tensor, *, ordinary_dims: int, excluded
             rows.append(
                 {
                     "setting": setting,
-                    "scope": f"dim {d} (max |h| {float(m[d]):.3g})",
+                    "scope": wording.ACTIVATION_DIM.format(dim=d, max=f"{float(m[d]):,.1f}"),
                     "scale": scale,
                     "levels_used": per[d],
                 }
@@ -66,3 +68,35 @@ def int8_table(h: torch.Tensor, m: torch.Tensor, *, ordinary_dims: int, excluded
         "excluded_dims": ", ".join(map(str, excluded)),
     }
     return rows, values
+
+
+# Where each absmax scale is computed: one for the tensor, one per hidden dimension (a
+# channel: the column the outlier lives in), one per token (a row: the first token's spike).
+GRANULARITIES = ("one per tensor", "one per dimension", "one per token")
+
+
+def scale_rows(h: torch.Tensor) -> list[dict]:
+    """The ``int8_scales`` table: ``h`` (tokens, hidden) as INT8 with absmax scales computed
+    per tensor, per hidden dimension and per token, each with the number of scales, the
+    relative error ||h - h_hat|| / ||h|| of the round trip, and the median, over hidden
+    dimensions, of the distinct codes a dimension's values use."""
+    rows = []
+    for granularity in GRANULARITIES:
+        if granularity == "one per tensor":
+            scale = h.abs().amax().reshape(1, 1) / 127
+        elif granularity == "one per dimension":
+            scale = h.abs().amax(dim=0, keepdim=True) / 127
+        else:
+            scale = h.abs().amax(dim=1, keepdim=True) / 127
+        scale = scale.clamp(min=torch.finfo(h.dtype).tiny)  # an all-zero column keeps code 0
+        codes = torch.clamp(torch.round(h / scale), -128, 127)
+        levels = torch.tensor([torch.unique(codes[:, d]).numel() for d in range(h.shape[1])], dtype=torch.float32)
+        rows.append(
+            {
+                "granularity": granularity,
+                "scales": int(scale.numel()),
+                "relative_error": float(torch.linalg.norm(h - codes * scale) / torch.linalg.norm(h)),
+                "median_levels": float(levels.median()),
+            }
+        )
+    return rows

@@ -15,6 +15,7 @@ from collections import Counter
 import torch
 
 from measure.experiments.activation_outliers.residual import residual_stream
+from sitedata import wording
 
 CHAT_QUESTION = "What is the capital of France, and why is it built on a river?"
 
@@ -25,7 +26,7 @@ def book_passages(text: str, *, first: str, count: int) -> list[tuple[str, str]]
     on. Returns (label, passage) pairs; the label says where the passage starts."""
     start = text.index(first)
     body = len(text) - start
-    passages = [("book 0%", text[start:])]
+    passages = [(wording.PROMPT_BOOK.format(percent=0), text[start:])]
     for k in range(1, count):
         at = start + body * k // count
         para = text.find("\n\n", at)
@@ -34,7 +35,7 @@ def book_passages(text: str, *, first: str, count: int) -> list[tuple[str, str]]
         para += 2
         while para < len(text) and text[para].isspace():
             para += 1
-        passages.append((f"book {100 * k // count}%", text[para:]))
+        passages.append((wording.PROMPT_BOOK.format(percent=100 * k // count), text[para:]))
     return passages
 
 

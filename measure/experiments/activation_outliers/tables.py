@@ -69,7 +69,7 @@ TABLES = (
         "Layer {mid_layer} hidden states as INT8 with one absmax scale: distinct levels used (of 256)",
         (
             Column("setting", label="scale computed over", words=True),
-            Column("scope", label="levels counted in", policy=EXACT_ON_DEVICE),
+            Column("scope", label="levels counted in", policy=EXACT_ON_DEVICE, words=True),
             Column("scale", policy=NUMERIC),
             Column("levels_used", "levels", "levels used", policy=EXACT_ON_DEVICE),
         ),
@@ -79,10 +79,25 @@ TABLES = (
         ),
     ),
     Table(
+        "int8_scales",
+        "Layer {mid_layer} hidden states as INT8, by where each absmax scale is computed",
+        (
+            Column("granularity", label="scales", words=True),
+            Column("scales", "scales", "scales in all", policy=EXACT_ON_DEVICE),
+            Column("relative_error", "fraction", "relative error", policy=NUMERIC),
+            Column("median_levels", "levels", "levels a dimension uses (median)", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "The same hidden states as INT8 with one absmax scale for the tensor, one per hidden dimension and "
+            "one per token: the relative error ||h - h_hat|| / ||h|| of the round trip and the median, over "
+            "dimensions, of the distinct codes a dimension's values use."
+        ),
+    ),
+    Table(
         "prompts",
         "Every prompt: the leading dimension (largest max |h| at any layer) and the bulk of |h|",
         (
-            Column("prompt"),
+            Column("prompt", words=True),
             Column("tokens", "tokens"),
             Column("lead_dim", label="leading dim", policy=EXACT_ON_DEVICE),
             Column("lead_max", label="its max |h|", policy=NUMERIC),
@@ -115,7 +130,7 @@ TABLES = (
         "prompt_layers",
         "Every prompt, every layer: max |h| of dimension {biggest_dim} and of the median dimension",
         (
-            Column("prompt"),
+            Column("prompt", words=True),
             Column("layer"),
             Column("dim_max", label="max |h|", policy=NUMERIC),
             Column("rest_dim_max", label="without the first token", policy=NUMERIC),
@@ -159,6 +174,12 @@ VALUES = (
     Value("int8_scale_all", policy=NUMERIC),
     Value("int8_scale_excluded", policy=NUMERIC),
     Value("int8_scale_ratio", "x", policy=NUMERIC),
+    *(
+        Value(
+            f"int8_error_{g}", "fraction", description=f"relative error of INT8 with one scale per {g}", policy=NUMERIC
+        )
+        for g in ("tensor", "dimension", "token")
+    ),
     Value("int8_levels_rest", "levels", policy=EXACT_ON_DEVICE),
     Value("int8_ordinary_max_levels_all", "levels", policy=EXACT_ON_DEVICE),
     Value("int8_ordinary_min_levels_excluded", "levels", policy=EXACT_ON_DEVICE),
