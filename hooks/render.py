@@ -23,7 +23,16 @@ HOOKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
-from sitekit import calculator_locale, claim_files, claims, escape, figures, formatting, i18n  # noqa: E402
+from sitekit import (  # noqa: E402
+    calculator_locale,
+    claim_files,
+    claims,
+    escape,
+    figures,
+    formatting,
+    i18n,
+    source_archive,
+)
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
 
@@ -57,6 +66,12 @@ def on_config(config, **kwargs):
     except claims.ClaimError as e:
         raise PluginError(str(e)) from None
     _state["figures"] = {}
+    if "source" not in _state:  # once per process: every edition is built from the same files
+        _state["source"] = source_archive.describe(root)
+    source_archive.built_from = _state["source"]
+    # a published site's repository, like its address, from the pages workflow (or extra.repository)
+    source_archive.repository = os.environ.get("SITE_REPOSITORY") or str(config.extra.get("repository") or "")
+    _state["root"] = root
     return config
 
 
@@ -275,6 +290,7 @@ def on_post_build(config, **kwargs):
         for exp, name in data.files():
             (target / exp).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data.root / exp / name, target / exp / name)
+        source_archive.write(_state["source"], _state["root"], site)  # the files it was built from
         if os.environ.get("SITEKIT_MESSAGES"):  # make messages
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
             for lang, empty in i18n.update_catalogs(others, words=data.words()).items():

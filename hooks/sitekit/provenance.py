@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitekit import escape, formatting, i18n
+from sitekit import escape, formatting, i18n, source_archive
 from sitekit.i18n import _
 from sitekit.pagedata import SiteDataError
 
@@ -27,6 +27,25 @@ def _field(value: Any) -> str:
 def _recorded(value: Any) -> str:
     """A sentence the run recorded in English (sitedata/wording.py), in the page's language."""
     return escape.cut(i18n.recorded_text(value, "provenance")) if isinstance(value, str) else _field(value)
+
+
+def _source_line(ctx) -> str:
+    """The archive of the files this site was built from (source_archive.py), with its
+    commit and whether the tree had changes, and the repository's address when set."""
+    built = source_archive.built_from
+    if built.commit is None:
+        line = escape.text(_("no source archive: this site was not built from a git checkout"), None)
+    else:
+        label = (
+            _("the files this site was built from, commit {commit}, with changes")
+            if built.changed
+            else _("the files this site was built from, commit {commit}")
+        ).format(commit=built.commit[:10])
+        line = f'<a href="{ctx.url_prefix}{source_archive.NAME}" download>{escape.text(label, None)}</a>'
+    if source_archive.repository:
+        href = escape.attribute(source_archive.repository, None)
+        line += f' · <a href="{href}">{escape.text(_("repository"), None)}</a>'
+    return line
 
 
 def _count(value: Any) -> str:
@@ -71,6 +90,7 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
         f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{escape.text(v, None)}</td></tr>" for k, v in items
     )
     rows += f"<tr><th>{escape.text(_('data', 'provenance'))}</th><td>{' · '.join(links)}</td></tr>"
+    rows += f"<tr><th>{escape.text(_('source', 'provenance'))}</th><td>{_source_line(ctx)}</td></tr>"
     summary = escape.text(
         _("Provenance: {model} · {device} · {dtype} · {date}").format(
             model=_field(model["name"]), device=device, dtype=_field(m["dtype"]), date=_field(m["date"])[:10]

@@ -1,0 +1,70 @@
+"""The site carries its source: every build writes ``source.tar.gz``, the exact files it
+was built from, beside the pages, and every provenance box links to it.
+
+The files are git's own list of the tree (tracked files and new ones not ignored, as
+``git ls-files`` gives them), read from the working tree, so the archive holds what was
+built even when the tree has changes; ``describe`` says which commit, and whether the
+tree differed from it. Outside a git checkout there is no archive, and the boxes say so.
+A published site's repository address comes from the ``SITE_REPOSITORY`` environment
+variable (the pages workflow sets it) or ``extra.repository`` in mkdocs.yml, and is shown
+beside the archive when set.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+NAME = "source.tar.gz"
+
+
+@dataclass(frozen=True)
+class Source:
+    commit: str | None  # None outside a git checkout
+    changed: bool  # the tree differed from the commit when the site was built
+    files: tuple[str, ...]
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout
+
+
+def describe(root: Path) -> Source:
+    commit = _git(root, "rev-parse", "HEAD")
+    if commit is None:
+        return Source(None, False, ())
+    listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z") or ""
+    files = tuple(sorted(f for f in listed.split("\0") if f and (root / f).is_file()))
+    status = _git(root, "status", "--porcelain", "--untracked-files=normal") or ""
+    return Source(commit.strip(), bool(status.strip()), files)
+
+
+def write(source: Source, root: Path, site: Path) -> Path | None:
+    """``site/source.tar.gz`` with every file of ``source`` under ``site-source/``; the same
+    bytes for the same files (no times, owners or modes of the machine that built it)."""
+    if source.commit is None:
+        return None
+    out = site / NAME
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in source.files:
+            data = (root / name).read_bytes()
+            info = tarfile.TarInfo(f"site-source/{name}")
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    out.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
+    return out
+
+
+# What this build is made from and where it is published: set once per build (render.py's
+# on_config), read by every provenance box.
+built_from: Source = Source(None, False, ())
+repository: str = ""

@@ -1,0 +1,105 @@
+"""The site carries its source: an archive of the files it was built from, its commit and
+whether the tree had changes, linked from every provenance box."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import tarfile
+
+import pytest
+from sitekit import source_archive
+
+from tests.conftest import LANGUAGES
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _git(root, "config", "user.email", "t@example.org")
+    _git(root, "config", "user.name", "t")
+    (root / "a.txt").write_text("a\n")
+    (root / ".gitignore").write_text("built/\n")
+    (root / "built").mkdir()
+    (root / "built" / "x").write_text("ignored\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "one")
+    return root
+
+
+def _names(path):
+    with tarfile.open(fileobj=io.BytesIO(path.read_bytes())) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+
+
+def test_the_archive_holds_the_files_built_from_and_says_whether_they_were_committed(repo, tmp_path):
+    clean = source_archive.describe(repo)
+    assert len(clean.commit) == 40 and not clean.changed
+    assert clean.files == (".gitignore", "a.txt")  # the ignored build output stays out
+    (repo / "a.txt").write_text("changed\n")
+    (repo / "new.txt").write_text("new\n")
+    changed = source_archive.describe(repo)
+    assert changed.changed and changed.files == (".gitignore", "a.txt", "new.txt")
+    site = tmp_path / "site"
+    site.mkdir()
+    out = source_archive.write(changed, repo, site)
+    # what was built, not what was committed
+    assert _names(out) == {
+        "site-source/.gitignore": b"built/\n",
+        "site-source/a.txt": b"changed\n",
+        "site-source/new.txt": b"new\n",
+    }
+    first = out.read_bytes()
+    assert source_archive.write(changed, repo, site).read_bytes() == first  # the same files, the same bytes
+
+
+def test_outside_a_checkout_there_is_no_archive(tmp_path):
+    source = source_archive.describe(tmp_path)
+    assert source.commit is None
+    assert source_archive.write(source, tmp_path, tmp_path) is None
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("lang", ["en", *LANGUAGES])
+def test_every_provenance_box_links_the_archive_of_the_built_files(built_site, lang):
+    archive = built_site / source_archive.NAME
+    assert archive.is_file()
+    names = _names(archive)
+    assert "site-source/mkdocs.yml" in names and "site-source/Makefile" in names
+    assert not [n for n in names if "/.venv/" in n or n.startswith("site-source/site/")]
+    page = (built_site if lang == "en" else built_site / lang) / "kv-cache"
+    html = (page / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]*source\.tar\.gz)" download>([^<]+)</a>', html)
+    assert links, lang
+    assert {(page / href).resolve() for href, _ in links} == {archive.resolve()}
+    assert all(re.search(r"\b[0-9a-f]{10}\b", text) for _, text in links)
+
+
+def test_the_box_names_the_commit_the_changes_and_the_repository_when_set(monkeypatch):
+    from types import SimpleNamespace
+
+    from sitekit import provenance
+
+    monkeypatch.setattr(
+        source_archive, "built_from", source_archive.Source("0123456789abcdef" * 2 + "01234567", True, ())
+    )
+    monkeypatch.setattr(source_archive, "repository", "")
+    line = provenance._source_line(SimpleNamespace(url_prefix="../"))
+    assert (
+        line
+        == '<a href="../source.tar.gz" download>the files this site was built from, commit 0123456789, with changes</a>'
+    )
+    monkeypatch.setattr(source_archive, "repository", "https://example.org/project")
+    assert provenance._source_line(SimpleNamespace(url_prefix="")).endswith(
+        ' · <a href="https://example.org/project">repository</a>'
+    )
+    monkeypatch.setattr(source_archive, "built_from", source_archive.Source(None, False, ()))
+    monkeypatch.setattr(source_archive, "repository", "")
+    assert "not built from a git checkout" in provenance._source_line(SimpleNamespace(url_prefix=""))
