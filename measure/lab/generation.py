@@ -1,11 +1,13 @@
 """Greedy decoding written out by hand, so that what is timed is exactly one forward
-pass per step and nothing hidden (no sampling, no stopping rules, no logits processors)."""
+pass per step and nothing hidden (no sampling, no stopping rules, no logits processors).
+The kv-cache page shows these loops as they are here (the ``--8<--`` section markers)."""
 
 from __future__ import annotations
 
 import torch
 
 
+# --8<-- [start:recompute]
 @torch.inference_mode()
 def greedy_recompute(model, ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
     """Every step runs the whole sequence again, keeping no state between steps."""
@@ -14,8 +16,10 @@ def greedy_recompute(model, ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
         logits = model(input_ids=seq, use_cache=False).logits[:, -1, :]
         seq = torch.cat([seq, logits.argmax(dim=-1, keepdim=True)], dim=1)
     return seq[:, ids.shape[1] :]
+    # --8<-- [end:recompute]
 
 
+# --8<-- [start:cached]
 @torch.inference_mode()
 def prefill(model, ids: torch.Tensor):
     """One pass over the prompt that fills the cache; returns (next token, cache)."""
@@ -39,6 +43,7 @@ def greedy_cached(model, ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
         token, cache = decode_step(model, token, cache)
         out.append(token)
     return torch.cat(out, dim=1)
+    # --8<-- [end:cached]
 
 
 def cache_tensors(cache) -> list[torch.Tensor]:

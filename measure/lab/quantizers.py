@@ -141,6 +141,7 @@ def _scopes(w: torch.Tensor, scheme: Scheme) -> torch.Tensor:
     return flat.view(-1, scheme.group)
 
 
+# --8<-- [start:quantize] (shown on the weight-quantization page)
 def quantize(w: torch.Tensor, scheme: Scheme | str) -> Quantized:
     """Quantize ``w`` with ``scheme`` (a Scheme or a key of SCHEMES)."""
     scheme = SCHEMES[scheme] if isinstance(scheme, str) else scheme
@@ -159,6 +160,7 @@ def quantize(w: torch.Tensor, scheme: Scheme | str) -> Quantized:
         codes = torch.clamp(torch.round(x / safe), -scheme.qmax - 1, scheme.qmax).to(torch.int8)
         scales = safe * (absmax > 0)
     return Quantized(scheme=scheme, shape=tuple(w.shape), dtype=w.dtype, codes=codes, scales=scales)
+    # --8<-- [end:quantize]
 
 
 def dequantize(q: Quantized) -> torch.Tensor:

@@ -49,6 +49,7 @@ def draft_label(name: str) -> str:
     return SCHEMES[name].label
 
 
+# --8<-- [start:speculative_greedy] (shown on the speculative-decoding page)
 @torch.inference_mode()
 def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma: int) -> tuple[list[int], list[int]]:
     """Greedy speculative decoding, batch 1. Returns the generated token ids and, per
@@ -85,6 +86,7 @@ def speculative_greedy(target, draft, ids: torch.Tensor, new_tokens: int, gamma:
         crop_cache(tcache, base + n)  # keep seq minus its (new) last token
         crop_cache(dcache, min(dcache.get_seq_length(), base + n))
     return out[:new_tokens], accepted
+    # --8<-- [end:speculative_greedy]
 
 
 def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg) -> Sweep:
