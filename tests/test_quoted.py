@@ -204,7 +204,7 @@ def test_the_methods_page_quotes_the_chapter_in_its_language(built_site, languag
 @pytest.mark.build
 @pytest.mark.parametrize("language", EDITIONS)
 def test_the_home_page_sets_what_it_quotes_apart_from_what_it_measured(built_site, language):
-    page = _page(built_site, language, "index")
+    page = html.unescape(_page(built_site, language, "index"))
     block = page[page.index('class="measured-table experiments"') :]
     table, _, rest = block.partition("</table>")
     assert "<code>chapter</code>" not in table

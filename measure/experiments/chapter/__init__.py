@@ -28,7 +28,7 @@ TABLES = (
             Column("value", description="the figure when it is a number, as the chapter gives it, in unit"),
             Column("text", description="the figure when it is a name (a model, a device, a matrix, a token)"),
             Column("unit", description="the unit of value, as the chapter gives it (empty: a pure number)"),
-            Column("where", label="stated in"),
+            Column("where", label="stated in", words=True, description="the section of the chapter that states it"),
         ),
         description=(
             "The figures the source chapter reported on its own hardware, each with the section that states "
