@@ -31,7 +31,9 @@ LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
 # their data is measured again (on a quiet machine) before it can state what the code
 # declares. The tests that hold the committed data to the code pass over these, and one
 # holds each still stale, so that an entry goes when its data comes.
-AWAITING_MEASUREMENT: dict[str, str] = {}  # experiment: what changed in its code
+AWAITING_MEASUREMENT: dict[str, str] = {  # experiment: what changed in its code
+    "chapter": "figures: value split into value (the numbers) and text (the names); what declared words",
+}
 
 
 def english_pages() -> list:

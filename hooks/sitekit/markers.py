@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sitekit import claims, escape, formatting, i18n
+from sitekit import claims, escape, formatting, i18n, quoted
 from sitekit.branches import BranchError, choose_branches
+from sitekit.cells import _byte_column_styles, _cell_html, _default_style, _header, _td, quoted_td  # noqa: F401
 from sitekit.context import PageContext
 from sitekit.figures import render_figure
 from sitekit.i18n import _
@@ -52,66 +53,6 @@ def _parse(expr: str, ctx: PageContext) -> tuple[str, list[Any], dict[str, Any]]
     return node.func.id, args, kwargs
 
 
-def _cell_html(value: Any, col: dict, style: str | None) -> str:
-    if style == "link":
-        return escape.link(value)
-    text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
-    if (
-        col["unit"] == "bytes"
-        and isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and abs(value) >= 2**10
-        and (style or "auto") in ("auto", "iec")
-    ):
-        exact = escape.attribute(_("{count} bytes").format(count=formatting.integer(value)), escape.TEXT)
-        return f'<span title="{exact}">{escape.text(text, escape.TEXT)}</span>'
-    return escape.text(text, escape.TEXT)
-
-
-def _byte_column_styles(frame, cols: list[dict]) -> dict[str, str]:
-    """One way per column of bytes: exact counts when every cell is under 1 MiB, else
-    every cell with its IEC unit (a bare 523,264 beside "1 MiB" reads as a different unit)."""
-    out = {}
-    for c in cols:
-        if c["unit"] != "bytes":
-            continue
-        numbers = [v for v in frame[c["name"]].tolist() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if any(abs(v) >= 2**20 for v in numbers):
-            out[c["name"]] = "iec"
-    return out
-
-
-def _default_style(col: dict, value: Any) -> str:
-    if col["unit"] == "bytes" and isinstance(value, (int, float)) and abs(value) < 2**20:
-        return "int"
-    return "auto"
-
-
-def _td(value: Any, col: dict, style: str | None) -> str:
-    """A cell; text (a name, a status, a reason) may wrap, numbers stay on one line."""
-    opening = '<td class="text">' if isinstance(value, str) else "<td>"
-    if isinstance(value, str) and not col.get("words") and i18n.language() != i18n.DEFAULT:
-        # text as the run recorded it (a model's answer, a name, a token), in the data's English
-        opening = '<td class="text" lang="en">'
-    return f"{opening}{_cell_html(value, col, style)}</td>"
-
-
-def _header(col: dict, file: str) -> str:
-    """A column's header: its label in the page's language, its unit, and in its tooltip
-    the description and the column's name in the CSV file, which is never translated."""
-    unit = col["unit"]
-    shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
-    english = col.get("label") or col["name"]
-    if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
-        shown = ""  # "tokens each", not "tokens each (tokens)"
-    label = escape.text(_(english, "column label"))
-    where = _("column {name} of {file}").format(name=col["name"], file=file)
-    described = col.get("description")
-    title = escape.attribute(f"{_(described, 'column description')} ({where})" if described else where)
-    shown = _(shown, "unit") if shown else ""
-    return f'<th title="{title}">{label}' + (f" ({escape.text(shown)})" if shown else "") + "</th>"
-
-
 def table(
     ctx: PageContext,
     ref: str,
@@ -120,7 +61,12 @@ def table(
     where: dict | None = None,
     caption: str | None = None,
     limit: int | None = None,
+    units: str | None = None,
+    merge: dict | None = None,
 ) -> str:
+    """``units`` names a column that gives each row's unit (a quoted table of figures of
+    every kind): numbers are then written as their source gave them, with that unit, and
+    ``merge={'value': 'text'}`` shows a row's text where it has no number."""
     t = ctx.data.table(ref)
     cols = [t.column(c) for c in columns] if columns else t.columns
     for c in styles or {}:
@@ -131,16 +77,32 @@ def table(
     if limit is not None:
         frame = frame.head(limit)
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
+    merge = {k: t.column(v) for k, v in (merge or {}).items()}
+    if units:
+        t.column(units)
     head = "".join(_header(c, t.meta["tables"][t.name]["file"]) for c in cols)
-    body = "\n".join(
-        "<tr>" + "".join(_td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"])) for c in cols) + "</tr>"
-        for _, row in frame.iterrows()
-    )
+
+    def td(row, c):
+        if units and c["name"] in merge:
+            other = merge[c["name"]]
+            return quoted_td(
+                row[c["name"]],
+                other,
+                row[units] if isinstance(row[units], str) else "",
+                i18n.data_text(row[other["name"]], other),
+            )
+        return _td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"]))
+
+    body = "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for _, row in frame.iterrows())
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
     return (
         f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
         f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
-        + provenance_html(ctx, t.experiment, csv=t.name)
+        + (
+            quoted.source_html(ctx, t.experiment, t.name)
+            if quoted.is_quoted(t.experiment, t.name)
+            else provenance_html(ctx, t.experiment, csv=t.name)
+        )
         + "\n</div>"
     )
 
@@ -162,8 +124,19 @@ def _as_recorded(raw: Any, declared: dict, shown: str) -> str:
     return shown
 
 
-def value(ctx: PageContext, ref: str, style: str = "auto", digits: int | None = None, unit: bool = True) -> str:
+def value(
+    ctx: PageContext,
+    ref: str,
+    style: str = "auto",
+    digits: int | None = None,
+    unit: bool = True,
+    into: str | None = None,
+) -> str:
+    """``into``: the value written in another unit of its kind (a figure of the chapter in
+    seconds beside this run's in ms: ``into='ms'``), as given on hover (quoted.beside)."""
     v = ctx.data.value(ref)
+    if into is not None:
+        return quoted.beside(v["value"], v["unit"], into, style, digits, ctx.data.split(ref)[0])
     return _as_recorded(v["value"], v, _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit))
 
 

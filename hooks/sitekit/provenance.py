@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitekit import escape, formatting, i18n, source_archive
+from sitekit import escape, formatting, i18n, quoted, source_archive
 from sitekit.i18n import _
 from sitekit.pagedata import SiteDataError
 
@@ -111,7 +111,8 @@ def _device(dev: dict) -> str:
 
 
 def provenance(ctx, exp: str) -> str:
-    return provenance_html(ctx, exp)
+    """A measurement's provenance; figures quoted, never measured, name their source instead."""
+    return quoted.source_html(ctx, exp) if exp in quoted.QUOTED else provenance_html(ctx, exp)
 
 
 # Folders the runner writes beside the experiments' (measure/calibration_folder.py: the
@@ -120,10 +121,14 @@ RUNNER_FOLDERS = ("calibration",)
 
 
 def experiments(ctx) -> str:
-    """One row per measured experiment: what, on which model and device, when, how long."""
-    rows = []
+    """One row per measured experiment: what, on which model and device, when, how long;
+    then, apart, the figures the site quotes without measuring them, with their source."""
+    rows, quotes = [], []
     for exp in ctx.data.experiments:
         if exp in RUNNER_FOLDERS:
+            continue
+        if exp in quoted.QUOTED:
+            quotes.append(_quoted_item(ctx, exp))
             continue
         m = ctx.data.meta(exp)
         title = m["title"]
@@ -146,7 +151,20 @@ def experiments(ctx) -> str:
         f"<th>{escape.text(_(h, 'experiments table'))}</th>"
         for h in ("experiment", "what", "model", "device", "profile", "date", "run time")
     )
+    quoted_list = (
+        f'<p class="quoted-figures">{escape.text(_("Quoted, not measured here:"))}</p>'
+        f'<ul class="quoted-figures">{"".join(quotes)}</ul>'
+        if quotes
+        else ""
+    )
     return (
         f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>" + quoted_list
     )
+
+
+def _quoted_item(ctx, exp: str) -> str:
+    title = ctx.data.meta(exp)["title"]
+    shown = escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title)
+    source = quoted.source_html(ctx, exp).removeprefix('<p class="source">').removesuffix("</p>")
+    return f"<li><code>{escape.text(exp)}</code>: {escape.text(shown, None)}. {source}</li>"

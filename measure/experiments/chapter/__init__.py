@@ -24,10 +24,11 @@ TABLES = (
         (
             Column("section", label="page"),
             Column("name"),
-            Column("what"),
-            Column("value"),
-            Column("unit"),
-            Column("where", label="stated in"),
+            Column("what", words=True, description="what the figure is, in the chapter's words"),
+            Column("value", description="the figure when it is a number, as the chapter gives it, in unit"),
+            Column("text", description="the figure when it is a name (a model, a device, a matrix, a token)"),
+            Column("unit", description="the unit of value, as the chapter gives it (empty: a pure number)"),
+            Column("where", label="stated in", words=True, description="the section of the chapter that states it"),
         ),
         description=(
             "The figures the source chapter reported on its own hardware, each with the section that states "
@@ -50,7 +51,15 @@ class Config:
 
 def run(cfg: Config, ctx: Context) -> Result:
     rows = [
-        {"section": f.section, "name": f.name, "what": f.what, "value": str(f.value), "unit": f.unit, "where": f.where}
+        {
+            "section": f.section,
+            "name": f.name,
+            "what": f.what,
+            "value": None if isinstance(f.value, str) else f.value,
+            "text": f.value if isinstance(f.value, str) else None,
+            "unit": f.unit,
+            "where": f.where,
+        }
         for f in FIGURES
     ]
     return Result(tables={"figures": rows}, values={"source": SOURCE, **{f.name: f.value for f in FIGURES}})

@@ -1,0 +1,78 @@
+"""A table's cells and headers: numbers as the page's locale writes them, text in the
+page's language where it is words for a reader, else marked as the data's English."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sitekit import escape, formatting, i18n, quoted
+from sitekit.i18n import _
+
+
+def _cell_html(value: Any, col: dict, style: str | None) -> str:
+    if style == "link":
+        return escape.link(value)
+    text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
+    if (
+        col["unit"] == "bytes"
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and abs(value) >= 2**10
+        and (style or "auto") in ("auto", "iec")
+    ):
+        exact = escape.attribute(_("{count} bytes").format(count=formatting.integer(value)), escape.TEXT)
+        return f'<span title="{exact}">{escape.text(text, escape.TEXT)}</span>'
+    return escape.text(text, escape.TEXT)
+
+
+def _byte_column_styles(frame, cols: list[dict]) -> dict[str, str]:
+    """One way per column of bytes: exact counts when every cell is under 1 MiB, else
+    every cell with its IEC unit (a bare 523,264 beside "1 MiB" reads as a different unit)."""
+    out = {}
+    for c in cols:
+        if c["unit"] != "bytes":
+            continue
+        numbers = [v for v in frame[c["name"]].tolist() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if any(abs(v) >= 2**20 for v in numbers):
+            out[c["name"]] = "iec"
+    return out
+
+
+def _default_style(col: dict, value: Any) -> str:
+    if col["unit"] == "bytes" and isinstance(value, (int, float)) and abs(value) < 2**20:
+        return "int"
+    return "auto"
+
+
+def _td(value: Any, col: dict, style: str | None) -> str:
+    """A cell; text (a name, a status, a reason) may wrap, numbers stay on one line."""
+    opening = '<td class="text">' if isinstance(value, str) else "<td>"
+    if isinstance(value, str) and not col.get("words") and i18n.language() != i18n.DEFAULT:
+        # text as the run recorded it (a model's answer, a name, a token), in the data's English
+        opening = '<td class="text" lang="en">'
+    return f"{opening}{_cell_html(value, col, style)}</td>"
+
+
+def _header(col: dict, file: str) -> str:
+    """A column's header: its label in the page's language, its unit, and in its tooltip
+    the description and the column's name in the CSV file, which is never translated."""
+    unit = col["unit"]
+    shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
+    english = col.get("label") or col["name"]
+    if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
+        shown = ""  # "tokens each", not "tokens each (tokens)"
+    label = escape.text(_(english, "column label"))
+    where = _("column {name} of {file}").format(name=col["name"], file=file)
+    described = col.get("description")
+    title = escape.attribute(f"{_(described, 'column description')} ({where})" if described else where)
+    shown = _(shown, "unit") if shown else ""
+    return f'<th title="{title}">{label}' + (f" ({escape.text(shown)})" if shown else "") + "</th>"
+
+
+def quoted_td(value: Any, col: dict, unit: str, text: Any) -> str:
+    """A cell of a quoted table whose rows each give their unit: the number with every
+    digit its source gave and the row's unit, or, where the row has no number, its text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return f"<td>{escape.text(quoted.as_given(value, unit), escape.TEXT)}</td>"
+    return _td(text, col, None)
