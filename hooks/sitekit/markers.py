@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sitekit import claims, escape, formatting, i18n
+from sitekit import claims, escape, formatting, i18n, statuses
 from sitekit.branches import BranchError, choose_branches
 from sitekit.context import PageContext
 from sitekit.figures import render_figure
@@ -130,7 +130,9 @@ def table(
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
     head = "".join(_header(c, t.meta["tables"][t.name]["file"]) for c in cols)
     body = "\n".join(
-        "<tr>" + "".join(_td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"])) for c in cols) + "</tr>"
+        "<tr>"
+        + "".join(_td(statuses.in_words(i18n.data_text(row[c["name"]], c)), c, styles.get(c["name"])) for c in cols)
+        + "</tr>"
         for _, row in frame.iterrows()
     )
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
