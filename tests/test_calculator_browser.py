@@ -1291,12 +1291,18 @@ def test_numbers_are_written_to_the_tables_precision(site, lang):
 
 
 def _architectures(page) -> list[list[tuple[str, str]]]:
-    """The rules table's rows (its first body: the provenance box below has its own)."""
-    rows = page.eval_on_selector(
-        '[data-table="memory_budget.architectures"] tbody',
-        "t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => [c.textContent, c.title]))",
+    """The rules table's rows, its two halves joined on the model_type that starts each row
+    (the tables' own bodies: each provenance box below has its own)."""
+    halves = page.eval_on_selector_all(
+        '[data-table="memory_budget.architectures"] table:not([class]) > tbody',
+        "ts => ts.map(t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => [c.textContent, c.title])))",
     )
-    return [[tuple(cell) for cell in row] for row in rows]
+    assert halves, "no rules table"
+    rows = [[tuple(cell) for cell in row] for row in halves[0]]
+    for half in halves[1:]:
+        rest = {row[0][0]: [tuple(cell) for cell in row[1:]] for row in half}
+        rows = [row + rest[row[0][0]] for row in rows]
+    return rows
 
 
 @pytest.mark.parametrize("lang", EDITIONS)

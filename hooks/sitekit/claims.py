@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from sitekit import escape, intervals
+from sitekit import escape, intervals, statuses
 from sitekit.claim_files import Claim
 from sitekit.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
 from sitekit.i18n import _
@@ -191,7 +191,7 @@ def _numbers(read: dict[str, Any]) -> str:
     a float to the six significant digits that decide any comparison a reader can check."""
 
     def one(x):
-        return f"{x:.6g}" if isinstance(x, float) else x
+        return f"{x:.6g}" if isinstance(x, float) else statuses.in_words(x)
 
     def short(v):
         if isinstance(v, list) and len(v) > 8:

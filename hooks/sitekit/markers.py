@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sitekit import claims, escape, formatting, i18n, quoted
+from sitekit import claims, escape, formatting, i18n, quoted, statuses
 from sitekit.branches import BranchError, choose_branches
 from sitekit.cells import _byte_column_styles, _cell_html, _default_style, _header, _td, quoted_td  # noqa: F401
 from sitekit.context import PageContext
@@ -91,7 +91,7 @@ def table(
                 row[units] if isinstance(row[units], str) else "",
                 i18n.data_text(row[other["name"]], other),
             )
-        return _td(i18n.data_text(row[c["name"]], c), c, styles.get(c["name"]))
+        return _td(statuses.in_words(i18n.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
 
     body = "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for _, row in frame.iterrows())
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))

@@ -74,8 +74,7 @@
      each code keeps its data's spelling in the cell's title. rules: the table's rows. */
   function translateRules(rules, P) {
     var t = P.t;
-    var table = document.querySelector('[data-table="memory_budget.architectures"] tbody');
-    if (!table) return;
+    var bodies = document.querySelectorAll('[data-table="memory_budget.architectures"] table:not([class]) > tbody');
     var windows = {
       none: t("no layer"),
       all: t("every layer"),
@@ -84,7 +83,15 @@
       qwen2: t("from layer {first} on, if {flag}", { first: "max_window_layers", flag: "use_sliding_window" }),
     };
     var biases = { yes: t("yes"), no: t("no") };
-    Array.prototype.forEach.call(table.rows, function (tr, i) {
+    Array.prototype.forEach.call(bodies, function (body) {
+      translateRows(body.rows, rules, windows, biases, t);
+    });
+  }
+
+  /* One half of the rules table (the page splits it in two to fit a window): its rows,
+     in the order of rules, each cell's code in the page's words. */
+  function translateRows(rows, rules, windows, biases, t) {
+    Array.prototype.forEach.call(rows, function (tr, i) {
       var rule = rules[i];
       if (!rule || !tr.cells.length || tr.cells[0].textContent !== rule.model_type) return;
       Array.prototype.slice.call(tr.cells, 1).forEach(function (td) {
