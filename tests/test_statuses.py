@@ -16,3 +16,17 @@ def test_a_failure_is_said_in_words():
 def test_anything_else_is_left_as_it_is():
     for value in ("ok", "wrong: above tolerance, not timed", 3.5, None):
         assert statuses.in_words(value) == value
+
+
+def test_the_timed_and_the_wrong_statuses_are_in_the_editions_words():
+
+    try:
+        i18n.set_language("es")
+        assert statuses.in_words("ok") == "correcto"
+        assert (
+            statuses.in_words("wrong: above tolerance, not timed")
+            == "erróneo: por encima de la tolerancia, sin cronometrar"
+        )
+    finally:
+        i18n.set_language("en")
+    assert statuses.in_words("ok") == "ok"

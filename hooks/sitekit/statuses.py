@@ -19,6 +19,10 @@ def in_words(value: Any) -> Any:
     """``value`` unchanged unless it is a recorded failure; a failure in words."""
     if not isinstance(value, str):
         return value
+    if value == "ok":  # timed
+        return _("ok")
+    if value == "wrong: above tolerance, not timed":
+        return _("wrong: above tolerance, not timed")
     found = _FAILED.match(value.strip())
     if not found:
         return value
