@@ -58,3 +58,15 @@ def test_log_only_past_a_decade():
     assert not log_if_wide([19.8, 41.4, 33.9])
     assert log_if_wide([0.0005, 0.22])
     assert not log_if_wide([float("nan"), 0, 5])
+
+
+@pytest.mark.parametrize("name", sorted(figures.REGISTRY))
+def test_a_log_axis_spans_about_a_decade(name):
+    fig = _draw(name)
+    for ax in fig.axes:
+        for scale, lim in ((ax.get_xscale(), ax.get_xlim()), (ax.get_yscale(), ax.get_ylim())):
+            if scale == "log":
+                assert max(lim) / min(lim) > 8, (
+                    f"{name}: a log scale over {max(lim) / min(lim):.1f}×, linear reads better"
+                )
+    plt.close(fig)
