@@ -26,32 +26,53 @@ def _draw(name):
     return fig
 
 
+def legends_over_data(fig) -> int:
+    renderer = fig.canvas.get_renderer()
+    legends = [leg for leg in [*(ax.get_legend() for ax in fig.axes), *fig.legends] if leg is not None]
+    return sum(
+        leg.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)) for leg in legends for ax in fig.axes
+    )
+
+
+def smallest_shown_pt(fig) -> float:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    svg = buf.getvalue()
+    width_pt = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg).group(1))
+    sizes = [float(s) for s in re.findall(r"font(?:-size:|: (?:[a-z]+ )*)\s*([\d.]+)px", svg)]
+    assert sizes, "no text found in the SVG"
+    # The SVG's user unit is its pt (4/3 CSS px); the image, width_pt·4/3 px wide, shows at
+    # that width, or scaled down to DISPLAY_PX where it is wider.
+    return min(sizes) * min(1.0, DISPLAY_PX / (width_pt * 4 / 3))
+
+
 @pytest.mark.parametrize("name", sorted(figures.REGISTRY))
 def test_no_legend_over_the_data(name):
     fig = _draw(name)
-    renderer = fig.canvas.get_renderer()
-    for ax in fig.axes:
-        area = ax.get_window_extent(renderer)
-        for leg in [ax.get_legend(), *fig.legends]:
-            if leg is not None:
-                assert not leg.get_window_extent(renderer).overlaps(area), f"{name}: legend over the axes"
+    assert not legends_over_data(fig), f"{name}: a legend over the axes"
     plt.close(fig)
 
 
 @pytest.mark.parametrize("name", sorted(figures.REGISTRY))
 def test_every_text_reads_at_9pt_on_the_page(name):
     fig = _draw(name)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    shown = smallest_shown_pt(fig)
     plt.close(fig)
-    svg = buf.getvalue()
-    width_pt = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg).group(1))
-    sizes = [float(s) for s in re.findall(r"font(?:-size:|: (?:[a-z]+ )*)\s*([\d.]+)px", svg)]
-    assert sizes, f"{name}: no text found in the SVG"
-    # The SVG's user unit is its pt (4/3 CSS px); the image, width_pt·4/3 px wide, is scaled
-    # to DISPLAY_PX: a size s shows as s·DISPLAY_PX/width_pt px, that is 3/4 as many pt.
-    shown = min(sizes) * DISPLAY_PX / width_pt * 0.75
     assert shown >= MIN_PT - 1e-6, f"{name}: smallest text {shown:.1f} pt on the page"
+
+
+def test_a_small_legend_in_the_data_is_moved_and_enlarged():
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.0, 3.8))
+    for a in (ax, ax2):
+        a.plot([1, 2, 3], [3, 1, 2], label="a series with a long name")
+        a.plot([1, 2, 3], [1, 2, 3], label="another")
+    ax.legend(loc="center", fontsize=5)
+    ax.set_title("tiny", fontsize=6)
+    assert legends_over_data(fig) and smallest_shown_pt(fig) < MIN_PT  # the checks see the fault
+    readable(fig)
+    assert not legends_over_data(fig)
+    assert smallest_shown_pt(fig) >= MIN_PT - 1e-6
+    plt.close(fig)
 
 
 def test_log_only_past_a_decade():

@@ -112,10 +112,11 @@ def _localize_ticks(fig) -> None:
                 axis.set_minor_formatter(NullFormatter())
 
 
-# The width a figure is shown at on a 1280 px desktop: the content column between the two
-# sidebars (narrower than the 46rem max-width of .measured-figure img). Its text must read
-# as at least MIN_PT there, whatever width the SVG itself has.
-DISPLAY_PX = 720
+# The widest a figure is shown on a 1280 px desktop: the content column between the two
+# sidebars (narrower than the 46rem max-width of .measured-figure img). The theme's figure
+# is as wide as its content, so a narrower SVG shows at its own size (1 pt = 4/3 px), a
+# wider one is scaled down to this. Its text must read as at least MIN_PT either way.
+DISPLAY_PX = 748
 MIN_PT = 9.0
 
 
@@ -127,8 +128,8 @@ def log_if_wide(values) -> bool:
 
 def min_font_pt(width_pt: float) -> float:
     """The smallest font (pt in the SVG) that reads as MIN_PT once a figure ``width_pt``
-    wide is scaled to DISPLAY_PX (an SVG's pt is 4/3 px at 100 %)."""
-    return MIN_PT * width_pt * 4 / 3 / DISPLAY_PX
+    wide is shown on the page."""
+    return MIN_PT * max(1.0, width_pt * 4 / 3 / DISPLAY_PX)
 
 
 def readable(fig) -> None:
@@ -159,6 +160,8 @@ def _legend_below(fig, ax) -> None:
     """Move an axes' legend under all the axes (their tick labels and axis labels), centred
     on the figure, in as many columns as fit its width."""
     old = ax.get_legend()
+    if not old.texts:
+        return
     handles, labels = ax.get_legend_handles_labels()
     texts = [t.get_text() for t in old.texts]
     if labels != texts:
