@@ -3,6 +3,10 @@
 A figure function takes the SiteData and returns a matplotlib Figure; register it
 with ``@figure("experiment.name")``. Output is SVG with fixed ids and no date, so an
 unchanged table gives a byte-identical file.
+
+A module places no legend and sizes no text: ``readable`` puts every axes' legend under
+the axes, out of the data, and raises every text to 9 pt at the width the page shows
+the figure at. A log scale is for data spanning more than a decade (``log_if_wide``).
 """
 
 from __future__ import annotations

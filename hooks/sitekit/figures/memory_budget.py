@@ -45,5 +45,5 @@ def tokens_by_card(data):
     ax.set_xticks(x, [f"{number(c, digits=6)} GiB" for c in cards])
     ax.set_ylabel(_("max resident tokens"))
     handles = ax.get_legend_handles_labels()[0] + ([unfit] if unfit else [])
-    ax.legend(handles=handles, ncol=4, frameon=False)
+    ax.legend(handles=handles)
     return fig

@@ -62,7 +62,7 @@ def decode(data):
     ax.set_ylim(bottom=0)
     ax.set_xlabel(_("cache length C (tokens, log scale)"))
     ax.set_ylabel(_("time per decode step (ms)"))
-    ax.legend(loc="upper left")
+    ax.legend()
     return fig
 
 

@@ -38,7 +38,7 @@ def errors(data):
         Patch(color=c, label=_("{name}: mean over all matrices").format(name=name))
         for name, c in (("int8", INT8), ("int4", INT4), ("NF4", NF4))
     ]
-    ax.legend(handles=[*families, worst], loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    ax.legend(handles=[*families, worst])
     return fig
 
 
@@ -65,7 +65,7 @@ def decode_kernels(data):
     df, label_column = t.frame, t.column("label")
     ok = df[df.status == "ok"]
     bw = (ok.weight_bytes / ok.floor_ms).iloc[0] * 1e3  # every floor divides by the run's one bandwidth
-    fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
+    fig, ax = plt.subplots()
     mib = ok.weight_bytes / 2**20  # MiB, as the tables write bytes
     yerr = [ok.step_ms - ok.step_low_ms, ok.step_high_ms - ok.step_ms]  # the 95 % interval of each median
     ax.errorbar(mib, ok.step_ms, yerr=yerr, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
@@ -95,5 +95,5 @@ def decode_kernels(data):
     else:
         ax.set_ylim(bottom=0)
         ax.set_ylabel(_("decode step, median (ms)"))
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    ax.legend()
     return fig
