@@ -29,7 +29,7 @@ def tracked(data):
     ax.set_ylabel(_("max |h| over tokens (log scale)"))
     for a in (ax, ax2):
         a.set_xlabel(_("layer"))
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend()
     return fig
 
 
@@ -79,5 +79,5 @@ def prompt_layers(data):
     ax.set_ylabel(_("max |h| over tokens (log scale)\nsolid: dim {dim}; dotted: median dimension").format(dim=dim))
     for a in (ax, ax2):
         a.set_xlabel(_("layer"))
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig

@@ -63,7 +63,7 @@ def sweep(data):
             mew=2,
             label=_("knee: B = {batch}").format(batch=knee),
         )
-    ax.legend(loc="lower right")
+    ax.legend()
     plain = FuncFormatter(lambda v, pos: number(v, digits=0, fixed=True) if v >= 10 else number(v, digits=6))
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -137,7 +137,7 @@ def memory(data):
     ax.set_ylim(bottom=0)
     ax.set_xlabel(_("step of the continuous schedule"))
     ax.set_ylabel(_("KV memory (MiB)"))
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.93))
+    ax.legend()
     return fig
 
 
@@ -164,6 +164,6 @@ def arrivals(data):
         )
         ax.set_xlabel(_("latency (s, log scale)"))
     axes[0][0].set_ylabel(_("share of requests served within"))
-    axes[0][0].legend(loc="lower right", fontsize=8)
+    axes[0][0].legend()
     fig.tight_layout()
     return fig

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sitekit.escape import figure_text
-from sitekit.figures import figure
+from sitekit.figures import figure, log_if_wide
 from sitekit.formatting import number
 from sitekit.i18n import _
 
@@ -32,7 +32,11 @@ def distribution(data):
             label=f"T = {number(t, digits=6)}",
         )
     ax.set_xticks(x, tokens, rotation=30, ha="right")
-    ax.set_ylabel(_("probability"))
+    if log_if_wide(df.probability):  # a hot temperature's bars would be slivers beside T = 0.5's
+        ax.set_yscale("log")
+        ax.set_ylabel(_("probability (log scale)"))
+    else:
+        ax.set_ylabel(_("probability"))
     ax.set_xlabel(_("next token (ranked at T = 1)"))
     ax.legend()
     return fig

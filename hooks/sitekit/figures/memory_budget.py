@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
 from sitekit.figures import figure
 from sitekit.formatting import number
@@ -21,12 +22,18 @@ def tokens_by_card(data):
     bars = [(m, p, c) for m, c in SERIES for p in HATCH]
     width = 0.8 / len(bars)
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    unfit = None
     for i, (model, precision, color) in enumerate(bars):
         sel = df[(df.model == model) & (df.precision == precision)].set_index("card_gib")
         heights = [sel.max_tokens.get(c) for c in cards]
         heights = [h if h == h and h and h > 0 else 0 for h in heights]  # NaN (does not fit) or 0: no bar
+        at = x + (i - (len(bars) - 1) / 2) * width
+        missing = [a for a, h in zip(at, heights, strict=True) if not h]
+        if missing:  # no bar: a cross at its foot, so that no series is silently absent
+            ax.plot(missing, [0.03] * len(missing), "x", color=color, ms=7, mew=2, transform=ax.get_xaxis_transform())
+            unfit = Line2D([], [], marker="x", ls="none", color="#555555", ms=7, mew=2, label=_("does not fit"))
         ax.bar(
-            x + (i - (len(bars) - 1) / 2) * width,
+            at,
             heights,
             width,
             color=color if precision == "fp16" else "white",
@@ -37,5 +44,6 @@ def tokens_by_card(data):
     ax.set_yscale("log")
     ax.set_xticks(x, [f"{number(c, digits=6)} GiB" for c in cards])
     ax.set_ylabel(_("max resident tokens"))
-    ax.legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
+    handles = ax.get_legend_handles_labels()[0] + ([unfit] if unfit else [])
+    ax.legend(handles=handles)
     return fig

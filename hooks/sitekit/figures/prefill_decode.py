@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from sitekit.figures import figure
+from sitekit.figures import figure, log_if_wide
 from sitekit.formatting import integer
 from sitekit.i18n import _
 
@@ -62,7 +62,7 @@ def decode(data):
     ax.set_ylim(bottom=0)
     ax.set_xlabel(_("cache length C (tokens, log scale)"))
     ax.set_ylabel(_("time per decode step (ms)"))
-    ax.legend(loc="upper left")
+    ax.legend()
     return fig
 
 
@@ -73,10 +73,14 @@ def per_token(data):
     fig, ax = plt.subplots()
     ax.plot(pre.prompt_tokens, pre.ms_per_token, "o-", color=PREFILL, label=_("prefill: ms per prompt token, at P"))
     ax.plot(dec.cache_tokens, dec.step_ms, "s-", color=DECODE, label=_("decode: ms per generated token, at C"))
-    ax.set_yscale("log")
+    if log_if_wide([*pre.ms_per_token, *dec.step_ms]):
+        ax.set_yscale("log")
+        ax.set_ylabel(_("ms per token (log scale)"))
+    else:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(_("ms per token"))
     ticks = sorted(set(pre.prompt_tokens) | set(dec.cache_tokens))
     _log2_ticks(ax, ticks)
     ax.set_xlabel(_("prompt length P, or cache length C (tokens, log scale)"))
-    ax.set_ylabel(_("ms per token (log scale)"))
     ax.legend()
     return fig

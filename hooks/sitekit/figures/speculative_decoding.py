@@ -43,7 +43,7 @@ def real_run(data):
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel(_("speedup over plain greedy (×)"))
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
+    ax.legend()
     return fig
 
 
@@ -83,5 +83,5 @@ def acceptance_by_temperature(data):
     ax.set_ylim(0, 1.02)
     ax.set_xlabel(_("temperature T"))
     ax.set_ylabel(_("chance a drafted token is kept, Σ min(p, q)"))
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend()
     return fig

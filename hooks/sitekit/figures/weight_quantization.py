@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
 from sitekit.escape import figure_text
-from sitekit.figures import figure
+from sitekit.figures import figure, log_if_wide
 from sitekit.formatting import format_value
 from sitekit.i18n import _, data_text
 
@@ -38,7 +38,7 @@ def errors(data):
         Patch(color=c, label=_("{name}: mean over all matrices").format(name=name))
         for name, c in (("int8", INT8), ("int4", INT4), ("NF4", NF4))
     ]
-    ax.legend(handles=[*families, worst], loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    ax.legend(handles=[*families, worst])
     return fig
 
 
@@ -65,7 +65,7 @@ def decode_kernels(data):
     df, label_column = t.frame, t.column("label")
     ok = df[df.status == "ok"]
     bw = (ok.weight_bytes / ok.floor_ms).iloc[0] * 1e3  # every floor divides by the run's one bandwidth
-    fig, ax = plt.subplots(figsize=(9.0, 3.8))  # wider: the legend sits beside the axes
+    fig, ax = plt.subplots()
     mib = ok.weight_bytes / 2**20  # MiB, as the tables write bytes
     yerr = [ok.step_ms - ok.step_low_ms, ok.step_high_ms - ok.step_ms]  # the 95 % interval of each median
     ax.errorbar(mib, ok.step_ms, yerr=yerr, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
@@ -85,10 +85,15 @@ def decode_kernels(data):
             zorder=3,
         )
     span = [df.weight_bytes.min() / 2**21, df.weight_bytes.max() / 2**20 * 1.05]
-    ax.plot(span, [b * 2**20 / bw * 1e3 for b in span], "k--", lw=1, label=_("floor: weight bytes / bandwidth"))
+    floor = [b * 2**20 / bw * 1e3 for b in span]
+    ax.plot(span, floor, "k--", lw=1, label=_("floor: weight bytes / bandwidth"))
     ax.set_xlim(left=0)
-    ax.set_yscale("log")
     ax.set_xlabel(_("weight bytes read per decode step (MiB)"))
-    ax.set_ylabel(_("decode step, median (ms, log scale)"))
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    if log_if_wide([*ok.step_high_ms, *ok.step_low_ms, *floor]):
+        ax.set_yscale("log")
+        ax.set_ylabel(_("decode step, median (ms, log scale)"))
+    else:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(_("decode step, median (ms)"))
+    ax.legend()
     return fig
