@@ -26,6 +26,7 @@ sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 from sitekit import (  # noqa: E402
     calculator_locale,
     claim_files,
+    claim_legend,
     claims,
     escape,
     figures,
@@ -166,7 +167,7 @@ def on_page_content(html, page, config, files, **kwargs):
         html = html.replace('alt="No description has been provided for this image"', f'alt="{alt}"')
         html = _notebook_words(html)
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
-    html = _claim_legend(html, page)
+    html = claim_legend.after_first_mark(html, page_id=EDITION_SUFFIX.sub(".md", page.file.src_path), url=page.url)
     if "data-calculator" not in html:
         return html
     scripts = Path(config.docs_dir) / "javascripts" / "calculator"
@@ -191,29 +192,6 @@ def _notebook_words(html: str) -> str:
         return m.group(1) + escape.text(found, None) + m.group(3) if found else m.group(0)
 
     return DATAFRAME_CELL.sub(one, html)
-
-
-def _claim_legend(html: str, page) -> str:
-    """How to read the marks, once, after the paragraph that holds a page's first one: the
-    marks the page uses, what each means, and a link to the methods page's account."""
-    first = html.find('<sup class="claim ')
-    if first < 0 or EDITION_SUFFIX.sub(".md", page.file.src_path) == "methods.md":
-        return html
-    parts = [i18n._("✓ checked against this run's data when the page was built (hover a mark for the numbers)")]
-    if "claim-noise" in html:
-        parts.append(i18n._("≈ within this machine's noise: the run's intervals cannot tell"))
-    if "claim-failed" in html:
-        parts.append(i18n._("⚠ a result about this machine that this run did not bear out"))
-    home = page.url in ("", f"{i18n.language()}/")  # an edition's home sits at its root
-    href = f"{'' if home else '../'}methods/#claims-checked-at-build-time"
-    legend = (
-        '<p class="claim-legend">'
-        + escape.text("; ".join(parts), None)
-        + f'. <a href="{href}">{escape.text(i18n._("How claims are checked"), None)}</a></p>'
-    )
-    end = html.find("</p>", first)
-    at = len(html) if end < 0 else end + len("</p>")
-    return html[:at] + "\n" + legend + html[at:]
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
