@@ -218,6 +218,8 @@ def test_no_page_writes_an_expression_longer_than_a_hundred_characters():
     for page in sorted(DOCS.glob("*.md")):
         for m in EXPRESSION.finditer(page.read_text(encoding="utf-8")):
             call = ast.parse(m.group("marker"), mode="eval").body
+            if isinstance(call.func, ast.Name) and call.func.id == "answer":
+                continue  # an exercise's worked answer: the arithmetic is what it shows, not a check
             for arg in [*call.args, *(k.value for k in call.keywords)]:
                 if all(isinstance(n, literal) for n in ast.walk(arg)):
                     continue

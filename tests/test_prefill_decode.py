@@ -17,14 +17,13 @@ from measure.experiments.prefill_decode.arithmetic import (
 )
 from measure.experiments.prefill_decode.regime import count_ops, group_of
 from measure.experiments.prefill_decode.settings import other_dtype, setting_points
-from measure.experiments.prefill_decode.split import ratio_interval
 from measure.experiments.prefill_decode.sweeps import flat_range
 from measure.experiments.prefill_decode.tables import GROUPS, TABLES
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.models import load_model
-from measure.lab.sampling import MIN_ROUNDS, Estimate
+from measure.lab.sampling import MIN_ROUNDS
 from tests.helpers import table_rows
 
 
@@ -166,13 +165,6 @@ def test_flops_by_hand():
     assert decode_attention_macs(_TINY_SHAPE, 4) == 256 * 5  # the new token's key too
     assert decode_flops(106_496, _TINY_SHAPE, 4) == 2 * (106_496 + 1_280) == 215_552
     assert prefill_flops(106_496, _TINY_SHAPE, 16) == 2 * (106_496 * 16 + 256 * 16 * 16) == 3_538_944
-
-
-def test_ratio_interval_is_low_over_high_and_high_over_low():
-    six = Estimate.of([1.0, 2.0, 2.0, 2.0, 2.0, 3.0], 0.03)  # median 2, interval [1, 3]
-    four = Estimate.of([3.0, 4.0, 4.0, 4.0, 4.0, 5.0], 0.03)  # median 4, interval [3, 5]
-    assert ratio_interval(four, six) == (2.0, 1.0, 5.0)
-    assert ratio_interval(six, four) == (0.5, 0.2, 1.0)
 
 
 def test_flat_range_stops_at_the_limit():

@@ -64,6 +64,7 @@ ENGLISH_ONE = {
     "s": "s",
     "slot-steps": "slot-step",
     "slots": "slot",
+    "steps": "step",
     "tokens": "token",
     "tokens/s": "tokens/s",
     "users": "user",
