@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import REPO, _env, require_marker
+from tests.conftest import BUILD_ENV, REPO, _env, copy_shown_code, require_marker
 
 
 def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
@@ -33,12 +33,14 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
     shutil.copytree(
         REPO / "measure/experiments", dest / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")
     )
+    if (dest / "docs").is_dir():
+        copy_shown_code(dest / "docs", dest)
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
         cwd=dest,
         capture_output=True,
         text=True,
-        env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
+        env={**_env(), **BUILD_ENV},
     )
 
 

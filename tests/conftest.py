@@ -5,6 +5,7 @@ use them (pyproject.toml registers the markers, `make test-fast` leaves those te
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -124,14 +125,35 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     )
     shutil.copytree(docs or REPO / "docs", work / "docs")
     shutil.copytree(data or REPO / "site_data", work / "site_data")
+    copy_shown_code(work / "docs", work)
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
         cwd=work,
         capture_output=True,
         text=True,
         # drawn figures are kept by what they are drawn from, so every build of a copy shares them
-        env={**_env(), "NO_MKDOCS_2_WARNING": "1", "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures")},
+        env={**_env(), **BUILD_ENV},
     )
+
+
+# How a test builds a copy of the project: figures drawn once for every copy, and the
+# source archive made from the checkout the copy came from
+BUILD_ENV = {
+    "NO_MKDOCS_2_WARNING": "1",
+    "SITEKIT_FIGURE_CACHE": str(REPO / ".cache" / "figures"),
+    "SITEKIT_SOURCE_ROOT": str(REPO),
+}
+SHOWN_CODE = re.compile(r'--8<--\s+"([^":]+)(?::[^"]*)?"')
+
+
+def copy_shown_code(docs: Path, work: Path) -> None:
+    """The measuring code's lines a page shows (pymdownx.snippets), copied into the copy as
+    files to read: the build reads them as text and never imports them."""
+    for page in docs.glob("*.md"):
+        for rel in SHOWN_CODE.findall(page.read_text(encoding="utf-8")):
+            if not (work / rel).exists():
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(REPO / rel, work / rel)
 
 
 def _env() -> dict:
