@@ -69,8 +69,7 @@ def on_config(config, **kwargs):
     _state["figures"] = {}
     if "source" not in _state:  # once per process: every edition is built from the same files
         # a build of a copy of the project (the tests') names the checkout it was copied from
-        _state["source_root"] = Path(os.environ.get("SITEKIT_SOURCE_ROOT") or root)
-        _state["source"] = source_archive.describe(_state["source_root"])
+        _state["source"] = source_archive.describe(Path(os.environ.get("SITEKIT_SOURCE_ROOT") or root))
     source_archive.built_from = _state["source"]
     # a published site's repository, like its address, from the pages workflow (or extra.repository)
     source_archive.repository = os.environ.get("SITE_REPOSITORY") or str(config.extra.get("repository") or "")
@@ -269,7 +268,7 @@ def on_post_build(config, **kwargs):
         for exp, name in data.files():
             (target / exp).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data.root / exp / name, target / exp / name)
-        source_archive.write(_state["source"], _state["source_root"], site)  # the files it was built from
+        source_archive.write(_state["source"], site)  # the files it was built from
         if os.environ.get("SITEKIT_MESSAGES"):  # make messages
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
             for lang, empty in i18n.update_catalogs(others, words=data.words()).items():

@@ -7,6 +7,7 @@ import io
 import re
 import subprocess
 import tarfile
+from pathlib import Path
 
 import pytest
 from sitekit import source_archive
@@ -49,7 +50,7 @@ def test_the_archive_holds_the_files_built_from_and_says_whether_they_were_commi
     assert changed.changed and changed.files == (".gitignore", "a.txt", "new.txt")
     site = tmp_path / "site"
     site.mkdir()
-    out = source_archive.write(changed, repo, site)
+    out = source_archive.write(changed, site)
     # what was built, not what was committed
     assert _names(out) == {
         "site-source/.gitignore": b"built/\n",
@@ -57,13 +58,13 @@ def test_the_archive_holds_the_files_built_from_and_says_whether_they_were_commi
         "site-source/new.txt": b"new\n",
     }
     first = out.read_bytes()
-    assert source_archive.write(changed, repo, site).read_bytes() == first  # the same files, the same bytes
+    assert source_archive.write(changed, site).read_bytes() == first  # the same files, the same bytes
 
 
 def test_outside_a_checkout_there_is_no_archive(tmp_path):
     source = source_archive.describe(tmp_path)
     assert source.commit is None
-    assert source_archive.write(source, tmp_path, tmp_path) is None
+    assert source_archive.write(source, tmp_path) is None
 
 
 @pytest.mark.build
@@ -88,7 +89,7 @@ def test_the_box_names_the_commit_the_changes_and_the_repository_when_set(monkey
     from sitekit import provenance
 
     monkeypatch.setattr(
-        source_archive, "built_from", source_archive.Source("0123456789abcdef" * 2 + "01234567", True, ())
+        source_archive, "built_from", source_archive.Source(Path("."), "0123456789abcdef" * 2 + "01234567", True, ())
     )
     monkeypatch.setattr(source_archive, "repository", "")
     line = provenance._source_line(SimpleNamespace(url_prefix="../"))
@@ -100,6 +101,6 @@ def test_the_box_names_the_commit_the_changes_and_the_repository_when_set(monkey
     assert provenance._source_line(SimpleNamespace(url_prefix="")).endswith(
         ' · <a href="https://example.org/project">repository</a>'
     )
-    monkeypatch.setattr(source_archive, "built_from", source_archive.Source(None, False, ()))
+    monkeypatch.setattr(source_archive, "built_from", source_archive.Source(Path("."), None, False, ()))
     monkeypatch.setattr(source_archive, "repository", "")
     assert "not built from a git checkout" in provenance._source_line(SimpleNamespace(url_prefix=""))

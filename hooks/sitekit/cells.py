@@ -45,11 +45,16 @@ def _default_style(col: dict, value: Any) -> str:
     return "auto"
 
 
+def recorded_english(value: Any, declared: dict) -> bool:
+    """Text an edition shows as the run recorded it (a model's answer, a name, a token), in
+    the data's English: marked ``lang="en"`` for readers and for the editions' test."""
+    return isinstance(value, str) and not declared.get("words") and i18n.language() != i18n.DEFAULT
+
+
 def _td(value: Any, col: dict, style: str | None) -> str:
     """A cell; text (a name, a status, a reason) may wrap, numbers stay on one line."""
     opening = '<td class="text">' if isinstance(value, str) else "<td>"
-    if isinstance(value, str) and not col.get("words") and i18n.language() != i18n.DEFAULT:
-        # text as the run recorded it (a model's answer, a name, a token), in the data's English
+    if recorded_english(value, col):
         opening = '<td class="text" lang="en">'
     return f"{opening}{_cell_html(value, col, style)}</td>"
 

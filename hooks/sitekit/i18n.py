@@ -11,7 +11,6 @@ catalog update: new messages added empty, vanished ones dropped).
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -150,9 +149,6 @@ def data_text(value: Any, declared: Mapping[str, Any]) -> Any:
     return value
 
 
-_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?")
-
-
 def recorded_text(text: str, where: str) -> str:
     """An English sentence a run recorded, in the page's language: one written with a
     template of ``sitedata.wording`` is written again from the template's translation,
@@ -168,8 +164,8 @@ def recorded_text(text: str, where: str) -> str:
         _(template, where)  # asked, so that `make messages` lists the template
         return text
 
-    def field(value: str) -> str:
-        if _NUMBER.fullmatch(value):
+    def field(name: str, value: str) -> str:
+        if name in wording.NUMBERS:  # parse read a number there, as the run wrote it ("2,048")
             number = float(value.replace(",", ""))
             return (
                 formatting.integer(int(number))
@@ -178,7 +174,7 @@ def recorded_text(text: str, where: str) -> str:
             )
         return translations(_language).get((None, value), value)
 
-    return _(template, where).format(**{k: field(v) for k, v in fields.items()})
+    return _(template, where).format(**{k: field(k, v) for k, v in fields.items()})
 
 
 def written_in_code() -> dict[str, set[str]]:

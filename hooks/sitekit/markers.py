@@ -21,7 +21,15 @@ from typing import Any
 
 from sitekit import claims, escape, formatting, i18n, quoted, statuses
 from sitekit.branches import BranchError, choose_branches
-from sitekit.cells import _byte_column_styles, _cell_html, _default_style, _header, _td, quoted_td  # noqa: F401
+from sitekit.cells import (  # noqa: F401
+    _byte_column_styles,
+    _cell_html,
+    _default_style,
+    _header,
+    _td,
+    quoted_td,
+    recorded_english,
+)
 from sitekit.context import PageContext
 from sitekit.figures import render_figure
 from sitekit.i18n import _
@@ -117,11 +125,8 @@ def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bo
 
 
 def _as_recorded(raw: Any, declared: dict, shown: str) -> str:
-    """Text a run recorded and an edition shows as it is (a model's output, a name), marked
-    as the data's English for readers and for the editions' test."""
-    if isinstance(raw, str) and not declared.get("words") and i18n.language() != i18n.DEFAULT:
-        return f'<span lang="en">{shown}</span>'
-    return shown
+    """An inline value, marked as the data's English where it is text as recorded (cells.py)."""
+    return f'<span lang="en">{shown}</span>' if recorded_english(raw, declared) else shown
 
 
 def value(

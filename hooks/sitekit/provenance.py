@@ -112,7 +112,7 @@ def _device(dev: dict) -> str:
 
 def provenance(ctx, exp: str) -> str:
     """A measurement's provenance; figures quoted, never measured, name their source instead."""
-    return quoted.source_html(ctx, exp) if exp in quoted.QUOTED else provenance_html(ctx, exp)
+    return quoted.source_html(ctx, exp) if quoted.is_quoted(exp) else provenance_html(ctx, exp)
 
 
 # Folders the runner writes beside the experiments' (measure/calibration_folder.py: the

@@ -24,6 +24,7 @@ NAME = "source.tar.gz"
 
 @dataclass(frozen=True)
 class Source:
+    root: Path  # the checkout the files are read from
     commit: str | None  # None outside a git checkout
     changed: bool  # the tree differed from the commit when the site was built
     files: tuple[str, ...]
@@ -40,14 +41,14 @@ def _git(root: Path, *args: str) -> str | None:
 def describe(root: Path) -> Source:
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
-        return Source(None, False, ())
+        return Source(root, None, False, ())
     listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z") or ""
     files = tuple(sorted(f for f in listed.split("\0") if f and (root / f).is_file()))
     status = _git(root, "status", "--porcelain", "--untracked-files=normal") or ""
-    return Source(commit.strip(), bool(status.strip()), files)
+    return Source(root, commit.strip(), bool(status.strip()), files)
 
 
-def write(source: Source, root: Path, site: Path) -> Path | None:
+def write(source: Source, site: Path) -> Path | None:
     """``site/source.tar.gz`` with every file of ``source`` under ``site-source/``; the same
     bytes for the same files (no times, owners or modes of the machine that built it)."""
     if source.commit is None:
@@ -56,7 +57,7 @@ def write(source: Source, root: Path, site: Path) -> Path | None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in source.files:
-            data = (root / name).read_bytes()
+            data = (source.root / name).read_bytes()
             info = tarfile.TarInfo(f"site-source/{name}")
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             tar.addfile(info, io.BytesIO(data))
@@ -66,5 +67,5 @@ def write(source: Source, root: Path, site: Path) -> Path | None:
 
 # What this build is made from and where it is published: set once per build (render.py's
 # on_config), read by every provenance box.
-built_from: Source = Source(None, False, ())
+built_from: Source = Source(Path("."), None, False, ())
 repository: str = ""
