@@ -33,6 +33,7 @@ from sitekit import (  # noqa: E402
     formatting,
     i18n,
     source_archive,
+    typed_numbers,
 )
 from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
 from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
@@ -143,6 +144,10 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     ctx = PageContext(
         data=_state["data"], page=source, url_prefix="../" * depth, claims=_state["claims"], titles=_state["titles"]
     )
+    miswritten = typed_numbers.miswritten(markdown) if i18n.language() != i18n.DEFAULT else []
+    if miswritten:  # a number the edition types, not as its language writes numbers
+        number, context = miswritten[0]
+        raise PluginError(f"{page.file.src_path}: {number!r} is not how {i18n.language()} writes a number: {context}")
     try:
         out = render_markers(markdown, ctx)
     except MarkerError as e:
@@ -273,7 +278,12 @@ def on_post_build(config, **kwargs):
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
             for lang, empty in i18n.update_catalogs(others, words=data.words()).items():
                 log.info(f"hooks/locales/{lang}.po: {empty} messages to translate")
-    elif i18n.missing[language]:
+    if i18n.typed[language]:
+        raise PluginError(
+            f"{i18n.catalog_path(language).name}: a catalog types no number, and these translations type one "
+            "their English message does not have: " + "; ".join(sorted(i18n.typed[language])[:5])
+        )
+    if language != i18n.DEFAULT and i18n.missing[language]:
         shown = sorted(i18n.missing[language])
         # SITEKIT_DRAFT=1: a draft build while a catalog is being written reports, not fails
         report = log.info if os.environ.get("SITEKIT_DRAFT") else log.warning

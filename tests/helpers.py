@@ -43,11 +43,15 @@ def _hook(data: Path | None, **config):
     return render, config
 
 
-def render_page(page: str, markdown: str | None = None, *, data: Path | None = None) -> str:
+def render_page(page: str, markdown: str | None = None, *, data: Path | None = None, language: str = "en") -> str:
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
-    the English edition over ``data`` renders it (on_config, then on_page_markdown);
+    the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
     what would fail the build raises its PluginError."""
+    from sitekit import formatting, i18n
+
     render, config = _hook(data)
+    i18n.set_language(language)
+    formatting.set_locale(language)
     text = (DOCS / page).read_text(encoding="utf-8") if markdown is None else markdown
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
     page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)

@@ -6,45 +6,13 @@ from __future__ import annotations
 
 import re
 
+from sitekit.typed_numbers import prose
+from sitekit.typed_numbers import typed as typed_numbers
+
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"
 LISTED = REPO / "tests" / "prose" / "numbers.txt"
-NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-
-
-def prose(markdown: str) -> str:
-    """What a reader reads as typed text: markers, branch conditions, code, formulas, the
-    calculator's form and markup removed."""
-    for pattern in (
-        r"```.*?```",
-        r"\{\{.*?\}\}",
-        r"<!--.*?-->",
-        r"<form.*?</form>",
-        r"<div class=\"formula\">.*?</div>",
-        r"<[^>]+>",
-        r"`[^`]*`",
-    ):
-        markdown = re.sub(pattern, " ", markdown, flags=re.S)
-    return re.sub(r"\]\([^)]*\)", "]", markdown)  # link targets
-
-
-def typed_numbers(text: str) -> list[tuple[str, str]]:
-    """(number, context) for every standalone number: not part of a name (int8, Q4_1,
-    SmolLM2-135M, 4-bit), not an arithmetic identity (16/128), not in a citation."""
-    found = []
-    for line in text.splitlines():
-        if "arXiv:" in line:
-            continue
-        for m in NUMBER.finditer(line):
-            number = m.group(0).rstrip(",.")
-            before, after = line[: m.start()], line[m.start() + len(number) :]
-            if re.search(r"[\w.^/-]$", before) or re.match(r"[\w/]|-[A-Za-z]|\.\d|,\d", after):
-                continue
-            if re.search(r"\d\s*[/×]\s*\d", line[max(0, m.start() - 12) : m.end() + 12]):
-                continue  # part of an identity worked in the text, such as 4 + 16/128 = 4.125
-            found.append((number, line[max(0, m.start() - 40) : m.end() + 30].strip()))
-    return found
 
 
 def _listed() -> dict[tuple[str, str], str]:

@@ -13,9 +13,10 @@ import ast
 import re
 
 import pytest
+from sitekit.typed_numbers import prose
+from sitekit.typed_numbers import typed as typed_numbers
 
 from tests.conftest import LANGUAGES, english_pages
-from tests.test_prose import prose, typed_numbers
 
 ENGLISH_PAGES = english_pages()
 

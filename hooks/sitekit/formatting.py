@@ -10,24 +10,19 @@ and a number too large for a style's arithmetic is written as a power of ten.
 
 from __future__ import annotations
 
-import functools
 import math
 from decimal import Decimal
 from typing import Any
 
 from babel import Locale
-from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
+from babel.numbers import get_minus_sign_symbol
 
+from sitekit import locale_numbers
 from sitekit.i18n import _, count_word
+from sitekit.locale_numbers import NBSP, set_locale, symbols
 
-LOCALE = "en"
-NBSP = "\u00a0"  # between a number and its unit, and in groups, so that neither breaks a line
-# CLDR groups Galician thousands with a dot; the Galician Academy's norms write a space,
-# as Czech does: Galician pages group with a no-break space.
-_GROUP_OVERRIDE = {"gl": NBSP}
-# CLDR's minimum grouping digits, which Babel's formatter does not apply: Spanish leaves a
-# four-digit number whole (8295, 12.345), as the RAE's norms write it.
-_MIN_GROUPING = {"es": 2}
+__all__ = ["NBSP", "set_locale", "symbols"]  # the page's locale, set and read here as before
+
 _IEC = [("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)]
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -52,40 +47,13 @@ def _non_finite(x: Any) -> str | None:
         return None
     if math.isnan(x):
         return _("not a number")
-    return "∞" if x > 0 else get_minus_sign_symbol(LOCALE) + "∞"
-
-
-def set_locale(locale: str) -> None:
-    global LOCALE
-    LOCALE = locale
-
-
-def symbols(locale: str | None = None) -> dict[str, str]:
-    """The separators a page of ``locale`` writes numbers with (for the calculator,
-    which formats and reads numbers in the browser as its page does)."""
-    return dict(_symbols(locale or LOCALE))
-
-
-@functools.cache
-def _symbols(locale: str) -> dict[str, str]:
-    percent = Locale.parse(locale).percent_formats[None].pattern
-    return {
-        "decimal": get_decimal_symbol(locale),
-        "group": _GROUP_OVERRIDE.get(locale, get_group_symbol(locale)),
-        "percent": NBSP + "%" if NBSP + "%" in percent else "%",
-        "min_grouping": _MIN_GROUPING.get(locale, 1),
-    }
+    return "∞" if x > 0 else get_minus_sign_symbol(locale_numbers.locale()) + "∞"
 
 
 def _decimal(x: float, pattern: str) -> str:
     if abs(x) >= 1e21:  # past what Babel's decimal arithmetic rounds (28 digits): a power of ten
         return scientific(x)
-    if abs(x) < 10 ** (2 + _MIN_GROUPING.get(LOCALE, 1)):
-        pattern = pattern.replace("#,##", "")  # too short to group in this locale
-    text = format_decimal(x, format=pattern, locale=LOCALE)
-    if LOCALE in _GROUP_OVERRIDE:
-        text = text.replace(get_group_symbol(LOCALE), _GROUP_OVERRIDE[LOCALE])
-    return text
+    return locale_numbers.decimal(x, pattern)
 
 
 def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
@@ -208,7 +176,7 @@ def plural_category(shown: str, locale: str | None = None) -> str:
     """The CLDR plural category (one, few, many, other) of a number as written in the
     page (``"1"``, ``"7,44"``): the digits shown decide, so "1.0" is not "one", and a
     Czech decimal is "many" (7,44 bitu)."""
-    locale = locale or LOCALE
+    locale = locale or locale_numbers.locale()
     sym = symbols(locale)
     text = shown.strip().replace(NBSP, "").replace(sym["group"], "").replace(get_minus_sign_symbol(locale), "-")
     text = text.replace(sym["decimal"], ".")

@@ -22,6 +22,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
 from sitedata import wording
+from sitekit import typed_numbers
 
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
 DEFAULT = "en"
@@ -37,6 +38,7 @@ _language = DEFAULT
 _catalogs: dict[str, dict[tuple[str | None, str], str]] = {}
 asked: dict[tuple[str | None, str], set[str]] = defaultdict(set)  # (context, message) -> where asked
 missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in English
+typed: dict[str, set[str]] = defaultdict(set)  # language -> translations that type a number (not used)
 # The gettext context of a unit written after a number ("46 080 tokens"): the form a
 # language puts after a count can differ from a column header's (Czech: "tokeny" heads a
 # column, "46 080 tokenů" counts).
@@ -99,8 +101,13 @@ def translations(language: str) -> dict[tuple[str | None, str], str]:
         if path.exists():
             with path.open("rb") as f:
                 for m in read_po(f, locale=language):
-                    if m.id and m.string and not m.fuzzy:
-                        found[(m.context, m.id)] = m.string
+                    if not (m.id and m.string and not m.fuzzy):
+                        continue
+                    added = typed_numbers.added_in_translation(m.id, m.string)
+                    if added:  # a catalog types no number: reported, and the entry is not used
+                        typed[language].add(f"{m.id!r} -> {m.string!r} types {', '.join(added)}")
+                        continue
+                    found[(m.context, m.id)] = m.string
         _catalogs[language] = found
     return _catalogs[language]
 
@@ -108,17 +115,18 @@ def translations(language: str) -> dict[tuple[str | None, str], str]:
 def _(message: str, where: str = "", context: str | None = None) -> str:
     """``message`` in the current language. Placeholders in braces are filled by the
     caller after translation (``_("{n} threads").format(n=2)``), so a translation can
-    move them where its grammar wants them."""
+    move them where its grammar wants them. A number the message carries as English
+    writes it ("at 4,096") is not the catalog's to type: it is lifted out before the
+    catalog is asked and written back as the language writes it."""
     if not message or not message.strip():
         return message
+    message, numbers = typed_numbers.lift(message)
     asked[(context, message)].add(where)
-    if _language == DEFAULT:
-        return message
-    found = translations(_language).get((context, message))
+    found = message if _language == DEFAULT else translations(_language).get((context, message))
     if found is None:
         missing[_language].add(message)
-        return message
-    return found
+        found = message
+    return typed_numbers.write_back(found, numbers)
 
 
 def count_word(word: str, category: str) -> str:
