@@ -222,6 +222,10 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
         everything.setdefault((None, message), set()).update(places)
     for template in wording.TEMPLATES:  # every sentence a run may record, recorded by this run or not
         everything.setdefault((None, template), set()).add("recorded")
+    lifted: dict[tuple[str | None, str], set[str]] = defaultdict(set)
+    for (context, message), places in everything.items():  # as _ asks for it: its numbers lifted out
+        lifted[(context, typed_numbers.lift(message)[0])] |= places
+    everything = lifted
     LOCALES.mkdir(exist_ok=True)
     empty = {}
     for lang in languages:
