@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import sys
-from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -32,6 +31,7 @@ from sitekit import (  # noqa: E402
     figures,
     formatting,
     i18n,
+    notebook_outputs,
     source_archive,
     typed_numbers,
 )
@@ -170,33 +170,13 @@ def on_page_content(html, page, config, files, **kwargs):
         # the notebook renderer's stand-in for a figure with no description, in English in every edition
         alt = escape.attribute(i18n._("A figure the notebook drew from the data, described in the text above it"), None)
         html = html.replace('alt="No description has been provided for this image"', f'alt="{alt}"')
-        html = _notebook_words(html)
+        html = notebook_outputs.translate(html)
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
     html = claim_legend.after_first_mark(html, page_id=EDITION_SUFFIX.sub(".md", page.file.src_path), url=page.url)
     if "data-calculator" not in html:
         return html
     scripts = Path(config.docs_dir) / "javascripts" / "calculator"
     return html + "\n" + calculator_locale.locale_script(scripts)
-
-
-DATAFRAME_CELL = re.compile(r"(<td>)([^<>]+)(</td>)")
-
-
-def _notebook_words(html: str) -> str:
-    """An edition's notebook shows the English run's outputs (measure/notebooks.py: one run
-    for five editions): a table cell whose text is a word the catalog translates (a
-    scheme's label, a column's label) is written in the edition's language; everything
-    else in the outputs is data or code as the run wrote it."""
-    if i18n.language() == i18n.DEFAULT:
-        return html
-    known = i18n.translations(i18n.language())
-
-    def one(m: re.Match) -> str:
-        text = unescape(m.group(2))
-        found = known.get((None, text)) or known.get((None, text.strip()))
-        return m.group(1) + escape.text(found, None) + m.group(3) if found else m.group(0)
-
-    return DATAFRAME_CELL.sub(one, html)
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')

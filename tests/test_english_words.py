@@ -5,10 +5,12 @@ English, except what tests/prose/english.txt allows and what the HTML marks as E
 Two nets, on the built HTML of every page: English function words (the, of, with...),
 which no sentence of these languages uses; and the catalogs' own English messages
 (hooks/locales/*.po), which would show verbatim where a translation is missing. Code
-(``code``, ``pre``) and the theme's scripts are not read."""
+(``code``, ``pre``) and the theme's scripts are not read; what a notebook printed (a
+``pre`` in its output area) and the text of its figures (SVG) are."""
 
 from __future__ import annotations
 
+import base64
 import re
 from html.parser import HTMLParser
 
@@ -29,6 +31,7 @@ ENGLISH = frozenset(
 NOT_ENGLISH = {"cs": {"to", "by"}, "gl": {"as"}, "it": set(), "es": set()}
 SKIP = {"script", "style", "code", "pre", "svg", "math", "kbd", "template"}
 ATTRIBUTES = ("title", "alt", "aria-label", "placeholder")
+SVG_DATA = "data:image/svg+xml;base64,"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 PAGES = [p.stem for p in english_pages()] + sorted(p.stem for p in (REPO / "docs").glob("*.ipynb") if "." not in p.stem)
 
@@ -45,7 +48,7 @@ class Visible(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.stack: list[tuple[str, bool]] = []  # (tag, hidden)
+        self.stack: list[tuple[str, bool, bool]] = []  # (tag, hidden, a notebook's printed output)
         self.found: list[str] = []
 
     def hidden(self) -> bool:
@@ -55,13 +58,23 @@ class Visible(HTMLParser):
         a = dict(attrs)
         # hidden: code, what is marked English, and the notebook's copy of each cell's code,
         # kept for its copy button and never shown
-        hide = self.hidden() or tag in SKIP or a.get("lang") == "en" or "clipboard-copy-txt" in (a.get("class") or "")
+        printed = tag == "pre" and bool(self.stack) and self.stack[-1][2]  # a notebook's printed output
+        hide = (
+            self.hidden()
+            or (tag in SKIP and not printed)
+            or a.get("lang") == "en"
+            or "clipboard-copy-txt" in (a.get("class") or "")
+        )
         if not hide:
             for name in ATTRIBUTES:
                 if a.get(name):
                     self.found.append(_hover(a[name], a.get("class") or ""))
+            src = a.get("src") or ""
+            if src.startswith(SVG_DATA):  # a notebook's figure: its text is text
+                svg = base64.b64decode(src[len(SVG_DATA) :]).decode("utf-8")
+                self.found += [t for t in re.findall(r"<text\b[^>]*>([^<>]+)</text>", svg) if t.strip()]
         if tag not in VOID:
-            self.stack.append((tag, hide))
+            self.stack.append((tag, hide, "jp-RenderedText" in (a.get("class") or "")))
 
     def handle_endtag(self, tag):
         while self.stack:
@@ -144,6 +157,10 @@ def test_the_nets_catch_english_and_pass_the_editions_own_words():
     assert english_words("sloupec where souboru figures.csv", "cs", allow) == []
     assert english_words("95% IS od (podíl)", "cs", allow) == []
     assert visible('<sup class="claim claim-ok" title="Comprobado: exp.c: a and not b">✓</sup>') == ["Comprobado:", "✓"]
+    printed = '<div class="jp-RenderedText jp-OutputArea-output"><pre>tokens in the prompt: 12</pre></div>'
+    assert visible(printed) == ["tokens in the prompt: 12"]
+    figure = base64.b64encode(b'<svg><text x="1">the floor</text></svg>').decode()
+    assert visible(f'<img src="data:image/svg+xml;base64,{figure}" alt="a">') == ["a", "the floor"]
     assert visible('<p>a <code>the</code> <span lang="en">the end</span> <b title="of it">b</b></p>') == [
         "a ",
         "of it",

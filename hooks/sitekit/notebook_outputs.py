@@ -1,0 +1,116 @@
+"""A notebook page's outputs in the edition's language.
+
+Every edition shows the English run's outputs (measure/notebooks.py: one run for five
+editions), which the notebooks write so that a page can read them:
+
+- printed lines are ``label: value``: the label is a message of the catalogs (asked, so
+  `make messages` lists it and a build without its translation fails), the value's
+  numbers are written as the language writes them, and a value that is a sentence a run
+  records (sitedata.wording) or a word the catalog knows is translated;
+- a table's headers are the labels the site's pages give those columns, with their units
+  ("step (ms)"), each a message of the catalogs (asked); its cells that are words the
+  catalog knows are translated, its numbers written as the language writes them, and
+  names, tokens and ids stay as written;
+- a figure is drawn as SVG with its text as text (``svg.fonttype = "none"``): its labels
+  are messages (asked) and its numbers written as the language writes them.
+
+Anything else is code or data as the run wrote it.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from html import unescape
+
+from sitedata import wording
+from sitekit import escape, formatting, i18n
+
+_PRINTED = re.compile(
+    r'(<div class="jp-RenderedText[^"]*" data-mime-type="text/plain"[^>]*>\s*<pre>)(.*?)(</pre>)', re.S
+)
+_HEAD = re.compile(r"<thead>.*?</thead>", re.S)
+_CELL = re.compile(r"(<t[hd]>)([^<>]+)(</t[hd]>)")
+_LABELLED = re.compile(r"(?P<label>.+) \((?P<unit>[^()]+)\)")
+_SVG = re.compile(r'(src="data:image/svg\+xml;base64,)([A-Za-z0-9+/=]+)(")')
+_SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<>]+)(</text>)")
+# A number as Python prints it: 46080, 78.25, -0.5, 1e-05; not part of a name (int4, q_proj).
+_PYTHON_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
+
+
+def translate(html: str) -> str:
+    """The outputs of a notebook page's ``html`` in the current language."""
+    html = _PRINTED.sub(lambda m: m.group(1) + _printed(m.group(2)) + m.group(3), html)
+    html = _HEAD.sub(lambda m: _CELL.sub(lambda c: _swap(c, _words), m.group(0)), html)
+    html = _CELL.sub(lambda m: _swap(m, _cell), html)
+    return _SVG.sub(lambda m: m.group(1) + _figure(m.group(2)) + m.group(3), html)
+
+
+def numbers(text: str) -> str:
+    """``text`` with each number Python printed written as the language writes it,
+    with the digits Python printed."""
+
+    def one(m: re.Match) -> str:
+        printed = m.group(0)
+        if "e" in printed:
+            return formatting.scientific(float(printed))
+        decimals = printed.partition(".")[2]
+        if decimals:
+            return formatting.number(float(printed), digits=len(decimals), fixed=True)
+        return formatting.integer(int(printed))
+
+    return _PYTHON_NUMBER.sub(one, text)
+
+
+def _swap(m: re.Match, words) -> str:
+    return m.group(1) + escape.text(words(unescape(m.group(2))), None) + m.group(3)
+
+
+def _words(text: str) -> str:
+    """A header or a figure's text in the language: a number as the language writes it;
+    "label (unit)" as the label's and the unit's messages; any other text a message of
+    its own. Each is asked, so `make messages` lists it and a build without its
+    translation fails."""
+    if not text.strip() or _PYTHON_NUMBER.fullmatch(text.strip().replace("\u2212", "-")):
+        return numbers(text)
+    labelled = _LABELLED.fullmatch(text)
+    if labelled and labelled["unit"] == "%":
+        return f"{i18n._(labelled['label'], 'notebook')} (%)"
+    if labelled and labelled["unit"] in i18n.ENGLISH_ONE:  # a unit the site writes after its columns' labels
+        return f"{i18n._(labelled['label'], 'notebook')} ({i18n._(labelled['unit'], 'unit')})"
+    return i18n._(text, "notebook")
+
+
+def _known(text: str) -> str | None:
+    if i18n.language() == i18n.DEFAULT:
+        return None
+    found = i18n.translations(i18n.language())
+    return found.get((None, text)) or found.get((None, text.strip()))
+
+
+def _printed(pre: str) -> str:
+    lines = []
+    for line in unescape(pre).split("\n"):
+        label, sep, value = line.partition(": ")
+        if sep and not _PYTHON_NUMBER.fullmatch(label.strip()):
+            if wording.parse(value):  # a sentence a run records, in the language's words
+                value = i18n.recorded_text(value, "notebook")
+            value = _known(value) or value
+            line = i18n._(label, "notebook") + ": " + numbers(value)
+        lines.append(line)
+    return escape.text("\n".join(lines), None)
+
+
+def _cell(text: str) -> str:
+    if _PYTHON_NUMBER.fullmatch(text.strip()):
+        return numbers(text)
+    if text in ("True", "False") and i18n.language() != i18n.DEFAULT:  # a boolean pandas wrote
+        return i18n._("yes" if text == "True" else "no", "notebook")
+    return _known(text) or text
+
+
+def _figure(encoded: str) -> str:
+    svg = base64.b64decode(encoded).decode("utf-8")
+
+    svg = _SVG_TEXT.sub(lambda m: _swap(m, _words), svg)
+    return base64.b64encode(svg.encode("utf-8")).decode("ascii")
