@@ -21,7 +21,8 @@ def prose(markdown: str) -> str:
         r"\{\{.*?\}\}",
         r"<!--.*?-->",
         r"<form.*?</form>",
-        r"<div class=\"formula\">.*?</div>",
+        r"\$\$.*?\$\$",  # a formula on its own line
+        r"\$[^$\n]+\$",  # a formula in a sentence
         r"<[^>]+>",
         r"`[^`]*`",
     ):
