@@ -31,6 +31,7 @@ from sitekit import (  # noqa: E402
     figures,
     formatting,
     i18n,
+    maths,
     notebook_outputs,
     source_archive,
     typed_numbers,
@@ -152,8 +153,9 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         out = render_markers(markdown, ctx)
     except MarkerError as e:
         raise PluginError(str(e)) from None
-    if "{{" in out or "}}" in out:
-        line = next(line for line in out.splitlines() if "{{" in line or "}}" in line)
+    shown = maths.IN_MARKDOWN.sub(" ", out)  # a formula's braces, \frac{a}{\text{b}}, are not a marker's
+    if "{{" in shown or "}}" in shown:
+        line = next(line for line in shown.splitlines() if "{{" in line or "}}" in line)
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
     _state["figures"].update(ctx.figures)
     _state["used"] |= ctx.used
@@ -172,6 +174,10 @@ def on_page_content(html, page, config, files, **kwargs):
         html = html.replace('alt="No description has been provided for this image"', f'alt="{alt}"')
         html = notebook_outputs.translate(html)
         return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
+    try:  # the formulas as MathML, which the browser draws without a script or a font
+        html = maths.render(html)
+    except maths.MathsError as e:
+        raise PluginError(f"{page.file.src_path}: {e}") from None
     html = claim_legend.after_first_mark(html, page_id=EDITION_SUFFIX.sub(".md", page.file.src_path), url=page.url)
     if "data-calculator" not in html:
         return html

@@ -26,7 +26,7 @@ SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[A-Z*(_\[\x00-])")  # \x00 opens a
 
 
 def _without_code(markdown: str) -> str:
-    for pattern in (r"```.*?```", r"<!--.*?-->", r"<form.*?</form>", r'<div class="formula">.*?</div>', r"`[^`]*`"):
+    for pattern in (r"```.*?```", r"<!--.*?-->", r"<form.*?</form>", r"\$\$.*?\$\$", r"\$[^$\n]+\$", r"`[^`]*`"):
         markdown = re.sub(pattern, " ", markdown, flags=re.S)
     return markdown
 

@@ -55,8 +55,8 @@ def test_every_committed_table_is_on_a_page(built_site):
 def test_no_marker_survives(built_site):
     for path, html in _pages(built_site).items():
         article = html.split("<article", 1)[-1].split("</article>", 1)[0]  # the page, not theme scripts
-        # a notebook page's stylesheet, and JSON for the page's scripts
-        article = re.sub(r"<(style|script)\b.*?</\1>", "", article, flags=re.S)
+        # a notebook page's stylesheet, JSON for the page's scripts, and a formula's LaTeX source
+        article = re.sub(r"<(style|script|annotation)\b.*?</\1>", "", article, flags=re.S)
         assert "{{" not in article and "}}" not in article, path
         assert not re.search(r"\{\{\s*\w+\(", html), path
 

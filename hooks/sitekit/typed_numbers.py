@@ -39,10 +39,9 @@ def prose(markdown: str) -> str:
         r"\{\{.*?\}\}",
         r"<!--.*?-->",
         r"<form.*?</form>",
-        r"<div class=\"formula\">.*?</div>",
         r"`[^`]*`",
-        r"\$\$.*?\$\$",
-        r"(?<![\w$])\$[^$\n]+\$(?![\w$])",
+        r"\$\$.*?\$\$",  # a formula on its own line
+        r"(?<![\w$])\$[^$\n]+\$(?![\w$])",  # a formula in a sentence
         r"<[^>]+>",
     ):
         markdown = re.sub(pattern, " ", markdown, flags=re.S)
