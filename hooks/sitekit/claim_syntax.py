@@ -6,6 +6,7 @@ marker's arguments with it."""
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 from typing import Any
@@ -124,9 +125,15 @@ FUNCTIONS = {
 
 def parse(expr: Any, what: str = "claim", limit: int = MAX_LENGTH) -> ast.Expression:
     """A claim's (or a marker's) syntax tree, once its length, its terms and its nesting
-    are within their bounds: each refusal is one ClaimError line naming the bound."""
+    are within their bounds: each refusal is one ClaimError line naming the bound. The
+    tree is read, never changed, and each expression parsed once (five editions ask)."""
     if not isinstance(expr, str):
         raise ClaimError(f"a {what} must be text, not {_short(expr)}")
+    return _parse(expr, what, limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(expr: str, what: str, limit: int) -> ast.Expression:
     if len(expr) > limit:
         raise ClaimError(f"a {what} of {len(expr):,} characters refused: at most {limit:,}")
     try:

@@ -24,6 +24,7 @@ hold on another machine: they render a visible warning on the page instead.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Any
 
 from sitekit import escape, intervals, statuses
@@ -174,8 +175,19 @@ class Evaluator:
         raise ClaimError(f"unsupported expression: {escape.cut(ast.unparse(node), 200, note=False)}")
 
 
+# Each expression's outcome, decided once per data folder: five editions ask the same claims.
+_decided: weakref.WeakKeyDictionary[SiteData, dict[str, tuple[Any, dict[str, Any]]]] = weakref.WeakKeyDictionary()
+
+
 def check(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
     """(True, False or NOISE, data read) for one claim expression."""
+    decided = _decided.setdefault(data, {})
+    if expr not in decided:
+        decided[expr] = _decide(data, expr)
+    return decided[expr]
+
+
+def _decide(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
     tree = parse(expr)
     ev = Evaluator(data)
     result = ev.eval(tree)

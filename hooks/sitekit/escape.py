@@ -30,7 +30,7 @@ FIGURE = 60  # a label drawn in a figure
 # an address elsewhere fails the build, naming it, until it is added here.
 LINK_SITES = ("amd.com", "huggingface.co", "nvidia.com")
 
-_MARKDOWN = "\\`*_[]{}|#~^\n\r"  # escapes, code, emphasis, links, attributes, tables, headings
+_MARKDOWN = "\\`*_[]{}|#~^$\n\r"  # escapes, code, emphasis, links, attributes, tables, headings, maths
 _ENTITIES = {c: f"&#{ord(c)};" for c in _MARKDOWN} | {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _TEXT = str.maketrans(_ENTITIES)
 _ATTRIBUTE = str.maketrans(_ENTITIES | {'"': "&quot;", "'": "&#x27;"})

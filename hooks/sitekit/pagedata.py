@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ import pandas as pd
 
 from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment, wording
 from sitedata.names import NAME
+from sitekit import typed_numbers
 from sitekit.formatting import NOT_A_NUMBER
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -31,6 +32,8 @@ class TableRef:
     name: str
     meta: dict  # the experiment's meta.json
     frame: pd.DataFrame
+    # the rows of each ``where`` already asked: five editions ask the same cells (never changed by a caller)
+    selected: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def columns(self) -> list[dict]:
@@ -42,10 +45,19 @@ class TableRef:
 
     def rows(self, where: dict[str, Any] | None = None) -> pd.DataFrame:
         """The rows whose every ``where`` column equals its value (all rows without one)."""
+        try:
+            key = tuple(sorted((where or {}).items()))
+            return self.selected[key]
+        except (KeyError, TypeError):  # not asked yet, or a value that cannot be a key
+            pass
         frame = self.frame
         for k, v in (where or {}).items():
             self.column(k)
             frame = frame[frame[k] == v]
+        try:
+            self.selected[key] = frame
+        except TypeError:
+            pass
         return frame
 
     def column(self, name: str) -> dict:
@@ -63,6 +75,7 @@ class SiteData:
         self.root = Path(root)
         self._read: dict[str, Experiment] = {}
         self._frames: dict[tuple[str, str], pd.DataFrame] = {}
+        self._selected: dict[tuple[str, str], dict] = {}
 
     @cached_property
     def experiments(self) -> list[str]:
@@ -100,7 +113,7 @@ class SiteData:
         key = (exp, name)
         if key not in self._frames:
             self._frames[key] = _frame(data.texts[name], data.meta["tables"][name]["columns"])
-        return TableRef(exp, name, data.meta, self._frames[key])
+        return TableRef(exp, name, data.meta, self._frames[key], self._selected.setdefault(key, {}))
 
     def value(self, ref: str) -> dict:
         exp, name = self.split(ref)
@@ -144,8 +157,10 @@ class SiteData:
 
 
 def _message(text: str) -> str:
+    """A data text as the catalogs know it: its template, or itself with its English-written
+    numbers lifted out (i18n._ asks for it so)."""
     found = wording.parse(text)
-    return text if found is None else found[0]
+    return typed_numbers.lift(text)[0] if found is None else found[0]
 
 
 def _frame(text: str, columns: list[dict]) -> pd.DataFrame:
