@@ -90,7 +90,8 @@ def _header(col: dict, file: str, style: str | None = None) -> str:
 
 def quoted_td(value: Any, col: dict, unit: str, text: Any) -> str:
     """A cell of a quoted table whose rows each give their unit: the number with every
-    digit its source gave and the row's unit, or, where the row has no number, its text."""
+    digit its source gave and the row's unit (a time in ms, quoted.SITE_UNIT), or, where
+    the row has no number, its text."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        return f"<td>{escape.text(quoted.as_given(value, unit), escape.TEXT)}</td>"
+        return f"<td>{quoted.in_site_unit(value, unit)}</td>"
     return _td(text, col, None)
