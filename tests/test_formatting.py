@@ -40,7 +40,7 @@ f = _Spaced()
         (20_447_232, "19.5 MiB"),
         (2**30, "1 GiB"),
         (3 * 2**29, "1.5 GiB"),
-        (14_000_000_000, "13 GiB"),
+        (14_000_000_000, "13.0 GiB"),  # 13.04: its zero is a significant digit
         (2**40, "1 TiB"),
         (3 * 2**40, "3 TiB"),
         (-(2**21), "-2 MiB"),
@@ -50,12 +50,40 @@ def test_bytes_in_each_iec_step(nbytes, text):
     assert f.format_value(nbytes, "bytes") == text
 
 
-def test_fixed_gib_and_mib_styles():
-    assert f.format_value(14_000_000_000, "bytes", style="gib") == "13.04 GiB"  # 14e9 / 2^30 = 13.0385
-    assert f.format_value(2**30, "bytes", style="gib") == "1.00 GiB"
-    assert f.format_value(2**31, "bytes", style="gib", digits=1) == "2.0 GiB"
-    assert f.format_value(536_870_912, "bytes", style="mib") == "512.0 MiB"
-    assert f.format_value(2**20 + 2**19, "bytes", style="mib", digits=2) == "1.50 MiB"
+def test_one_unit_styles_keep_significant_digits_and_pad_no_exact_value():
+    assert f.format_value(14_000_000_000, "bytes", style="gib") == "13.0 GiB"  # 14e9 / 2^30 = 13.0385
+    assert f.format_value(2**30, "bytes", style="gib") == "1 GiB"  # not 1.00 GiB
+    assert f.format_value(2**31, "bytes", style="gib", digits=1) == "2 GiB"
+    assert f.format_value(536_870_912, "bytes", style="mib") == "512 MiB"  # not 512.00 MiB
+    assert f.format_value(2**20 + 2**19, "bytes", style="mib", digits=2) == "1.5 MiB"
+    assert f.format_value(2**30 + 2**20, "bytes", style="mib") == "1,025 MiB"
+    assert f.format_value(737_280, "bytes", style="mib") == "0.703 MiB"
+    assert f.format_value(3 * 2**40, "bytes", style="tib") == "3 TiB"
+    assert f.format_value(2**10, "bytes", style="kib") == "1 KiB"
+    assert f.bytes_in(1_515_978_752, "mib") == "1,446" and f.bytes_in(1_515_978_752, "gib") == "1.41"
+
+
+@pytest.mark.parametrize(
+    "largest,style",
+    [
+        (720 * 2**10, "kib"),
+        (180 * 2**20, "mib"),
+        (1.41 * 2**30, "mib"),
+        (4 * 2**30, "mib"),
+        (13 * 2**30, "gib"),
+        (2**60, "tib"),
+    ],
+)
+def test_a_column_of_bytes_takes_the_unit_that_writes_its_largest_cell_under_ten_thousand(largest, style):
+    assert f.iec_style(largest) == style
+
+
+def test_a_rounded_zero_is_a_significant_digit_and_an_exact_value_is_not_padded():
+    assert f.number(6.4) == "6.4" and f.number(6.4001) == "6.40" and f.number(5.0002) == "5.00"
+    assert f.number(47.95) == "48.0" and f.number(48.0) == "48" and f.number(99.96) == "100"
+    assert f.format_value(170_123_456, "MAC") == "1.70 × 10⁸" and f.format_value(170_000_000, "MAC") == "1.7 × 10⁸"
+    assert f.format_value(7.0001e-4) == "7.00 × 10⁻⁴"  # beside 6.61 × 10⁻⁴, as many digits
+    assert f.format_value(9.996e8, "MAC") == "1.00 × 10⁹"  # rounded up to the next power of ten
     assert f.format_value(1_048_575, "bytes", style="bytes") == "1,048,575"
 
 
@@ -104,7 +132,8 @@ def test_percent_and_ratio_digits():
     assert f.format_value(9.994, "x") == "9.99×" and f.format_value(43.0, "x") == "43.0×"
     assert f.format_value(99.94, "x") == "99.9×" and f.format_value(100.4, "x") == "100×"
     assert f.format_value(40738.3, "x") == "40,738×" and f.format_value(-2283.88, "x") == "-2,284×"
-    assert f.format_value(40738.3, "x", digits=2) == "40,738.30×"  # a page's digits still rule
+    assert f.format_value(40738.3, "x", digits=2) == "40,738×"  # from 100 on, no decimals whatever a page asks
+    assert f.format_value(-2283.88, "x", digits=2) == "-2,284×" and f.format_value(43.05, "x", digits=2) == "43.05×"
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,12 @@ def test_a_converted_figure_shows_the_chapters_wording_on_hover(locale):
     assert title == "tal como o dá o capítulo: 0,1665 s"
 
 
+def test_a_quoted_time_is_written_in_ms_with_every_digit_its_source_gave():
+    assert re.sub("<[^>]+>", "", quoted.in_site_unit(1.0224, "s")) == "1,022.4\u00a0ms"
+    assert re.sub("<[^>]+>", "", quoted.in_site_unit(2, "s")) == "2,000\u00a0ms"
+    assert quoted.in_site_unit(25.6, "ms") == "25.6\u00a0ms"  # already the site's unit: as given
+
+
 # -- markers, on hand-made data -------------------------------------------------------
 
 
@@ -116,8 +122,9 @@ def test_a_quoted_table_writes_each_row_in_its_unit_and_names_its_source(tmp_pat
     assert [c.replace(formatting.NBSP, " ") for c in cells[1::2]] == [
         "494,032,768 parameters",
         "8 GB laptop GPU",
-        "0.1665 s",
+        "166.5 ms",  # a time in ms, as everywhere on the site, every digit kept
     ]
+    assert 'title="as the chapter gives it: 0.1665\u00a0s"' in out
     assert 'class="provenance"' not in out
     assert "measure/reference/chapter.py" in out and "figures.csv" in out
     measured = render_markers("{{ table('e.t') }}", ctx)
@@ -193,7 +200,7 @@ def test_the_methods_page_quotes_the_chapter_in_its_language(built_site, languag
         formatting.set_locale(language)
         i18n.set_language(language)
         try:
-            expected = html.unescape(html.escape(quoted.as_given(figure.value, figure.unit)))
+            expected = html.unescape(re.sub("<[^>]*>", "", quoted.in_site_unit(figure.value, figure.unit)))
         finally:
             formatting.set_locale("en")
             i18n.set_language("en")

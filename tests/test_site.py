@@ -147,14 +147,14 @@ def _table_rows(site, page, ref):
 
 @pytest.mark.build
 def test_every_unit_as_a_reader_sees_it(built_site):
-    """Values known by hand, found as the built pages write them: each IEC step, GiB to
-    two decimals, percent, ratio and powers of ten; a unit follows its number across a
-    no-break space."""
+    """Values known by hand, found as the built pages write them: a column of bytes in one
+    unit that its header names, three significant digits, percent, ratio and powers of
+    ten; a unit follows its number across a no-break space."""
     rows = {r[0]: r for r in _table_rows(built_site, "cache-size", "cache_size.context_7b")}
-    # 4,096 tokens x 131,072 bytes = 2^29 = 0.50 GiB; 14e9 bytes = 13.04 GiB; 2^29 / 14e9 = 0.0383
-    assert rows["4,096"][1:] == ["0.50\u00a0GiB", "13.04\u00a0GiB", "0.04×"]
-    # 128,000 x 131,072 = 16,777,216,000 bytes = 15.625 GiB (half to even: 15.62); / 14e9 = 1.198
-    assert rows["128,000"][1:] == ["15.62\u00a0GiB", "13.04\u00a0GiB", "1.20×"]
+    # 4,096 tokens x 131,072 bytes = 2^29 = 0.5 GiB exactly; 14e9 bytes = 13.04 GiB; 2^29 / 14e9 = 0.0383
+    assert rows["4,096"][1:] == ["0.5", "13.0", "0.04×"]
+    # 128,000 x 131,072 = 16,777,216,000 bytes = 15.625 GiB; / 14e9 = 1.198
+    assert rows["128,000"][1:] == ["15.6", "13.0", "1.20×"]
     gqa = [
         r for r in _table_rows(built_site, "cache-size", "cache_size.attention_variants") if r[0].startswith("Hugging")
     ]
@@ -164,10 +164,12 @@ def test_every_unit_as_a_reader_sees_it(built_site):
     assert models["SmolLM2-135M-Instruct"][1] == "1.35 × 10⁸"  # 134,515,008
     assert models["13B"][7] == "819,200"  # under 1\u00a0MiB, a table writes the bytes
     windowed = {(r[0], r[1]): r for r in _table_rows(built_site, "memory-budget", "memory_budget.windowed")}
-    assert windowed[("mistralai/Mistral-7B-v0.1", "32,768")][2:4] == ["4\u00a0GiB", "512\u00a0MiB"]
-    assert windowed[("google/gemma-3-270m", "4,096")][3] == "19.5\u00a0MiB"  # 20,447,232 bytes
+    # one unit per column, named in its header: 4 GiB is 4,096 MiB beside 512 MiB
+    assert windowed[("mistralai/Mistral-7B-v0.1", "32,768")][2:4] == ["4,096", "512"]
+    assert windowed[("google/gemma-3-270m", "4,096")][3] == "19.5"  # 20,447,232 bytes
     page = (built_site / "memory-budget" / "index.html").read_text(encoding="utf-8")
-    assert '<span title="20,447,232 bytes">19.5\u00a0MiB</span>' in page  # the exact count on hover
+    assert '<span title="20,447,232 bytes">19.5</span>' in page  # the exact count on hover
+    assert re.search(r"<th [^>]*>cache, no window \(MiB\)</th>", page)
     text = re.sub(r"<[^>]+>", "", page)
     assert "800\u00a0KiB" in text and "320\u00a0KiB" in text  # 819,200 and 327,680 bytes in the prose
     assert "(18.0%)" in text  # 0.1796875
@@ -226,6 +228,16 @@ def test_a_header_names_its_unit_once():
     )
     assert _header({"name": "u", "unit": "users", "label": "user count"}, "f.csv") == (
         '<th title="column u of f.csv">user count (users)</th>'
+    )
+    # a column of bytes names the one unit its cells are counted in; a share's cells carry %
+    cache = {"name": "c", "unit": "bytes", "label": "cache"}
+    assert _header(cache, "f.csv", "mib") == '<th title="column c of f.csv">cache (MiB)</th>'
+    assert _header(cache, "f.csv", "int") == '<th title="column c of f.csv">cache (bytes)</th>'
+    named = {**cache, "label": "cache bytes"}
+    assert _header(named, "f.csv", "int") == '<th title="column c of f.csv">cache bytes</th>'
+    assert _header(cache, "f.csv", "iec") == '<th title="column c of f.csv">cache</th>'  # each cell its unit
+    assert _header({"name": "f", "unit": "fraction", "label": "floor / step"}, "f.csv") == (
+        '<th title="column f of f.csv">floor / step</th>'
     )
 
 

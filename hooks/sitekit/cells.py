@@ -3,6 +3,7 @@ page's language where it is words for a reader, else marked as the data's Englis
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -13,13 +14,18 @@ from sitekit.i18n import _
 def _cell_html(value: Any, col: dict, style: str | None) -> str:
     if style == "link":
         return escape.link(value)
-    text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
+    if hasattr(value, "item"):  # a NumPy scalar from the frame's row: the Python number it holds
+        value = value.item()
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if col["unit"] == "bytes" and number and style in formatting.IEC_STYLES:
+        text = formatting.bytes_in(value, style)  # the column's one unit is in its header
+    else:
+        text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
     if (
         col["unit"] == "bytes"
-        and isinstance(value, (int, float))
-        and not isinstance(value, bool)
+        and number
         and abs(value) >= 2**10
-        and (style or "auto") in ("auto", "iec")
+        and (style or "auto") in ("auto", "iec", *formatting.IEC_STYLES)
     ):
         exact = escape.attribute(_("{count} bytes").format(count=formatting.integer(value)), escape.TEXT)
         return f'<span title="{exact}">{escape.text(text, escape.TEXT)}</span>'
@@ -27,15 +33,16 @@ def _cell_html(value: Any, col: dict, style: str | None) -> str:
 
 
 def _byte_column_styles(frame, cols: list[dict]) -> dict[str, str]:
-    """One way per column of bytes: exact counts when every cell is under 1 MiB, else
-    every cell with its IEC unit (a bare 523,264 beside "1 MiB" reads as a different unit)."""
+    """One unit per column of bytes, named in its header: exact counts (bytes) when every
+    cell is under 1 MiB, else the one IEC unit that writes the largest cell with at most
+    four digits before the decimal mark (1,444 MiB beside 13 MiB, never 1.41 GiB beside it)."""
     out = {}
     for c in cols:
         if c["unit"] != "bytes":
             continue
         numbers = [v for v in frame[c["name"]].tolist() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if any(abs(v) >= 2**20 for v in numbers):
-            out[c["name"]] = "iec"
+        numbers = [abs(v) for v in numbers if v == v and abs(v) != float("inf")]
+        out[c["name"]] = formatting.iec_style(max(numbers)) if any(v >= 2**20 for v in numbers) else "int"
     return out
 
 
@@ -59,11 +66,17 @@ def _td(value: Any, col: dict, style: str | None) -> str:
     return f"{opening}{_cell_html(value, col, style)}</td>"
 
 
-def _header(col: dict, file: str) -> str:
+def _header(col: dict, file: str, style: str | None = None) -> str:
     """A column's header: its label in the page's language, its unit, and in its tooltip
-    the description and the column's name in the CSV file, which is never translated."""
+    the description and the column's name in the CSV file, which is never translated.
+    A column of bytes names the one unit its cells are counted in (``style``): bytes, or
+    the IEC unit; cells that each carry their own unit (``iec``) leave it out."""
     unit = col["unit"]
-    shown = {"bytes": "", "x": "", "": ""}.get(unit, unit)
+    shown = {"bytes": "", "x": "", "fraction": "", "": ""}.get(unit, unit)
+    if unit == "bytes" and style in formatting.IEC_STYLES:
+        shown = formatting.IEC_STYLES[style]
+    elif unit == "bytes" and style in ("int", "bytes"):
+        shown = "bytes"
     english = col.get("label") or col["name"]
     if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
         shown = ""  # "tokens each", not "tokens each (tokens)"
@@ -71,13 +84,14 @@ def _header(col: dict, file: str) -> str:
     where = _("column {name} of {file}").format(name=col["name"], file=file)
     described = col.get("description")
     title = escape.attribute(f"{_(described, 'column description')} ({where})" if described else where)
-    shown = _(shown, "unit") if shown else ""
+    shown = _(shown, "unit") if shown and shown not in formatting.IEC_STYLES.values() else shown
     return f'<th title="{title}">{label}' + (f" ({escape.text(shown)})" if shown else "") + "</th>"
 
 
 def quoted_td(value: Any, col: dict, unit: str, text: Any) -> str:
     """A cell of a quoted table whose rows each give their unit: the number with every
-    digit its source gave and the row's unit, or, where the row has no number, its text."""
+    digit its source gave and the row's unit (a time in ms, quoted.SITE_UNIT), or, where
+    the row has no number, its text."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        return f"<td>{escape.text(quoted.as_given(value, unit), escape.TEXT)}</td>"
+        return f"<td>{quoted.in_site_unit(value, unit)}</td>"
     return _td(text, col, None)

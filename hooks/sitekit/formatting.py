@@ -57,17 +57,36 @@ def _decimal(x: float, pattern: str) -> str:
 
 
 def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
-    """``digits`` significant digits (or ``digits`` decimals when ``fixed``), grouped."""
+    """``digits`` significant digits (or ``digits`` decimals when ``fixed``), grouped.
+
+    A zero that is one of the significant digits is written (6.40, 1.70 × 10⁸: a value
+    rounded there, beside 6.61 with as many digits); a value that ends there exactly
+    (6.4, 7 × 10⁹, 48) is written without padding zeros."""
     if _non_finite(x):
         return _non_finite(x)
     if fixed:
         return _decimal(x, "#,##0." + "0" * digits if digits else "#,##0")
     if x == 0:
         return "0"
+    return _significant(x, digits, exact=_exact(x, digits))
+
+
+def _exact(x: float, digits: int) -> bool:
+    """Whether ``x`` is written whole in ``digits`` significant digits (7e9, 6.4, 48)."""
+    try:
+        return float(f"{x:.{digits}g}") == x
+    except OverflowError:  # an integer past a float's range
+        return len(Decimal(x).normalize().as_tuple().digits) <= digits
+
+
+def _significant(x: float, digits: int, *, exact: bool) -> str:
     magnitude = int(math.floor(math.log10(abs(x))))
     decimals = max(0, digits - 1 - magnitude)
     rounded = round(x, decimals)
-    return _decimal(rounded, "#,##0." + "#" * decimals if decimals else "#,##0")
+    if rounded and int(math.floor(math.log10(abs(rounded)))) > magnitude:  # 99.96 is 100, not 100.0
+        decimals = max(0, decimals - 1)
+    mark = "#" if exact else "0"
+    return _decimal(rounded, "#,##0." + mark * decimals if decimals else "#,##0")
 
 
 def integer(x: int) -> str:
@@ -83,6 +102,26 @@ def iec(nbytes: float, digits: int = 3) -> str:
     return f"{integer(nbytes)}{NBSP}B"
 
 
+# A byte quantity written in one unit named by the style (a table column's, cells.py).
+IEC_STYLES = {"kib": "KiB", "mib": "MiB", "gib": "GiB", "tib": "TiB"}
+
+
+def bytes_in(nbytes: float, style: str, digits: int = 3) -> str:
+    """``nbytes`` as a number of the style's unit (``"mib"``: 1,444 or 0.703), with
+    ``digits`` significant digits, its unit not written."""
+    size = dict(_IEC)[IEC_STYLES[style]]
+    return _non_finite(nbytes) or number(nbytes / size, digits=digits)
+
+
+def iec_style(largest: float) -> str:
+    """The one unit of a column of bytes: the smallest whose count of the column's
+    largest cell stays under 10,000 (4,096 MiB, not 4 GiB beside 512 MiB; 13 GiB)."""
+    for style, unit in IEC_STYLES.items():
+        if abs(largest) < 10_000 * dict(_IEC)[unit]:
+            return style
+    return "tib"
+
+
 def scientific(x: float, digits: int = 3) -> str:
     if x == 0 or _non_finite(x):
         return _non_finite(x) or "0"
@@ -91,14 +130,18 @@ def scientific(x: float, digits: int = 3) -> str:
         return number(x, digits=digits)
     # a power of ten past a float's range (1e-320, a huge integer): the exact quotient
     mant = x / 10**exp if -300 < exp < 300 else float(Decimal(x).scaleb(-exp))
-    return f"{number(mant, digits=digits)} × 10{str(exp).translate(_SUPERSCRIPT)}"
+    if abs(round(mant, digits - 1)) >= 10:  # 9.996 × 10⁸ is 1.00 × 10⁹
+        exp, mant = exp + 1, mant / 10
+    text = _significant(mant, digits, exact=_exact(x, digits))  # 1.7 × 10⁸ is 170,000,000 exactly
+    return f"{text} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
 
 def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int | None = None) -> str:
     """Text for one value, chosen by its unit unless ``style`` says otherwise.
 
-    Styles: auto, int, bytes (exact integer), iec (KiB/MiB/GiB), gib, mib, sci, ratio
-    (2 decimals and ×), percent (fraction shown as %), fixed (``digits`` decimals), raw.
+    Styles: auto, int, bytes (exact integer), iec (KiB/MiB/GiB), kib, mib, gib, tib (one
+    unit, ``digits`` significant digits), sci, ratio (decimals by magnitude, none from 100
+    on, and ×), percent (fraction shown as %), fixed (``digits`` decimals), raw.
     """
     if isinstance(value, str):
         return value
@@ -146,14 +189,13 @@ def _styled(value: int | float, unit: str, style: str, digits: int | None) -> st
         return integer(value)
     if style == "iec":
         return iec(value, digits or 3) if abs(value) >= 1024 else f"{integer(value)}{NBSP}B"
-    if style == "gib":
-        return f"{number(value / 2**30, digits=digits or 2, fixed=True)}{NBSP}GiB"
-    if style == "mib":
-        return f"{number(value / 2**20, digits=digits or 1, fixed=True)}{NBSP}MiB"
+    if style in IEC_STYLES:  # 512 MiB, 1.5 GiB, 13.0 GiB: significant digits, no padding zeros
+        return f"{bytes_in(value, style, digits or 3)}{NBSP}{IEC_STYLES[style]}"
     if style == "sci":
         return scientific(value, digits or 3)
-    if style == "ratio":
-        return f"{number(value, digits=digits if digits is not None else ratio_decimals(value), fixed=True)}×"
+    if style == "ratio":  # from 100 on no decimals, whatever a page asks: 2,284×, not 2,283.88×
+        decimals = ratio_decimals(value) if digits is None or abs(value) >= 100 else digits
+        return f"{number(value, digits=decimals, fixed=True)}×"
     if style == "percent":
         if digits is None and 0 < abs(100 * value) < PERCENT_FLOOR:
             # 2.07 × 10⁻¹¹ % is a precision no reader needs: it is less than the floor

@@ -88,7 +88,7 @@ def table(
     merge = {k: t.column(v) for k, v in (merge or {}).items()}
     if units:
         t.column(units)
-    head = "".join(_header(c, t.meta["tables"][t.name]["file"]) for c in cols)
+    head = "".join(_header(c, t.meta["tables"][t.name]["file"], styles.get(c["name"])) for c in cols)
 
     def td(row, c):
         if units and c["name"] in merge:

@@ -92,6 +92,21 @@ def as_given(value: Any, unit: str) -> str:
     return text + formatting.unit_suffix(unit, text)
 
 
+# A time the site writes in ms wherever it is a step or a prefill: a quoted figure in
+# seconds is shown in ms too, with every digit its source gave (1.0224 s is 1,022.4 ms).
+SITE_UNIT = {"s": "ms"}
+
+
+def in_site_unit(value: Any, unit: str) -> str:
+    """A quoted figure as as_given writes it, in the site's unit for its kind where that
+    differs from its source's, the source's own wording on hover."""
+    into = SITE_UNIT.get(unit)
+    if into is None or not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return escape.text(as_given(value, unit), escape.TEXT)
+    digits = max(0, given_decimals(value) - 3)  # 3: the powers of ten between s and ms
+    return beside(value, unit, into, "fixed", digits, "chapter")
+
+
 def beside(value: int | float, unit: str, into: str, style: str, digits: int | None, exp: str) -> str:
     """A figure converted to the unit of the row it stands in, its own wording as the title."""
     shown = formatting.format_value(convert(value, unit, into), into, style=style, digits=digits)

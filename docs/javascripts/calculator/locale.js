@@ -131,12 +131,19 @@
       return sign + grouped(r[0]) + (frac ? decimal + frac : "");
     }
 
-    /* `digits` significant digits, trailing zeros dropped: formatting.number(). */
-    function significant(x, digits) {
+    /* `digits` significant digits, as formatting.number() writes them: a zero that is
+       one of them is kept (13.0 for 13.04) unless `of` (x itself, or the number whose
+       mantissa x is) ends there exactly (13, 1.5). */
+    function significant(x, digits, of) {
       if (x === 0) return "0";
+      var whole = of === undefined ? x : of;
+      var exact = Number(whole.toPrecision(digits)) === whole;
       var magnitude = Math.floor(Math.log10(Math.abs(x)));
       var r = roundedEven(x, Math.max(0, digits - 1 - magnitude));
-      var frac = r[1].replace(/0+$/, "");
+      var frac = r[1];
+      var back = Number(r[0] + "." + (frac || "0"));
+      if (back !== 0 && Math.floor(Math.log10(back)) > magnitude) frac = frac.slice(0, -1); // 99.96 is 100
+      if (exact) frac = frac.replace(/0+$/, "");
       return (x < 0 ? "-" : "") + grouped(r[0]) + (frac ? decimal + frac : "");
     }
 
@@ -146,7 +153,8 @@
       var exp = Math.floor(Math.log10(Math.abs(x)));
       if (exp >= -3 && exp < 6) return significant(x, digits);
       var mant = x / Number("1e" + exp); // Python's 10**exp: exact, or the nearest double
-      return significant(mant, digits) + " \u00d7 10" + String(exp).replace(/./g, function (c) { return SUPERSCRIPT[c]; });
+      if (Math.abs(Number(mant.toFixed(digits - 1))) >= 10) { exp += 1; mant /= 10; } // 9.996e8 is 1.00 × 10⁹
+      return significant(mant, digits, x) + " \u00d7 10" + String(exp).replace(/./g, function (c) { return SUPERSCRIPT[c]; });
     }
 
     /* A typed text: {empty}, {value}, {invalid}, or, when its separators could mean
