@@ -10,7 +10,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from tests.conftest import REPO, edit_table
-from tests.helpers import render_page
+from tests.helpers import render_page, table_rows
 
 
 class _Collect(HTMLParser):
@@ -328,3 +328,15 @@ def test_a_source_address_elsewhere_fails_the_build(tmp_path):
     with pytest.raises(PluginError) as failed:
         render_page("calculator.md", data=data)
     assert "'https://www.nvidia.com@evil.example/' is not on a site the pages link to" in str(failed.value)
+
+
+def test_a_table_of_chosen_columns_shows_rows_it_cannot_tell_apart_once():
+    # bytes_per_token has a row per model and dtype; its shapes do not depend on the dtype
+    html = render_page(
+        "cache-size.md",
+        "{{ table('cache_size.bytes_per_token', columns=['model', 'layers', 'kv_heads', 'head_dim']) }}",
+    )
+    models = table_rows(REPO / "site_data" / "cache_size", "bytes_per_token")
+    assert len(models) > len({r["model"] for r in models})  # the data does repeat each shape
+    shown = html[html.index("<table") : html.index("</table>")]  # the table, not its provenance
+    assert shown.count("<tr>") - 1 == len({r["model"] for r in models})

@@ -82,6 +82,8 @@ def table(
     frame = t.rows(where)
     if frame.empty:
         raise SiteDataError(f"table {ref} where {where} has no rows")
+    if columns:  # rows the chosen columns cannot tell apart are one row to a reader
+        frame = frame.drop_duplicates(subset=columns)
     if limit is not None:
         frame = frame.head(limit)
     styles = {**_byte_column_styles(frame, cols), **(styles or {})}
