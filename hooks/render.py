@@ -154,6 +154,10 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     except MarkerError as e:
         raise PluginError(str(e)) from None
     shown = maths.IN_MARKDOWN.sub(" ", out)  # a formula's braces, \frac{a}{\text{b}}, are not a marker's
+    typed = maths.IN_MARKDOWN.sub(" ", markdown)
+    if "}}}" in typed:  # a marker closed with a brace too many: the brace would show
+        line = next(line for line in typed.splitlines() if "}}}" in line)
+        raise PluginError(f"{page.file.src_path}: a marker closed with three braces: {line.strip()[:120]}")
     if "{{" in shown or "}}" in shown:
         line = next(line for line in shown.splitlines() if "{{" in line or "}}" in line)
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")

@@ -151,6 +151,14 @@ def test_elif_keeps_the_first_clause_that_holds(data, tmp_path, first, second, k
     assert choose_branches(page.replace("<!-- else -->\nC", ""), ctx) == ("" if kept == "C" else kept) + "."
 
 
+def test_a_block_inside_a_paragraph_leaves_the_paragraph_whole(data, tmp_path):
+    ctx = _branch_context(data, tmp_path)
+    page = "On speed,\n<!-- if exp.two -->\nslower,\n<!-- else -->\nfaster,\n<!-- end -->\nand more.\n\nNext."
+    assert choose_branches(page, ctx) == "On speed,\nslower,\nand more.\n\nNext."  # no blank line: one paragraph
+    block = "Before.\n\n<!-- if exp.no -->\nA\n<!-- end -->\n\nAfter."
+    assert choose_branches(block, ctx) == "Before.\n\n\nAfter."  # a block of its own still stands apart
+
+
 def test_every_condition_of_a_block_is_checked_even_after_one_holds(data, tmp_path):
     ctx = _branch_context(data, tmp_path)
     with pytest.raises(MarkerError, match="unknown claim 'exp.typo'"):

@@ -85,6 +85,8 @@ def test_a_rounded_zero_is_a_significant_digit_and_an_exact_value_is_not_padded(
     assert f.format_value(7.0001e-4) == "7.00 × 10⁻⁴"  # beside 6.61 × 10⁻⁴, as many digits
     assert f.format_value(9.996e8, "MAC") == "1.00 × 10⁹"  # rounded up to the next power of ten
     assert f.format_value(1_048_575, "bytes", style="bytes") == "1,048,575"
+    # a float's last-bit noise is no digit: a tick at 0.6000000000000001 reads 0.6, not 0.600000
+    assert f.number(0.6000000000000001, digits=6) == "0.6" and f.number(0.1 + 0.2, digits=6) == "0.3"
 
 
 def test_iec_digits():

@@ -340,3 +340,8 @@ def test_a_table_of_chosen_columns_shows_rows_it_cannot_tell_apart_once():
     assert len(models) > len({r["model"] for r in models})  # the data does repeat each shape
     shown = html[html.index("<table") : html.index("</table>")]  # the table, not its provenance
     assert shown.count("<tr>") - 1 == len({r["model"] for r in models})
+
+
+def test_a_marker_closed_with_a_brace_too_many_fails_the_build():
+    with pytest.raises(PluginError, match="a marker closed with three braces"):
+        render_page("kv-cache.md", "{{ value('kv_cache.speedup') }}}")

@@ -25,7 +25,7 @@ from sitekit.claim_syntax import MAX_MARKER, parse
 from sitekit.context import PageContext
 from sitekit.pagedata import SiteDataError
 
-BLOCK = re.compile(r"<!--\s*if\s+(?P<cond>.+?)\s*-->\n?(?P<body>.*?)<!--\s*end\s*-->", re.DOTALL)
+BLOCK = re.compile(r"<!--\s*if\s+(?P<cond>.+?)\s*-->\n?(?P<body>.*?)<!--\s*end\s*-->\n?", re.DOTALL)
 CLAUSE = re.compile(r"<!--\s*(?:elif\s+(?P<cond>.+?)|else)\s*-->\n?", re.DOTALL)
 MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")  # as markers.py reads them
 

@@ -215,19 +215,12 @@ def _numbers(read: dict[str, Any]) -> str:
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
 
-def _with_values(sentence: str, read: dict[str, Any]) -> str:
-    """A note in the page's language with what the claim read set as code (data names and
-    expressions are the data's own, never translated)."""
-    before, _placeholder, after = sentence.partition("{values}")
-    values = f"<code>{escape.text(_numbers(read), None)}</code>"
-    return escape.text(before, None) + values + escape.text(after, None)
-
-
 def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
-    """The page's sentence with its mark: ✓ with what was checked in its tooltip; ≈ and the
-    intervals where they cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about this
-    hardware that does not hold here, ⚠ and the numbers; any other claim that does not
-    hold fails the build."""
+    """The page's sentence with its mark: ✓ where it holds; ≈ and "within this machine's
+    noise" where the intervals cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about
+    this hardware that does not hold here, ⚠ and a note that it does not. Each mark's
+    tooltip gives the claim and the numbers it read. Any other claim that does not hold
+    fails the build."""
     expr = claim.expression
     holds, read = check(data, expr)
     title = escape.attribute(
@@ -235,10 +228,10 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
         + f"  [{_numbers(read)}]",
         None,
     )
-    if holds is NOISE:
+    if holds is NOISE:  # the words in the page; the intervals it read in the mark's tooltip
         return (
             f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
-            + _with_values(_("within this machine's noise: {values}"), read)
+            + escape.text(_("within this machine's noise"), None)
             + ")</span>"
         )
     if holds:
@@ -246,9 +239,9 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
     if not claim.hardware:
         raise ClaimError(f"{page}: {message}")
+    failed = escape.attribute(f"{claim.id}: {expr}  [{_numbers(read)}]", None)
     return (
-        f'{text}<sup class="claim claim-failed" title="{escape.attribute(f"{claim.id}: {expr}", None)}">⚠</sup> '
-        f'<span class="claim-warning">('
-        + _with_values(_("not borne out by this run's measurements on this hardware: {values}"), read)
+        f'{text}<sup class="claim claim-failed" title="{failed}">⚠</sup> <span class="claim-warning">('
+        + escape.text(_("not borne out by this run's measurements on this hardware"), None)
         + ")</span>"
     )

@@ -72,9 +72,10 @@ def number(x: float, *, digits: int = 3, fixed: bool = False) -> str:
 
 
 def _exact(x: float, digits: int) -> bool:
-    """Whether ``x`` is written whole in ``digits`` significant digits (7e9, 6.4, 48)."""
+    """Whether ``x`` is written whole in ``digits`` significant digits (7e9, 6.4, 48), a
+    binary float's last-bit noise aside (0.6000000000000001, a tick's position, is 0.6)."""
     try:
-        return float(f"{x:.{digits}g}") == x
+        return math.isclose(float(f"{x:.{digits}g}"), x, rel_tol=1e-12)
     except OverflowError:  # an integer past a float's range
         return len(Decimal(x).normalize().as_tuple().digits) <= digits
 

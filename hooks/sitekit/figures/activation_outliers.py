@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from sitekit import i18n
 from sitekit.escape import figure_text
 from sitekit.figures import figure
 from sitekit.formatting import number
@@ -69,7 +70,8 @@ def prompt_layers(data):
         # book passages in one colour, the two prompts that are not prose stand out
         book = str(prompt).startswith("book")
         c = "#7f8c8d" if book else COLOURS[i % len(COLOURS)]
-        label = _("book passages") if book and i == 0 else (None if book else figure_text(prompt))
+        shown = i18n.data_text(prompt, data.table("activation_outliers.prompt_layers").column("prompt"))
+        label = _("book passages") if book and i == 0 else (None if book else figure_text(shown))
         for a, col, med in ((ax, "dim_max", "median_dim_max"), (ax2, "rest_dim_max", "rest_median_dim_max")):
             a.plot(g.layer, g[col], "-", color=c, lw=1 if book else 1.6, label=label if a is ax else None)
             a.plot(g.layer, g[med], ":", color=c, lw=1)
