@@ -289,7 +289,7 @@ def interval_columns(
         Column(low, unit, "95 % interval, low", policy=TIMING),
         Column(high, unit, "95 % interval, high", policy=TIMING),
     )
-    return (median, *bounds, *((Column(count, "samples", policy=TIMING),) if count else ()))
+    return (median, *bounds, *((Column(count, "samples", "timed samples", policy=TIMING),) if count else ()))
 
 
 def derived_columns(name: str, unit: str, label: str = "", *, description: str = "") -> tuple[Column, ...]:

@@ -10,6 +10,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from sitekit import escape, formatting, i18n
 
 from tests.conftest import LANGUAGES, REPO, english_pages
 
@@ -123,14 +124,21 @@ def test_notebooks_render_as_pages_whose_outputs_are_the_data(built_site, lang):
         assert source and (page_dir(built_site, lang, name) / source.group(1)).exists(), "no download of the notebook"
     explore = read(built_site, lang, "explore-the-data")
     names = sorted(p.parent.name for p in (REPO / "site_data").glob("*/meta.json"))
-    assert f"{len(names)} experiments: {', '.join(names)}" in explore
+    assert ", ".join(name.replace("_", "&#95;") for name in names) in explore  # printed, as escaped for the page
     for name in names:
-        assert _meta(name)["code_hash"] in explore  # the provenance table, as site_data holds it
+        assert _meta(name)["code_hash"][:12] in explore  # the provenance table, as site_data holds it
     measured = read(built_site, lang, "measure-it-yourself")
     rows = (REPO / "site_data" / "cache_size" / "measured.csv").read_text(encoding="utf-8").splitlines()
     per_token = {line.split(",")[8] for line in rows[1:] if ",float32," in line and line.startswith("HuggingFaceTB")}
     assert len(per_token) == 1, "the cache-size run holds one float32 bytes-per-token for the embedded model"
-    assert f"bytes per token, measured: {per_token.pop()}" in measured
+    try:  # printed as "label: value", the value as the edition writes numbers
+        formatting.set_locale(lang)
+        i18n.set_language(lang)
+        shown = f"{i18n._('bytes per token, measured')}: {formatting.integer(int(per_token.pop()))}"
+    finally:
+        formatting.set_locale(i18n.DEFAULT)
+        i18n.set_language(i18n.DEFAULT)
+    assert escape.text(shown, None) in measured
 
 
 @pytest.mark.build

@@ -109,7 +109,7 @@ def test_the_notebook_pages_read_the_data_folder_they_are_run_against(tmp_path):
     folders = sum(1 for p in data.iterdir() if p.is_dir() and not p.name.startswith("."))  # without chapter
     for page in docs.iterdir():
         nb = nbformat.read(page, as_version=4)
-        assert nb.cells[1].outputs[0]["text"].startswith(f"{folders} experiments:")
+        assert nb.cells[1].outputs[0]["text"].startswith(f"experiments: {folders}\n")
         assert "chapter" not in nb.cells[1].outputs[0]["text"]
         assert nb.metadata[NOTEBOOK_KEY]["data"] == data_hash(data) != data_hash(REPO / "site_data")
 

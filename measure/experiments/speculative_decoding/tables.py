@@ -15,7 +15,7 @@ _DRAFT = Column("draft")
 _LABEL = Column("label", label="draft", words=True)
 _ALPHA = Column("alpha", label="α", policy=NUMERIC_ON_MACHINE)
 _GAMMA = Column("gamma", label="γ")
-_SOURCE = Column("alpha_source", label="alpha from", words=True)
+_SOURCE = Column("alpha_source", label="α from", words=True)
 
 # Every timing is the median of an interleaved sweep's samples with its 95 % interval and
 # its sample count beside it (interval_columns); a ratio of two medians, the range that
@@ -43,16 +43,13 @@ TABLES = (
     ),
     Table(
         "expected_tokens",
-        "Tokens per verification, (1 − α^(γ+1)) / (1 − α)",
+        "Tokens per verification, by the formula",
         (
             _SOURCE,
             _ALPHA,
             *(Column(f"tokens_g{g}", "tokens", f"γ = {g}", policy=NUMERIC_ON_MACHINE) for g in FORMULA_GAMMAS),
         ),
-        description=(
-            "The formula's tokens per verification, (1 − α^(γ+1)) / (1 − α), over the measured α and a few "
-            "assumed ones."
-        ),
+        description=("The formula's tokens per verification over the measured α and a few assumed ones."),
     ),
     Table(
         "speedup",
@@ -147,7 +144,7 @@ TABLES = (
     ),
     Table(
         "acceptance_by_temperature",
-        "Chance that speculative sampling keeps a drafted token, Σ min(p_T, q_T), mean over the text",
+        "Chance that speculative sampling keeps a drafted token, mean over the text",
         (
             _DRAFT,
             _LABEL,
