@@ -10,7 +10,8 @@ from sitekit.figures import figure
 from sitekit.formatting import number
 from sitekit.i18n import _
 
-COLOURS = ("#c0392b", "#2471a3", "#1e8449", "#b9770e", "#7d3c98", "#117a65", "#884ea0", "#5d6d7e", "#d35400")
+# Ten colours no two of which read alike (matplotlib's tab10): one per tracked dimension.
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 
 @figure("activation_outliers.tracked")
@@ -20,8 +21,9 @@ def tracked(data):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
     for i, (dim, g) in enumerate(df.groupby("dim", sort=False)):
         c = COLOURS[i % len(COLOURS)]
-        ax.plot(g.layer, g.max_abs, "-", color=c, lw=2 if i == 0 else 1, label=_("dim {dim}").format(dim=dim))
-        ax2.plot(g.layer, g.rest_max_abs, "-", color=c, lw=2 if i == 0 else 1)
+        line = "-" if i < len(COLOURS) else "-."  # past ten, a colour comes back with another line
+        ax.plot(g.layer, g.max_abs, line, color=c, lw=2 if i == 0 else 1, label=_("dim {dim}").format(dim=dim))
+        ax2.plot(g.layer, g.rest_max_abs, line, color=c, lw=2 if i == 0 else 1)
     ax.plot(layers.layer, layers.median_dim_max, "k--", lw=1, label=_("median dimension"))
     ax2.plot(layers.layer, layers.rest_median_dim_max, "k--", lw=1)
     ax.set_yscale("log")

@@ -71,15 +71,21 @@ def decode_kernels(data):
     ax.errorbar(mib, ok.step_ms, yerr=yerr, fmt="none", ecolor=GREY, elinewidth=1, capsize=3)
     # One marker per variant, named in the legend: several read nearly the same bytes, so
     # labels beside the points would overlap.
+    # Hollow, each a size smaller than the one before: two variants at the same point show
+    # as one shape inside the other rather than one hiding the other.
     markers = iter("os^Dv<>ph")
-    for x, y, key, label, act in zip(mib, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True):
+    for i, (x, y, key, label, act) in enumerate(
+        zip(mib, ok.step_ms, ok.variant, ok.label, ok.activations, strict=True)
+    ):
         colour = INT8 if "int8" in key else INT4 if "int4" in key else "black"
         ax.plot(
             x,
             y,
             next(markers),
             color=colour,
-            ms=7,
+            ms=max(5.0, 12 - 1.2 * i),
+            mfc="none",
+            mew=1.5,
             ls="none",
             label=f"{figure_text(data_text(label, label_column))} ({figure_text(act)})",
             zorder=3,
