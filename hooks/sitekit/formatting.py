@@ -11,6 +11,7 @@ and a number too large for a style's arithmetic is written as a power of ten.
 from __future__ import annotations
 
 import math
+import sys
 from decimal import Decimal
 from typing import Any
 
@@ -75,7 +76,7 @@ def _exact(x: float, digits: int) -> bool:
     """Whether ``x`` is written whole in ``digits`` significant digits (7e9, 6.4, 48), a
     binary float's last-bit noise aside (0.6000000000000001, a tick's position, is 0.6)."""
     try:
-        return math.isclose(float(f"{x:.{digits}g}"), x, rel_tol=1e-12)
+        return math.isclose(float(f"{x:.{digits}g}"), x, rel_tol=4 * sys.float_info.epsilon)
     except OverflowError:  # an integer past a float's range
         return len(Decimal(x).normalize().as_tuple().digits) <= digits
 
