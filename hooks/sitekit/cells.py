@@ -96,7 +96,7 @@ def quoted_td(value: Any, col: dict, unit: str, text: Any) -> str:
         return f"<td>{quoted.in_site_unit(value, unit)}</td>"
     # the source's own words ("8 GB laptop GPU") in the edition's, where the catalog has them;
     # a name it does not translate ("Qwen2.5-0.5B-Instruct") stays as the source wrote it
-    known = i18n.translations(i18n.language()).get((None, text)) if i18n.language() != i18n.DEFAULT else None
-    if isinstance(text, str) and known:
+    known = i18n.known(text) if isinstance(text, str) else None
+    if known:
         return f'<td class="text">{escape.text(known)}</td>'
     return _td(text, col, None)

@@ -129,6 +129,16 @@ def _(message: str, where: str = "", context: str | None = None) -> str:
     return typed_numbers.write_back(found, numbers)
 
 
+def known(text: str) -> str | None:
+    """The catalog's translation of ``text`` in the current edition, where it has one: for
+    text that is shown translated when the catalog knows it and as written otherwise (a
+    name), so it is never asked. None in English."""
+    if _language == DEFAULT:
+        return None
+    found = translations(_language)
+    return found.get((None, text)) or found.get((None, text.strip()))
+
+
 def count_word(word: str, category: str) -> str:
     """A unit ``word`` (its general form, "tokens") as the language writes it after a
     number of CLDR plural ``category`` (one, few, many, other; formatting.plural_category):

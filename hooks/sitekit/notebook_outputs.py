@@ -24,7 +24,7 @@ import re
 from html import unescape
 
 from sitedata import wording
-from sitekit import escape, formatting, i18n
+from sitekit import escape, formatting, i18n, typed_numbers
 
 _PRINTED = re.compile(
     r'(<div class="jp-RenderedText[^"]*" data-mime-type="text/plain"[^>]*>\s*<pre>)(.*?)(</pre>)', re.S
@@ -52,12 +52,7 @@ def numbers(text: str) -> str:
 
     def one(m: re.Match) -> str:
         printed = m.group(0)
-        if "e" in printed:
-            return formatting.scientific(float(printed))
-        decimals = printed.partition(".")[2]
-        if decimals:
-            return formatting.number(float(printed), digits=len(decimals), fixed=True)
-        return formatting.integer(int(printed))
+        return formatting.scientific(float(printed)) if "e" in printed else typed_numbers.in_locale(printed)
 
     return _PYTHON_NUMBER.sub(one, text)
 
@@ -81,13 +76,6 @@ def _words(text: str) -> str:
     return i18n._(text, "notebook")
 
 
-def _known(text: str) -> str | None:
-    if i18n.language() == i18n.DEFAULT:
-        return None
-    found = i18n.translations(i18n.language())
-    return found.get((None, text)) or found.get((None, text.strip()))
-
-
 def _printed(pre: str) -> str:
     lines = []
     for line in unescape(pre).split("\n"):
@@ -95,7 +83,7 @@ def _printed(pre: str) -> str:
         if sep and not _PYTHON_NUMBER.fullmatch(label.strip()):
             if wording.parse(value):  # a sentence a run records, in the language's words
                 value = i18n.recorded_text(value, "notebook")
-            value = _known(value) or value
+            value = i18n.known(value) or value
             line = i18n._(label, "notebook") + ": " + numbers(value)
         lines.append(line)
     return escape.text("\n".join(lines), None)
@@ -106,7 +94,7 @@ def _cell(text: str) -> str:
         return numbers(text)
     if text in ("True", "False") and i18n.language() != i18n.DEFAULT:  # a boolean pandas wrote
         return i18n._("yes" if text == "True" else "no", "notebook")
-    return _known(text) or text
+    return i18n.known(text) or text
 
 
 def _figure(encoded: str) -> str:

@@ -121,10 +121,15 @@ def lift(message: str) -> tuple[str, list[str]]:
 def write_back(text: str, numbers: list[str]) -> str:
     """``text`` with the lifted ``numbers`` in its placeholders, as the locale writes them."""
     for i, number in enumerate(numbers, start=1):
-        whole, _, decimals = number.replace(",", "").partition(".")
-        written = locale_numbers.fixed(float(f"{whole}.{decimals or 0}"), len(decimals))
-        text = text.replace("{" + _LIFTED.format(i) + "}", written)
+        text = text.replace("{" + _LIFTED.format(i) + "}", in_locale(number))
     return text
+
+
+def in_locale(number: str) -> str:
+    """A number as English or Python writes it ("4,096", "0.30", "-2") as the locale
+    writes it, with as many decimals."""
+    whole, _, decimals = number.replace(",", "").partition(".")
+    return locale_numbers.fixed(float(f"{whole}.{decimals or 0}"), len(decimals))
 
 
 def added_in_translation(message: str, translation: str) -> list[str]:
