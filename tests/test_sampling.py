@@ -134,8 +134,8 @@ def test_min_rounds_are_measured_whatever_the_budget_and_max_rounds_ends_it():
         Estimate.of([1.0] * 5, 0.03)
 
 
-def test_within_minimal_rounds_every_budget_is_spent_at_once():
-    # the same noisy sweep that takes dozens of rounds on its budget takes six within it
+def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
+    # the same noisy sweep that takes dozens of rounds on its budget takes one within it
     def run():
         machine = Machine()
         return _sweep(machine, {k: machine.point(0.01, noise=0.5) for k in "abc"}, budget_s=1.0, target=0.001)
@@ -144,8 +144,14 @@ def test_within_minimal_rounds_every_budget_is_spent_at_once():
     with minimal_rounds():
         quick = run()
         assert budget(60.0) == 0.0
-    assert quick.rounds == MIN_ROUNDS and [e.n for e in quick.points.values()] == [MIN_ROUNDS] * 3
-    assert quick.describe()["budget_s"] == 0.0  # what applied, not what the profile asked
+        single = Estimate.of([0.02, 0.01, 0.03], 0.5)
+    assert quick.rounds == 1 and [e.n for e in quick.points.values()] == [1] * 3
+    assert all(e.low_s == e.median_s == e.high_s and not e.met for e in quick.points.values())
+    assert quick.describe()["met"] == 0 and quick.describe()["budget_s"] == 0.0  # what applied
+    # a few samples within it: their range, never an interval that meets its target
+    assert (single.low_s, single.median_s, single.high_s, single.met) == (0.01, 0.02, 0.03, False)
+    with pytest.raises(ValueError, match="6 are needed"):
+        Estimate.of([0.02, 0.01, 0.03], 0.5)  # and only within it
     assert budget(60.0) == 60.0  # and only within it
     with pytest.raises(RuntimeError), minimal_rounds():
         raise RuntimeError("a failing run")

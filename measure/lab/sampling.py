@@ -7,45 +7,38 @@ warm-up; so a machine that slows down for a while slows every point a little ins
 of drawing a shape on the few it was measuring then. After ``min_rounds`` a round
 measures only the points whose interval is still wider than ``target``: the time goes
 where the intervals need it. It stops when every point meets its target, when
-``budget_s`` (wall time, warm-up included) is spent, or after ``max_rounds``; a point that
-missed its width says so (``Estimate.met``).
+``budget_s`` (wall time, warm-up included) is spent, or after ``max_rounds``; a point
+that missed its width says so (``Estimate.met``).
 
-The interval is the distribution-free confidence interval of the median from order
-statistics (the number of samples below the median is binomial(n, 1/2)): exactly what
-``scipy.stats.quantile_test(x, p=0.5).confidence_interval(0.95)`` gives (a test holds
-the two equal), computed with ``math.comb`` because the GPU command runs with torch and
-transformers only. Six samples is the least that reaches 95 % (the minimum and the
-maximum of six cover the median with probability 1 - 2/64).
+The interval is the distribution-free interval of the median from order statistics:
+what ``scipy.stats.quantile_test(x, p=0.5).confidence_interval(0.95)`` gives (a test
+holds the two equal), computed with ``math.comb`` since the GPU machine has no scipy.
+Six samples is the least that reaches 95 % (the minimum and maximum of six cover the
+median with probability 1 - 2/64).
 
-Why not a library. ``torch.utils.benchmark`` times one statement at a time
-(``Timer.blocked_autorange``, ``adaptive_autorange``): the points of a sweep cannot be
-interleaved, which is the remedy for drift, and ``adaptive_autorange`` stops on
-IQR / median < threshold, a spread of the samples, not an interval of the median (its
-``Measurement.significant_figures`` calls itself "by no means statistically rigorous").
-pyperf spreads samples over many worker processes and reports mean ± standard
-deviation; a process per sample would reload the model each time, and the mean is what
-an outlier moves. asv's ``statistics.quantile_ci`` is this very interval (at 99 %, with
-a Laplace posterior where n is too small); asv is not a dependency of the measuring
-code, so the few lines are written here and checked against scipy instead.
-``scipy.stats.bootstrap`` would need scipy on the GPU machine and is less exact than the
-order-statistic interval at the sample counts used (6 to a few dozen).
+Why not a library. ``torch.utils.benchmark`` times one statement at a time: the points
+of a sweep cannot be interleaved (the remedy for drift), and ``adaptive_autorange``
+stops on IQR / median, a spread of the samples, not an interval of the median.
+pyperf reports mean ± standard deviation over a process per sample (which would reload
+the model each time; and the mean is what an outlier moves). asv's
+``statistics.quantile_ci`` is this very interval; asv is no dependency of the measuring
+code, so the few lines are written here and checked against scipy.
+``scipy.stats.bootstrap`` would need scipy on the GPU machine and is less exact than
+this interval at 6 to a few dozen samples.
 
 How to time a sweep (the pattern every experiment follows): one call over all points,
 then one row per point::
 
     ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
-    sweep = interleaved(
-        {p: (lambda ids=ids[p]: prefill(model, ids)) for p in cfg.prompt_lengths},
-        device=ctx.device, seed=cfg.seed, budget_s=cfg.prefill_budget_s,
-    )
+    sweep = interleaved({p: (lambda ids=ids[p]: prefill(model, ids)) for p in ids},
+                        device=ctx.device, seed=cfg.seed, budget_s=cfg.prefill_budget_s)
     for p, est in sweep.points.items():
         rows.append({"prompt_tokens": p, **est.columns("time_ms"), "tokens_per_s": p / est.median_s})
     notes["prefill_sweep"] = sweep.describe()
 
-(``columns("time_ms")`` gives the cells ``sitedata.schema.interval_columns("time_ms", "ms")``
-declares.) Bind each point's inputs as a default argument, or every lambda sees the last.
-A decode step that grows its cache takes ``before=lambda key: crop_cache(caches[key], key)``,
-run before every call, untimed.
+(``columns("time_ms")`` gives the cells ``interval_columns("time_ms", "ms")`` declares.)
+Bind each point's inputs as a default argument, or every lambda sees the last. A decode
+step that grows its cache takes ``before=lambda k: crop_cache(caches[k], k)`` (untimed).
 """
 
 from __future__ import annotations
@@ -72,10 +65,13 @@ _MINIMAL = ContextVar("minimal_rounds", default=False)
 
 @contextmanager
 def minimal_rounds() -> Iterator[None]:
-    """Within it, every sweep takes its minimum rounds and every budget is spent at once
-    (``budget`` is 0): for a regeneration whose timings nobody compares, the drift gate
-    without ``timing`` in its kinds. What the gate compares (bytes, tokens, float results)
-    does not depend on how long a point was sampled; the time goes to it instead."""
+    """Within it, every sweep times each point once after its warm-up and every budget is
+    spent at once (``budget`` is 0): for a regeneration whose timings nobody compares, the
+    drift gate without ``timing`` in its kinds. What the gate compares (bytes, tokens,
+    float results) does not depend on how long a point was sampled; the time goes to it
+    instead. One sample gives no interval: an estimate's bounds are then the range of its
+    samples and it never meets its target, so nothing timed within it can be published
+    as measured (``Estimate.of``)."""
     token = _MINIMAL.set(True)
     try:
         yield
@@ -129,6 +125,8 @@ class Estimate:
     def of(cls, samples_s, target: float) -> Estimate:
         samples = tuple(float(s) for s in samples_s)
         if len(samples) < MIN_ROUNDS:
+            if samples and _MINIMAL.get():
+                return cls(samples, statistics.median(samples), min(samples), max(samples), target, False)
             raise ValueError(f"{len(samples)} samples give no 95 % interval of the median; {MIN_ROUNDS} are needed")
         median = statistics.median(samples)
         low, high = median_interval(samples)
@@ -249,8 +247,8 @@ def interleaved(
     """Time every point of ``points`` in interleaved rounds (see the module's docstring).
 
     ``min_rounds`` are always completed, whatever the budget (fewer give no interval);
-    after them no call begins once ``budget_s`` is spent (at once within
-    ``minimal_rounds``). ``timer(fn)`` returns the seconds of one call (default:
+    after them no call begins once ``budget_s`` is spent. Within ``minimal_rounds`` one
+    round is taken and the budget is spent at once. ``timer(fn)`` returns the seconds of one call (default:
     ``host_timer``; CUDA events for a copy on a GPU); ``now`` is the clock of the
     budget. Both are injected by the tests."""
     if not points:
@@ -261,6 +259,8 @@ def interleaved(
 
     timer = timer or host_timer(device, now)
     budget_s = budget(budget_s)
+    if _MINIMAL.get():
+        min_rounds = max_rounds = 1
     keys = list(points)
     samples: dict[K, list[float]] = {k: [] for k in keys}
     start = now()

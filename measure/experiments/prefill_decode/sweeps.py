@@ -46,12 +46,13 @@ def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> 
                 "achieved_gflop_s": flops / est.median_s / 1e9,
             }
         )
-    first, last = rows[0], rows[-1]
+    first, before, last = rows[0], rows[-2] if len(rows) > 1 else rows[0], rows[-1]
     values = {
         "ttft_smallest_ms": first["time_ms"],
         "ttft_largest_ms": last["time_ms"],
         "prompt_smallest": first["prompt_tokens"],
         "prompt_largest": last["prompt_tokens"],
+        "prompt_before_largest": before["prompt_tokens"],
         "ttft_growth": last["time_ms"] / first["time_ms"],
     }
     return rows, values, {"prefill_sweep": sweep.describe()}

@@ -147,6 +147,7 @@ VALUES = (
     Value("ttft_largest_ms", "ms", policy=TIMING),
     Value("prompt_smallest", "tokens"),
     Value("prompt_largest", "tokens"),
+    Value("prompt_before_largest", "tokens", description="the prompt length measured before the longest"),
     Value("ttft_growth", "x", description="time to first token at the longest prompt / at the shortest", policy=TIMING),
     Value("weight_bytes", "bytes", description="bytes of the model's parameters", policy=EXACT_ON_DEVICE),
     Value("weight_macs", "MAC", description="multiply-adds of every Linear layer for one token", policy=EXACT),
