@@ -165,7 +165,12 @@ def _distributed_grid(ctx: Context, layers) -> tuple[list, dict]:
 
 
 def _described(row: dict | None) -> str | None:
-    return f"{row['label']}, {row['activations']} activations" if row else None
+    """A variant as a sentence names it: its label, and its activations' dtype where the
+    label does not already say what the activations are (int8 weights × int8 activations
+    take float32 in and quantize it themselves)."""
+    if row is None:
+        return None
+    return row["label"] if "activations" in row["label"] else f"{row['label']}, {row['activations']} activations"
 
 
 def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
