@@ -4,11 +4,14 @@ use them (pyproject.toml registers the markers, `make test-fast` leaves those te
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -75,14 +78,41 @@ def require_marker(marker: str, what: str) -> None:
         pytest.fail(f"{_running[0].nodeid} {what}: mark it @pytest.mark.{marker}", pytrace=False)
 
 
+def session_folder(factory, name: str) -> Path:
+    """A folder of this test session that its xdist workers share (they run in one base
+    folder), so that what one worker smoke-ran or built the other reads instead of doing
+    it again; without workers, a folder of its own."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = factory.getbasetemp().parent / name
+        folder.mkdir(exist_ok=True)
+        return folder
+    return factory.mktemp(name)
+
+
+@contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Held by one process at a time: the workers take turns to write a shared folder
+    (the lock file lies beside it, so the folder holds only what was written there)."""
+    with open(folder.parent / f".{folder.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class SmokeRuns:
     """Each experiment smoke-run once per test session, on demand, into one temporary
-    folder: the tiny random-weights model where that is valid, the embedded trained
-    model where an experiment needs trained weights."""
+    folder that the workers share: the tiny random-weights model where that is valid,
+    the embedded trained model where an experiment needs trained weights."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.done: set[str] = set()
+
+    def locked(self):
+        """Held while the folder's shared records (its calibration) are read."""
+        return locked(self.root)
 
     def __truediv__(self, name: str) -> Path:
         from measure import registry
@@ -90,15 +120,17 @@ class SmokeRuns:
 
         if name not in self.done:
             require_marker("smoke", f"smoke-runs {name}")
-            trained = getattr(registry.load(name), "NEEDS_TRAINED", False)
-            run_experiments(
-                names=[name],
-                model="default" if trained else "arch:tiny",
-                device="cpu",
-                profile="smoke",
-                out=self.root,
-                quiet=True,
-            )
+            with locked(self.root):
+                if not (self.root / name / "meta.json").exists():  # the other worker's run
+                    trained = getattr(registry.load(name), "NEEDS_TRAINED", False)
+                    run_experiments(
+                        names=[name],
+                        model="default" if trained else "arch:tiny",
+                        device="cpu",
+                        profile="smoke",
+                        out=self.root,
+                        quiet=True,
+                    )
             self.done.add(name)
         return self.root / name
 
@@ -106,7 +138,7 @@ class SmokeRuns:
 @pytest.fixture(scope="session")
 def smoke_data(tmp_path_factory) -> SmokeRuns:
     """``smoke_data / "kv_cache"`` is the folder of a smoke run of that experiment."""
-    return SmokeRuns(tmp_path_factory.mktemp("smoke_site_data"))
+    return SmokeRuns(session_folder(tmp_path_factory, "smoke_site_data"))
 
 
 def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None) -> subprocess.CompletedProcess:
@@ -164,10 +196,17 @@ def _env() -> dict:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    dest = tmp_path_factory.mktemp("built")
-    proc = build_site(dest)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return dest / "site"
+    """The site built from the committed data once per session (the workers share it);
+    tests read it and never write into it."""
+    root = session_folder(tmp_path_factory, "built")
+    with locked(root):
+        done = root / "built.done"
+        if not done.exists():
+            shutil.rmtree(root / "build", ignore_errors=True)
+            proc = build_site(root / "build")
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            done.touch()
+    return root / "build" / "site"
 
 
 # The provenance of hand-made test data: every field a reader requires, none measured.

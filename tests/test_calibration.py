@@ -154,21 +154,21 @@ def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_pa
 def test_a_smoke_run_calibrates_and_an_unchanged_rerun_does_not(smoke_data, tmp_path, monkeypatch):
     """The one real calibration: two smoke runs (cache_size and kv_cache, each its own run)."""
     smoke_data / "cache_size", smoke_data / "kv_cache"
-    root = smoke_data.root
-    runs = {r["run"]: r for r in _runs(root)}
+    root, copy = smoke_data.root, tmp_path / "copy"
+    with smoke_data.locked():  # another worker may be writing its smoke run there
+        shutil.copytree(root, copy)
+    runs = {r["run"]: r for r in _runs(copy)}
     for name in ("cache_size", "kv_cache"):
-        run = read_experiment(root, name).meta["run"]
+        run = read_experiment(copy, name).meta["run"]
         row = runs[run["id"]]
         assert float(row["start_bandwidth_gb_s"]) == pytest.approx(run["bandwidth_gb_s"])
         assert float(row["start_step_ms"]) == pytest.approx(run["reference_step_ms"]) and row["end_step_ms"]
         assert int(row["start_step_samples"]) >= 6 and row["model"] == "arch:tiny" and row["profile"] == "smoke"
-    meta = read_experiment(root, "calibration").meta
+    meta = read_experiment(copy, "calibration").meta
     assert meta["code_hash"] and meta["parameters"]["copy_bytes"] == calibration.SMOKE_COPY_BYTES
 
     from measure import runner
 
-    copy = tmp_path / "copy"
-    shutil.copytree(root, copy)
     before = (copy / "calibration" / "meta.json").read_bytes()
     monkeypatch.setattr(calibration, "measure", lambda *a, **k: pytest.fail("an unchanged re-run calibrated"))
     outcomes = runner.run_experiments(

@@ -91,7 +91,11 @@ def test_editing_a_module_only_one_experiment_uses_stales_that_one_alone(tmp_pat
     shutil.copytree(REPO / "measure", copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
     monkeypatch.setattr(provenance, "PACKAGE_DIR", copy)
     names = registry.EXPERIMENTS
-    reached = {name: set(provenance.code_files(name)) for name in names}
+    graph = {name: provenance.code_files(name) for name in names}
+    # An appended comment changes no import: the graph read once stands for every edit
+    # (reading it again after each of some sixty edits took most of this test's minute).
+    monkeypatch.setattr(provenance, "code_files", graph.__getitem__)
+    reached = {name: set(files) for name, files in graph.items()}
     own = {name: files - set().union(*(reached[o] for o in names if o != name)) for name, files in reached.items()}
     in_packages = {p.relative_to(copy).as_posix() for n, files in own.items() for p in files if p.parent.name == n}
     assert {"experiments/kv_cache/head.py", "experiments/speculative_decoding/sampling.py"} <= in_packages
