@@ -14,6 +14,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from pathlib import Path
@@ -91,7 +92,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class _CtrlC:
+    """Python's own Ctrl-C, remembered: a KeyboardInterrupt that a library swallows while
+    PyTorch and transformers are imported (seen on a loaded machine: the run went on)
+    still stops the run before it measures anything."""
+
+    pressed = False
+
+    @classmethod
+    def handler(cls, signum, frame):
+        cls.pressed = True
+        raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = signal.signal(signal.SIGINT, _CtrlC.handler)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     writes = None  # what a run or a merge began to write, read back after a stop
     try:
         args = _parser().parse_args(argv)
@@ -134,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         writes = Writes(args.out)
         from measure.runner import Interrupted, run_experiments
+
+        if _CtrlC.pressed:  # pressed during the imports, and swallowed there
+            raise KeyboardInterrupt
 
         t0 = time.perf_counter()
         names = registry.select(args.only)

@@ -8,9 +8,10 @@ editions), which the notebooks write so that a page can read them:
   numbers are written as the language writes them, and a value that is a sentence a run
   records (sitedata.wording) or a word the catalog knows is translated;
 - a table's headers are the labels the site's pages give those columns, with their units
-  ("step (ms)"), each a message of the catalogs (asked); its cells that are words the
-  catalog knows are translated, its numbers written as the language writes them, and
-  names, tokens and ids stay as written;
+  ("step (ms)"), each a message of the catalogs (asked); in a column of numbers the
+  numbers are written as the language writes them; in any other column the words the
+  catalog knows are translated and names, tokens and ids stay as written (a code hash
+  that happens to be all digits is no number);
 - a figure is drawn as SVG with its text as text (``svg.fonttype = "none"``): its labels
   are messages (asked) and its numbers written as the language writes them.
 
@@ -31,6 +32,9 @@ _PRINTED = re.compile(
 )
 _HEAD = re.compile(r"<thead>.*?</thead>", re.S)
 _CELL = re.compile(r"(<t[hd]>)([^<>]+)(</t[hd]>)")
+_BODY = re.compile(r"<tbody>.*?</tbody>", re.S)
+_ROW = re.compile(r"<tr>.*?</tr>", re.S)
+_BODY_CELL = re.compile(r"(<t[hd]>)([^<>]*)(</t[hd]>)")
 _LABELLED = re.compile(r"(?P<label>.+) \((?P<unit>[^()]+)\)")
 _SVG = re.compile(r'(src="data:image/svg\+xml;base64,)([A-Za-z0-9+/=]+)(")')
 _SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<>]+)(</text>)")
@@ -42,7 +46,7 @@ def translate(html: str) -> str:
     """The outputs of a notebook page's ``html`` in the current language."""
     html = _PRINTED.sub(lambda m: m.group(1) + _printed(m.group(2)) + m.group(3), html)
     html = _HEAD.sub(lambda m: _CELL.sub(lambda c: _swap(c, _words), m.group(0)), html)
-    html = _CELL.sub(lambda m: _swap(m, _cell), html)
+    html = _BODY.sub(lambda m: _body(m.group(0)), html)
     return _SVG.sub(lambda m: m.group(1) + _figure(m.group(2)) + m.group(3), html)
 
 
@@ -89,9 +93,24 @@ def _printed(pre: str) -> str:
     return escape.text("\n".join(lines), None)
 
 
-def _cell(text: str) -> str:
-    if _PYTHON_NUMBER.fullmatch(text.strip()):
-        return numbers(text)
+def _body(body: str) -> str:
+    """A table's body, column by column: a column whose every cell is a number (or NaN,
+    or empty) has its numbers written as the language writes them; any other column's
+    cells are words or names (``_word``)."""
+    rows = [[unescape(c[1]).strip() for c in _BODY_CELL.findall(r)] for r in _ROW.findall(body)]
+    width = max(map(len, rows), default=0)
+    numeric = [
+        all(_PYTHON_NUMBER.fullmatch(r[i]) or r[i] in ("", "NaN") for r in rows if i < len(r)) for i in range(width)
+    ]
+
+    def row(m: re.Match) -> str:
+        kinds = iter(numeric)
+        return _BODY_CELL.sub(lambda c: _swap(c, numbers if next(kinds, False) else _word), m.group(0))
+
+    return _ROW.sub(row, body)
+
+
+def _word(text: str) -> str:
     if text in ("True", "False") and i18n.language() != i18n.DEFAULT:  # a boolean pandas wrote
         return i18n._("yes" if text == "True" else "no", "notebook")
     return i18n.known(text) or text

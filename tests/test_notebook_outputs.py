@@ -1,0 +1,43 @@
+"""A notebook page's tables in an edition: numbers in the language's writing, ids as written."""
+
+from __future__ import annotations
+
+import pytest
+from sitekit import escape, formatting, i18n, notebook_outputs
+
+# As pandas writes a table: the index in <th>, the cells in <td>.
+TABLE = """<table border="1" class="dataframe">
+  <thead>
+    <tr style="text-align: right;"><th></th><th>code hash</th><th>tables</th></tr>
+  </thead>
+  <tbody>
+    <tr><th>kv_cache</th><td>af97e757fe99</td><td>6</td></tr>
+    <tr><th>memory_budget</th><td>305709108422</td><td>14000</td></tr>
+    <tr><th>quality</th><td></td><td>NaN</td></tr>
+  </tbody>
+</table>"""
+
+
+WRITTEN = {"cs": "14\u00a0000", "es": "14.000"}  # 14000 as each language writes it
+
+
+@pytest.fixture(params=sorted(WRITTEN))
+def edition(request):
+    formatting.set_locale(request.param)
+    i18n.set_language(request.param)
+    yield request.param
+    formatting.set_locale(i18n.DEFAULT)
+    i18n.set_language(i18n.DEFAULT)
+
+
+def test_a_column_of_numbers_is_written_as_the_language_writes_them_and_an_id_column_as_written(edition):
+    html = notebook_outputs.translate(TABLE)
+    # a code hash that happens to be all digits is an id in a column of ids, not a number
+    assert "<td>305709108422</td>" in html and "<td>af97e757fe99</td>" in html
+    assert f"<td>{WRITTEN[edition]}</td>" in html and "<td>6</td>" in html and "<td>NaN</td>" in html
+    assert f"<th>{escape.text('kv_cache', None)}</th>" in html and f"<th>{i18n._('code hash', 'notebook')}</th>" in html
+
+
+def test_a_column_with_a_word_in_it_is_not_a_column_of_numbers(edition):
+    table = TABLE.replace("<td>6</td>", "<td>six</td>")
+    assert "<td>14000</td>" in notebook_outputs.translate(table)
