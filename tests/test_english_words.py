@@ -115,8 +115,14 @@ def english_words(text: str, lang: str, allow: list[str]) -> list[str]:
     for phrase in allow:
         text = text.replace(phrase, " ")
     text = column_names(lang).sub(" ", text)
-    # identifiers, paths and files are names (site_data's columns, code, files), not words
-    words = [w for w in text.split() if not re.search(r"[_/=()\[\]{}<>]|\.(csv|py|json|md|txt)\b", w)]
+    # identifiers, paths and files are names (site_data's columns, code, files), not words;
+    # so is a hash (a commit's "bf3be2b364" holds no English "be")
+    words = [
+        w
+        for w in text.split()
+        if not re.search(r"[_/=()\[\]{}<>]|\.(csv|py|json|md|txt)\b", w)
+        and not re.fullmatch(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]+", w.strip(".,;:"))
+    ]
     found = re.findall(r"[^\W\d_]+", " ".join(words))
     # an abbreviation in capitals is the language's own ("IS", Czech for a confidence interval)
     return [w for w in found if w.lower() in ENGLISH - NOT_ENGLISH[lang] and not (w.isupper() and len(w) > 1)]
