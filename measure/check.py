@@ -180,13 +180,13 @@ def run_check(
         read[name] = (exp, code)
         groups[(exp.meta["model"]["spec"], exp.meta["profile"])].append(name)
 
-    # A check that compares no timing samples each timed point its minimum rounds: what
-    # it compares does not depend on how long a point was timed (sampling.minimal_rounds).
+    # A check that compares no timing times each point once: what it compares does not
+    # depend on how long a point was timed (sampling.minimal_rounds).
     quick = "timing" not in kinds
     with tempfile.TemporaryDirectory(prefix="measure-check-") as tmp:
         out = regenerated or Path(tmp)
         if regenerated is None and groups and quick and not quiet:
-            print("timings are not compared: every timed point is sampled its minimum rounds", flush=True)
+            print("timings are not compared: every timed point is timed once", flush=True)
         if regenerated is None:
             for (model, profile), group in groups.items():
                 with minimal_rounds() if quick else nullcontext():
