@@ -106,6 +106,7 @@ class _CtrlC:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _CtrlC.pressed = False  # a press belongs to one call (tests call main more than once)
     previous = signal.signal(signal.SIGINT, _CtrlC.handler)
     try:
         return _main(argv)

@@ -31,10 +31,9 @@ _PRINTED = re.compile(
     r'(<div class="jp-RenderedText[^"]*" data-mime-type="text/plain"[^>]*>\s*<pre>)(.*?)(</pre>)', re.S
 )
 _HEAD = re.compile(r"<thead>.*?</thead>", re.S)
-_CELL = re.compile(r"(<t[hd]>)([^<>]+)(</t[hd]>)")
+_CELL = re.compile(r"(<t[hd]>)([^<>]*)(</t[hd]>)")  # an empty one too: it keeps a column's place
 _BODY = re.compile(r"<tbody>.*?</tbody>", re.S)
 _ROW = re.compile(r"<tr>.*?</tr>", re.S)
-_BODY_CELL = re.compile(r"(<t[hd]>)([^<>]*)(</t[hd]>)")
 _LABELLED = re.compile(r"(?P<label>.+) \((?P<unit>[^()]+)\)")
 _SVG = re.compile(r'(src="data:image/svg\+xml;base64,)([A-Za-z0-9+/=]+)(")')
 _SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<>]+)(</text>)")
@@ -97,7 +96,7 @@ def _body(body: str) -> str:
     """A table's body, column by column: a column whose every cell is a number (or NaN,
     or empty) has its numbers written as the language writes them; any other column's
     cells are words or names (``_word``)."""
-    rows = [[unescape(c[1]).strip() for c in _BODY_CELL.findall(r)] for r in _ROW.findall(body)]
+    rows = [[unescape(c[1]).strip() for c in _CELL.findall(r)] for r in _ROW.findall(body)]
     width = max(map(len, rows), default=0)
     numeric = [
         all(_PYTHON_NUMBER.fullmatch(r[i]) or r[i] in ("", "NaN") for r in rows if i < len(r)) for i in range(width)
@@ -105,7 +104,7 @@ def _body(body: str) -> str:
 
     def row(m: re.Match) -> str:
         kinds = iter(numeric)
-        return _BODY_CELL.sub(lambda c: _swap(c, numbers if next(kinds, False) else _word), m.group(0))
+        return _CELL.sub(lambda c: _swap(c, numbers if next(kinds, False) else _word), m.group(0))
 
     return _ROW.sub(row, body)
 
