@@ -81,11 +81,15 @@ merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run)
 	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
 	$(BIN)/python -m measure merge '$(FROM)' $(if $(ONLY),--only '$(ONLY)')
 
+# One torch thread per test process: two workers that each start a thread per core
+# oversubscribe the cores, and the suite takes a third longer.
+TEST_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 test: $(STAMP) ## every test, on two processes (pytest-xdist; the tiers by their markers)
-	$(BIN)/python -m pytest -n 2
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2
 
 test-fast: $(STAMP) ## the fast tier, on two processes: for the edit loop; `make test` before a commit
-	$(BIN)/python -m pytest -m "$(FAST)" -n 2
+	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check sitedata measure hooks tests

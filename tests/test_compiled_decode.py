@@ -62,6 +62,22 @@ def test_one_compilation_per_model(tiny):
     assert compiled_decoder(tiny, torch.device("cpu")) is compiled_decoder(tiny, torch.device("cpu"))
 
 
+def test_the_eager_stand_in_compiles_nothing_and_computes_the_step(tiny, monkeypatch):
+    """The drift gate without timings (measure check) runs the compiled step's points
+    with the eager step in its place: the same rows, the same logits, no compilation."""
+    token = torch.tensor([[4]])
+    with torch.no_grad():
+        eager = tiny(input_ids=token, past_key_values=random_cache(tiny, batch=1, tokens=5)).logits
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled within the stand-in"))
+    with compiled_decode.eager_stand_in():
+        decoder = compiled_decoder(tiny, torch.device("cpu"))
+        got = compiled_step_at(decoder, token, static_cache(tiny, batch=1, tokens=5), 5)
+    assert decoder.method == compiled_decode.method(torch.device("cpu"))
+    torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-5)
+    with pytest.raises(pytest.fail.Exception):  # outside it, the step is compiled
+        compiled_decoder(load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model, torch.device("cpu"))
+
+
 def test_a_failing_compiler_is_reported_in_one_line(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found\nlong details")

@@ -22,7 +22,9 @@ backend, an unsupported platform), ``compiler_unavailable`` says why and the pag
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 
@@ -36,6 +38,22 @@ class CompiledDecoder:
 
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STAND_IN = ContextVar("eager_stand_in", default=False)
+
+
+@contextmanager
+def eager_stand_in() -> Iterator[None]:
+    """Within it ``compiled_decoder`` compiles nothing and gives the eager step in the
+    compiled step's place: for a regeneration whose timings nobody compares (the drift
+    gate without ``timing``, beside ``sampling.minimal_rounds``). The compiled step's only
+    products are timings, and its compilations are minutes of such a regeneration; what
+    the gate compares (its rows, and whether the compiler runs here, still tried for
+    real by ``compiler_unavailable``) is the same either way."""
+    token = _STAND_IN.set(True)
+    try:
+        yield
+    finally:
+        _STAND_IN.reset(token)
 
 
 def method(device: torch.device) -> str:
@@ -60,14 +78,21 @@ def compiler_unavailable(device_type: str) -> str | None:
 def compiled_decoder(model, device: torch.device) -> CompiledDecoder:
     """The compiled step for ``model``, compiled on its first call and kept for the
     model's lifetime, so every experiment of a run shares one compilation."""
+    if _STAND_IN.get():
+        return CompiledDecoder(_step_of(model), method(device))
     if model not in _COMPILED:
         mode = "reduce-overhead" if device.type == "cuda" else None
-
-        def step(token: torch.Tensor, cache) -> torch.Tensor:
-            return model(input_ids=token, past_key_values=cache, use_cache=True).logits
-
-        _COMPILED[model] = CompiledDecoder(torch.compile(step, mode=mode), method(device))
+        _COMPILED[model] = CompiledDecoder(torch.compile(_step_of(model), mode=mode), method(device))
     return _COMPILED[model]
+
+
+def _step_of(model) -> Callable:
+    """The decode step of ``model``: (token, cache) -> the logits of the new position."""
+
+    def step(token: torch.Tensor, cache) -> torch.Tensor:
+        return model(input_ids=token, past_key_values=cache, use_cache=True).logits
+
+    return step
 
 
 def static_cache(model, *, batch: int, tokens: int, seed: int = 0):
