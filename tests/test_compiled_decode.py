@@ -75,7 +75,9 @@ def test_the_eager_stand_in_compiles_nothing_and_computes_the_step(tiny, monkeyp
     assert decoder.method == compiled_decode.method(torch.device("cpu"))
     torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-5)
     with pytest.raises(pytest.fail.Exception):  # outside it, the step is compiled
-        compiled_decoder(load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model, torch.device("cpu"))
+        compiled_decoder(
+            load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model, torch.device("cpu")
+        )
 
 
 def test_a_failing_compiler_is_reported_in_one_line(monkeypatch):
