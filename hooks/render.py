@@ -32,6 +32,7 @@ from sitekit import (  # noqa: E402
     formatting,
     i18n,
     maths,
+    named_files,
     notebook_outputs,
     source_archive,
     typed_numbers,
@@ -230,16 +231,12 @@ def on_post_page(output, page, config, **kwargs):
     return ALTERNATE.sub(link, HEAD_ALTERNATE.sub("", output))
 
 
-def _check_claims_used(book: claim_files.ClaimBook, used: set[str]) -> None:
-    """A claim no page names is checked by nobody and goes stale: it fails the build."""
-    unused = sorted(set(book.claims) - used)
-    if unused:
-        listed = "; ".join(f"{c} ({book.claims[c].source})" for c in unused[:10])
-        more = f" and {len(unused) - 10} more" if len(unused) > 10 else ""
-        raise PluginError(
-            f"{len(unused)} claims are defined but used on no page: {listed}{more}; "
-            "name each on the page it checks, or remove it"
-        )
+def _check_used(book: named_files.Book, used: set[str]) -> None:
+    """A claim no page names is read by nobody and goes stale: it fails the build."""
+    try:
+        book.check_used(used)
+    except claims.ClaimError as e:
+        raise PluginError(str(e)) from None
 
 
 def on_post_build(config, **kwargs):
@@ -251,7 +248,7 @@ def on_post_build(config, **kwargs):
             (site / name).unlink(missing_ok=True)
     data: SiteData = _state["data"]
     language = i18n.language()
-    _check_claims_used(_state["claims"], _state["used"])
+    _check_used(_state["claims"], _state["used"])
     if language == i18n.DEFAULT:
         # after the pages: a claim the data no longer bears is reported before a stale notebook
         _check_notebooks(Path(config.docs_dir), data)

@@ -63,5 +63,5 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
     (on_config, then on_post_build: the notebooks' checks, the published data files);
     what would fail the build raises its PluginError."""
     render, config = _hook(data, docs_dir=str(docs), site_dir=str(site), site_url=site_url)
-    render._state["used"] = set(render._state["claims"].claims)  # as if every page had named its claims
+    render._state["used"] = set(render._state["claims"].entries)  # as if every page had named its claims
     render.on_post_build(config)

@@ -45,8 +45,8 @@ def test_a_claims_file_defines_claims_by_experiment_and_name(tmp_path):
         'hardware = true\nnote = "a timing"\n',
     )
     book = read(tmp_path)
-    assert sorted(book.claims) == ["exp.big", "exp.rising"]
-    big, rising = book.claims["exp.big"], book.claims["exp.rising"]
+    assert sorted(book.entries) == ["exp.big", "exp.rising"]
+    big, rising = book.entries["exp.big"], book.entries["exp.rising"]
     assert (big.hardware, big.note, big.source) == (False, "", "exp/claims.toml")
     assert (rising.hardware, rising.note) == (True, "a timing")
     # written over lines, evaluated and shown on one
@@ -185,10 +185,10 @@ def test_a_claim_no_page_uses_fails_the_build_naming_it():
     from mkdocs.exceptions import PluginError
 
     book = read_repo()
-    render._check_claims_used(book, set(book.claims))
+    render._check_used(book, set(book.entries))
     unused = r"1 claims are defined but used on no page: kv_cache.identical_float32 \(measure/experiments/kv_cache/"
     with pytest.raises(PluginError, match=unused):
-        render._check_claims_used(book, set(book.claims) - {"kv_cache.identical_float32"})
+        render._check_used(book, set(book.entries) - {"kv_cache.identical_float32"})
 
 
 def read_repo() -> ClaimBook:
@@ -208,11 +208,11 @@ def test_every_page_names_its_claims_and_conditions_by_id_and_uses_every_claim()
     for page in sorted(DOCS.glob("*.md")):
         text = page.read_text(encoding="utf-8")
         refs = [m.group("ref") for m in (*CLAIM.finditer(text), *CONDITION.finditer(text))]
-        bad = [r for r in refs if not re.fullmatch(ID, r) or r not in book.claims]
+        bad = [r for r in refs if not re.fullmatch(ID, r) or r not in book.entries]
         assert not bad, f"docs/{page.name} names claims no claims file defines: {bad}"
         if page in english_pages():
             used |= set(refs)
-    assert set(book.claims) == used, f"claims no page uses: {sorted(set(book.claims) - used)}"
+    assert set(book.entries) == used, f"claims no page uses: {sorted(set(book.entries) - used)}"
 
 
 def test_no_page_writes_an_expression_longer_than_a_hundred_characters():

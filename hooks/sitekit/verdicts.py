@@ -25,7 +25,7 @@ def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
     book = claim_files.load(claims_folder, claims_folder, claims.CALLS)
     data = SiteData(folder)
     out = {}
-    for cid, claim in sorted(book.claims.items()):
+    for cid, claim in sorted(book.entries.items()):
         if not claim.hardware:
             continue
         try:
