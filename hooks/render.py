@@ -23,6 +23,7 @@ sys.path.insert(0, str(HOOKS))  # sitekit, the page side
 sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
 
 from sitekit import (  # noqa: E402
+    answer_files,
     calculator_locale,
     claim_files,
     claim_legend,
@@ -63,10 +64,11 @@ def on_config(config, **kwargs):
         except SiteDataError as e:
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
-    # read at every build (cheap), so that `mkdocs serve` sees a claims file's edits
+    # read at every build (cheap), so that `mkdocs serve` sees a claims or answers file's edits
     try:
         folder = root / config.extra.get("claims", "measure/experiments")
         _state["claims"] = claim_files.load(folder, root, claims.CALLS)
+        _state["answers"] = answer_files.load(folder, root, claims.CALLS)
     except claims.ClaimError as e:
         raise PluginError(str(e)) from None
     _state["figures"] = {}
@@ -99,7 +101,7 @@ def on_pre_build(config, **kwargs):
     on_config runs last), and every generated word and number follows it."""
     language = config.theme["language"]
     i18n.set_language(language)
-    _state["used"] = set()  # the claims this edition's pages name
+    _state["used"], _state["answered"] = set(), set()  # the claims and the answers this edition's pages name
     formatting.set_locale(language)
     plugin = config.plugins.get("i18n")
     translated = (plugin.current_language_config.nav_translations or {}) if plugin else {}
@@ -144,7 +146,12 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     depth = page.url.count("/")  # "kv-cache/" -> 1, "" (home) -> 0
     source = EDITION_SUFFIX.sub(".md", page.file.src_path)  # every edition cites and claims as its English page
     ctx = PageContext(
-        data=_state["data"], page=source, url_prefix="../" * depth, claims=_state["claims"], titles=_state["titles"]
+        data=_state["data"],
+        page=source,
+        url_prefix="../" * depth,
+        claims=_state["claims"],
+        titles=_state["titles"],
+        answers=_state["answers"],
     )
     miswritten = typed_numbers.miswritten(markdown) if i18n.language() != i18n.DEFAULT else []
     if miswritten:  # a number the edition types, not as its language writes numbers
@@ -164,6 +171,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
     _state["figures"].update(ctx.figures)
     _state["used"] |= ctx.used
+    _state["answered"] |= ctx.answered
     return out
 
 
@@ -232,7 +240,7 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def _check_used(book: named_files.Book, used: set[str]) -> None:
-    """A claim no page names is read by nobody and goes stale: it fails the build."""
+    """A claim or an answer no page names is read by nobody and goes stale: it fails the build."""
     try:
         book.check_used(used)
     except claims.ClaimError as e:
@@ -249,6 +257,7 @@ def on_post_build(config, **kwargs):
     data: SiteData = _state["data"]
     language = i18n.language()
     _check_used(_state["claims"], _state["used"])
+    _check_used(_state["answers"], _state["answered"])
     if language == i18n.DEFAULT:
         # after the pages: a claim the data no longer bears is reported before a stale notebook
         _check_notebooks(Path(config.docs_dir), data)

@@ -35,7 +35,8 @@ def _hook(data: Path | None, **config):
         **{"site_url": None, **config},
     )
     render.on_config(config)
-    render._state["used"] = set()  # the claims the pages rendered here name, as on_pre_build sets it
+    # the claims and the answers the pages rendered here name, as on_pre_build sets them
+    render._state["used"], render._state["answered"] = set(), set()
     i18n.set_language(i18n.DEFAULT)
     formatting.set_locale(i18n.DEFAULT)
     nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
@@ -63,5 +64,9 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
     (on_config, then on_post_build: the notebooks' checks, the published data files);
     what would fail the build raises its PluginError."""
     render, config = _hook(data, docs_dir=str(docs), site_dir=str(site), site_url=site_url)
-    render._state["used"] = set(render._state["claims"].entries)  # as if every page had named its claims
+    # as if every page had named its claims and its answers
+    render._state["used"], render._state["answered"] = (
+        set(render._state["claims"].entries),
+        set(render._state["answers"].entries),
+    )
     render.on_post_build(config)

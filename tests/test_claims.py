@@ -261,16 +261,3 @@ def test_a_float_read_is_shown_to_six_significant_digits():
 
     read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
     assert _numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
-
-
-def test_an_answer_is_worked_out_from_the_data(data):
-    from sitekit.markers import MarkerError, PageContext, render_markers
-
-    ctx = PageContext(data=data, page="p.md", url_prefix="")
-    # 2.5 x 3 = 7.5 and 2.0 + 4.0 + 8.5 = 14.5, by hand
-    assert render_markers("{{ answer(exp.ratio * 3, unit='x') }}", ctx) == "7.50×"
-    assert render_markers("{{ answer(sum(column('exp.t', 'ms')), unit='ms', style='fixed', digits=1) }}", ctx) == (
-        "14.5\u00a0ms"  # a number and its unit never part at a line's end
-    )
-    with pytest.raises(MarkerError, match="takes a number"):
-        render_markers("{{ answer(column('exp.t', 'ms')) }}", ctx)

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from sitekit import claims
+from sitekit import answer_files, claims
 from sitekit import references as refs
 from sitekit.claim_files import load
 from sitekit.markers import MarkerError, PageContext, render_markers
@@ -31,8 +31,10 @@ def _cited_keys(markdown: str) -> list[str]:
 
 
 def _ctx(page: str, titles: dict[str, str] | None = None) -> PageContext:
-    book = load(REPO / "measure" / "experiments", REPO, claims.CALLS)  # the claims the pages name
-    return PageContext(data=SiteData(REPO / "site_data"), page=page, url_prefix="", claims=book, titles=titles or {})
+    folder = REPO / "measure" / "experiments"  # the claims and the answers the pages name
+    book, answers = load(folder, REPO, claims.CALLS), answer_files.load(folder, REPO, claims.CALLS)
+    data = SiteData(REPO / "site_data")
+    return PageContext(data=data, page=page, url_prefix="", claims=book, titles=titles or {}, answers=answers)
 
 
 # --- the data ---------------------------------------------------------------------

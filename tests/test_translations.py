@@ -1,7 +1,7 @@
 """Numbers can't diverge between editions: every translated page carries exactly the
-markers of its English page (names and arguments, in order: the same claims, named by
-their ids, and the same branch conditions, ids too) and types no number its English
-page does not type.
+markers of its English page (names and arguments, in order: the same claims and the
+same answers, named by their ids, and the same branch conditions, ids too) and types no
+number its English page does not type.
 
 Only the words a reader reads may differ: a claim's sentence, a figure's alt text and
 caption, a table's caption. Everything that selects or formats data is compared as
@@ -85,10 +85,12 @@ def test_a_changed_argument_id_condition_or_a_typed_number_is_caught():
     english = (
         "Speed {{ value('kv_cache.speedup') }}. {{ claim('kv_cache.cached_faster', 'Faster') }}"
         "<!-- if kv_cache.cached_faster -->A<!-- elif kv_cache.tokens_identical -->B<!-- end -->"
+        " At *T* = {{ answer('kv_cache.longest_generation') }}, {{ answer('kv_cache.predicted_one_head_ratio') }}."
     )
     good = (
         "Velocidade {{ value('kv_cache.speedup') }}. {{ claim('kv_cache.cached_faster', 'Máis rápido') }}"
         "<!-- if kv_cache.cached_faster -->A<!-- elif kv_cache.tokens_identical -->B<!-- end -->"
+        " Con *T* = {{ answer('kv_cache.longest_generation') }}, {{ answer('kv_cache.predicted_one_head_ratio') }}."
     )
     assert structure(english) == structure(good)
     assert structure(english) != structure(good.replace("speedup')", "speedup', digits=1)"))
@@ -96,6 +98,10 @@ def test_a_changed_argument_id_condition_or_a_typed_number_is_caught():
     assert structure(english) != structure(good.replace("if kv_cache.cached_faster", "if kv_cache.faster"))
     assert structure(english) != structure(good.replace("elif kv_cache.tokens_identical", "elif kv_cache.x"))
     assert structure(english) != structure(good.replace("<!-- elif", "<!-- if"))
+    # an edition that names another answer, or the same answers in another order
+    assert structure(english) != structure(good.replace("kv_cache.longest_generation", "kv_cache.longest_context"))
+    swapped = good.replace("longest_generation", "@").replace("predicted_one_head_ratio", "longest_generation")
+    assert structure(english) != structure(swapped.replace("@", "predicted_one_head_ratio"))
     assert numbers(good + " uns 3,07 ") - numbers(english) == {"307"}
     assert numbers("65\u00a0536 tokens") == numbers("65.536 tokens") == numbers("65,536 tokens") == {"65536"}
     with pytest.raises(AssertionError, match="empty text"):

@@ -5,9 +5,14 @@ which the others need to import for it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from sitekit.answer_files import Answer, AnswerBook
 from sitekit.claim_files import Claim, ClaimBook
+from sitekit.named_files import Book
 from sitekit.pagedata import SiteData
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -19,9 +24,19 @@ class PageContext:
     claims: ClaimBook = field(default_factory=ClaimBook)  # every claim the build defines
     used: set[str] = field(default_factory=set)  # ids of the claims this page names
     titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
+    answers: AnswerBook = field(default_factory=AnswerBook)  # every answer the build defines
+    answered: set[str] = field(default_factory=set)  # ids of the answers this page names
 
     def claim(self, ref: object) -> Claim:
         """The claim a page names, recorded as used (a claim no page uses fails the build)."""
-        claim = self.claims.get(ref)
-        self.used.add(claim.id)
-        return claim
+        return _named(self.claims, self.used, ref)
+
+    def answer(self, ref: object) -> Answer:
+        """The answer a page names, recorded as used (an answer no page uses fails the build)."""
+        return _named(self.answers, self.answered, ref)
+
+
+def _named(book: Book[T], used: set[str], ref: object) -> T:
+    found = book.get(ref)
+    used.add(str(ref))  # get() returned: ref is an id
+    return found

@@ -1,6 +1,6 @@
 """The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
 ``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
-``{{ answer(kv_cache.speedup * 2, unit='x') }}`` (a number worked out from the data),
+``{{ answer('kv_cache.longest_generation') }}`` (a number worked out from the data, answer_files.py),
 ``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``,
 ``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim('kv_cache.tokens_identical', '...') }}``
 (see claims.py), and the branches ``<!-- if ID --> ... <!-- end -->`` (branches.py).
@@ -163,13 +163,19 @@ def cell(
     return _as_recorded(raw, col, _inline(v, col["unit"], style, digits, unit))
 
 
-def answer(ctx: PageContext, number: Any, unit: str = "", style: str = "auto", digits: int | None = None) -> str:
-    """A number worked out from the data when the page is built, e.g. an exercise's answer:
-    ``{{ answer(kv_cache.cache_bytes / kv_cache.tokens, unit='bytes') }}``; the argument is
-    evaluated by the claims' interpreter (_parse), so the answer is this run's answer."""
+def answer(ctx: PageContext, ref: str, *args: Any, **kwargs: Any) -> str:
+    """An exercise's answer, a number worked out from the data when the page is built,
+    named by its id: ``{{ answer('kv_cache.weight_macs_at_longest_context') }}``. Its
+    experiment's answers.toml defines it, with its unit and style (answer_files.py); the
+    claims' interpreter evaluates it, so the answer is this run's answer."""
+    found = ctx.answer(ref)
+    if args or kwargs:  # the unit, style and digits are the answer's, the same in every edition
+        raise MarkerError(f"{ctx.page}: answer() takes an answer's id alone; {found.source} gives its unit and style")
+    number = claims.Evaluator(ctx.data).eval(claims.parse(found.expression, "answer"))
     if isinstance(number, bool) or not isinstance(number, (int, float)):
-        raise MarkerError(f"{ctx.page}: answer() takes a number worked out from the data, not {number!r}")
-    return _inline(number, unit, style, digits, True)
+        shown = escape.cut(repr(number), 120, note=False)
+        raise MarkerError(f"{ctx.page}: answer {found.id} ({found.source}) is no number: {shown}")
+    return _inline(number, found.unit, found.style, found.digits, True)
 
 
 def meta(ctx: PageContext, exp: str, *path: str) -> str:
