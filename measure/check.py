@@ -39,26 +39,32 @@ from sitedata.declared import Declared, as_stored
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 # a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
-# measure/experiments/<exp>/claims.toml
-_CLAIM_REF = re.compile(
-    r"""claim\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_]+\.[a-z0-9_]+)\s*-->"""
+# measure/experiments/<exp>/claims.toml, or an answer (answer('exp.name')), in answers.toml
+_NAMED_REF = re.compile(
+    r"""(claim|answer)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_]+\.[a-z0-9_]+)\s*-->"""
 )
+# what holds the expression of each kind of file
+_EXPRESSION_KEY = {"claims": "check", "answers": "value"}
 CLAIMS = Path(__file__).resolve().parent / "experiments"
 
 
 def page_table_refs(docs: Path, claims: Path = CLAIMS) -> dict[str, set[str]]:
-    """table ref -> the pages that use it: in tables and cells, and in the checks of the
-    claims they name (each experiment's claims.toml under ``claims``)."""
-    checks: dict[str, str] = {}
-    for path in sorted(claims.glob("*/claims.toml")):
-        for name, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
-            if isinstance(entry, dict) and isinstance(entry.get("check"), str):
-                checks[f"{path.parent.name}.{name}"] = entry["check"]
+    """table ref -> the pages that use it: in tables and cells, and in the expressions of
+    the claims and answers they name (each experiment's claims.toml and answers.toml
+    under ``claims``)."""
+    expressions: dict[tuple[str, str], str] = {}
+    for kind, key in _EXPRESSION_KEY.items():
+        for path in sorted(claims.glob(f"*/{kind}.toml")):
+            for name, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
+                if isinstance(entry, dict) and isinstance(entry.get(key), str):
+                    expressions[(kind, f"{path.parent.name}.{name}")] = entry[key]
     refs: dict[str, set[str]] = defaultdict(set)
     for page in sorted(docs.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
-        named = {a or b for a, b in _CLAIM_REF.findall(text)}
-        for ref in _TABLE_REF.findall(text + "\n".join(checks.get(c, "") for c in sorted(named))):
+        named = {
+            ("answers" if call == "answer" else "claims", ref or cond) for call, ref, cond in _NAMED_REF.findall(text)
+        }
+        for ref in _TABLE_REF.findall(text + "\n".join(expressions.get(n, "") for n in sorted(named))):
             refs[ref].add(str(page.relative_to(docs)))
     return refs
 

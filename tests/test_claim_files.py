@@ -232,7 +232,7 @@ def test_no_page_writes_an_expression_longer_than_a_hundred_characters():
                 assert len(ast.unparse(arg)) <= 100, f"docs/{page.name}: {ast.unparse(arg)[:120]}"
 
 
-def test_the_drift_gate_counts_a_table_a_named_claim_reads_as_used_by_its_page(tmp_path):
+def test_the_drift_gate_counts_a_table_a_named_claim_or_answer_reads_as_used_by_its_page(tmp_path):
     from measure.check import page_table_refs
 
     write(
@@ -243,5 +243,7 @@ def test_the_drift_gate_counts_a_table_a_named_claim_reads_as_used_by_its_page(t
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "p.md").write_text("{{ claim('exp.a', 'A') }} {{ table('exp.v') }}\n")
     (tmp_path / "docs" / "q.md").write_text("<!-- if exp.b -->B<!-- elif exp.a -->A<!-- end -->\n")
+    (tmp_path / "claims" / "exp" / "answers.toml").write_text("[c]\nvalue = \"max(column('exp.w', 'n'))\"\n")
+    (tmp_path / "docs" / "r.md").write_text("{{ answer('exp.c') }}\n")
     refs = page_table_refs(tmp_path / "docs", tmp_path / "claims")
-    assert refs == {"exp.t": {"p.md", "q.md"}, "exp.u": {"q.md"}, "exp.v": {"p.md"}}
+    assert refs == {"exp.t": {"p.md", "q.md"}, "exp.u": {"q.md"}, "exp.v": {"p.md"}, "exp.w": {"r.md"}}
