@@ -5,7 +5,16 @@ from html import unescape
 import pytest
 from sitekit.claim_files import Claim
 from sitekit.claims import NOISE, ClaimError, check, render
-from sitekit.intervals import Interval, faster, flat, increasing, inside_band, per_doubling, within_noise
+from sitekit.intervals import (
+    ClaimNoiseError,
+    Interval,
+    faster,
+    flat,
+    increasing,
+    inside_band,
+    per_doubling,
+    within_noise,
+)
 from sitekit.pagedata import SiteData
 
 from tests.conftest import PROVENANCE
@@ -184,3 +193,90 @@ def test_a_branch_on_noise_keeps_the_else(data):
     ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)
     assert render_markers("<!-- if exp.near -->apart<!-- else -->cannot tell<!-- end -->", ctx) == "cannot tell"
     assert render_markers("<!-- if exp.far -->apart<!-- else -->cannot tell<!-- end -->", ctx) == "apart"
+
+
+# The edges of each decision, worked by hand: bounds that touch, a band's own edge, a
+# degenerate interval, and the exact words a reader gets when a claim misuses a word.
+
+
+def test_touching_bounds_overlap_in_either_order():
+    """An interval whose bound equals the other's is not apart from it, whichever comes first."""
+    low, high = iv(10, 9, 11), iv(12, 11, 13)
+    assert faster(low, high) is NOISE and faster(high, low) is NOISE
+    assert within_noise(low, high) is True and within_noise(high, low) is True
+
+
+def test_increasing_decides_on_two_rows_and_refuses_one():
+    """Two rows are one step, enough for a verdict; one row is none, and says so."""
+    assert increasing([iv(10, 9, 11), iv(13, 12, 14)]) is True
+    assert increasing([iv(13, 12, 14), iv(10, 9, 11)]) is False
+    with pytest.raises(ValueError, match=r"^increasing needs at least two rows$"):
+        increasing([iv(10, 9, 11)])
+
+
+@pytest.mark.parametrize(
+    "low, high, result",
+    [
+        (-0.05, 0.0, True),  # the lower bound on the band's edge is inside
+        (0.0, 0.05, True),  # so is the upper bound
+        (0.01, 0.01, True),  # an interval of one point
+        (-0.1, -0.05, NOISE),  # touching -5 % from below: not wholly outside
+        (0.05, 0.1, NOISE),  # touching +5 % from above: not wholly outside
+        (-0.1, 0.0, NOISE),  # straddles -5 % while its upper bound lies inside
+    ],
+)
+def test_inside_band_counts_the_edge_as_inside(low, high, result):
+    """±5 % is a closed band: a bound exactly on its edge is inside, never outside."""
+    assert inside_band(low, high, 0.05) is result
+
+
+def test_flat_holds_for_a_time_that_does_not_move():
+    """Equal times with no spread change by 0 % per doubling: a point inside any band."""
+    assert per_doubling([16, 256], [iv(10, 10, 10), iv(10, 10, 10)]) == (0.0, 0.0, 0.0)
+    assert flat([16, 256], [iv(10, 10, 10), iv(10, 10, 10)], 0.01) is True
+
+
+@pytest.mark.parametrize("low, high", [(float("nan"), 0.01), (-0.01, float("inf")), (float("-inf"), float("inf"))])
+def test_inside_band_refuses_bounds_that_are_not_finite(low, high):
+    """A NaN or infinite bound is an error, not a silent ≈."""
+    with pytest.raises(ValueError, match="bounds must be finite numbers"):
+        inside_band(low, high, 0.05)
+
+
+@pytest.mark.parametrize("x0, x1", [(4, 2), (4, 4), (0, 2), (-2, 4)])
+def test_flat_refuses_x_that_does_not_grow_from_a_positive_start(x0, x1):
+    """No doublings (x equal, falling, or starting at or below zero) is a plain ValueError
+    naming both ends, never a division by zero or a math domain error."""
+    with pytest.raises(ValueError) as e:
+        per_doubling([x0, x1], [iv(10, 9, 11), iv(11, 10, 12)])
+    assert str(e.value) == f"flat needs positive, increasing x from the first row to the last, not {x0} .. {x1}"
+
+
+def test_flat_refuses_a_first_time_whose_interval_reaches_zero():
+    """The ratios divide by the first row's bounds: a low bound of 0 is refused by name."""
+    with pytest.raises(ValueError) as e:
+        per_doubling([16, 32], [iv(0, 0, 1), iv(1, 1, 2)])
+    assert str(e.value) == "flat needs positive times, not 0 [0, 1]"
+
+
+def test_flat_refuses_one_row():
+    with pytest.raises(ValueError) as e:
+        per_doubling([16], [iv(10, 9, 11)])
+    assert str(e.value) == "flat needs at least two rows"
+
+
+def test_truth_of_an_interval_or_of_noise_is_refused_with_the_way_out():
+    """Reading either as true or false is an error whose words say what to use instead."""
+    with pytest.raises(TypeError) as e:
+        bool(iv(10, 9, 11))
+    assert str(e.value) == "an interval is no claim by itself: compare it with faster() or within_noise()"
+    with pytest.raises(ClaimNoiseError) as e:
+        bool(NOISE)
+    assert str(e.value) == "a result within this machine's noise can only be combined with and, or, not"
+
+
+def test_noise_given_to_a_timing_word_is_named_noise(data):
+    """A claim that feeds one verdict into another word reads "NOISE is not an interval"."""
+    assert repr(NOISE) == "NOISE"
+    with pytest.raises(ClaimError, match=r": TypeError: NOISE is not an interval: use interval\("):
+        check(data, f"faster(faster({AT16}, {AT32}), {AT64})")
