@@ -258,7 +258,9 @@ class WriteStopped(KeyboardInterrupt):
 
 
 def meta_bytes(folder: Path) -> bytes | None:
-    """The meta.json of ``folder`` as it is on disk, never through a link (None if none)."""
+    """The meta.json of ``folder`` as it is on disk, never through a link (None if none),
+    and never more than its first 16 MiB (a meta.json is kilobytes; a file that never
+    ends, such as a device node, must not hold a write up)."""
     try:
         fd = os.open(Path(folder) / META, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:

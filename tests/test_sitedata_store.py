@@ -1,9 +1,13 @@
 """The data layer's writer: declarations held, folders replaced whole, stops survived."""
 
+import contextlib
+import errno
 import json
 import os
+import signal
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -54,6 +58,15 @@ def _entries(root):
     return sorted(p.name for p in root.iterdir() if p.name != MARKER)
 
 
+@contextlib.contextmanager
+def _no_stop():
+    """A stop where none is due fails the test instead of ending the whole test run."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        pytest.fail(f"stopped where no stop was due: {e!r}")
+
+
 def _tree(root):
     return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
 
@@ -68,7 +81,8 @@ def test_a_table_whose_length_timings_set_says_so_in_its_meta(tmp_path):
 
 def test_write_and_read_back(tmp_path):
     _write(tmp_path)
-    assert (tmp_path / "exp" / "t.csv").read_text() == "n,x_ms\n1,0.1\n2,true\n"
+    # lines end in "\n", not in the csv module's "\r\n"
+    assert (tmp_path / "exp" / "t.csv").read_bytes() == b"n,x_ms\n1,0.1\n2,true\n"
     exp = read_experiment(tmp_path, "exp")
     meta = exp.meta
     assert meta["schema_version"] == store.SCHEMA_VERSION
@@ -410,8 +424,9 @@ def test_an_experiment_folder_that_is_a_link_is_refused_before_anything(tmp_path
 def test_an_io_error_after_the_swap_leaves_the_new_data_in_place(tmp_path, monkeypatch):
     _write(tmp_path, _result(1.0))
     monkeypatch.setenv("SITEDATA_FAULT", "swapped:oserror")
-    with pytest.raises(OSError, match="injected at swapped"):
+    with _no_stop(), pytest.raises(OSError, match="injected at swapped") as e:
         _write(tmp_path, _result(2.0))
+    assert e.value.errno == errno.EIO
     monkeypatch.delenv("SITEDATA_FAULT")
     assert read_experiment(tmp_path, "exp").meta["values"]["v"]["value"] == 2.0
     assert _entries(tmp_path) == ["exp"]
@@ -420,11 +435,13 @@ def test_an_io_error_after_the_swap_leaves_the_new_data_in_place(tmp_path, monke
 def test_a_fault_can_wait_for_the_nth_passage(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "_passed", {})
     monkeypatch.setenv("SITEDATA_FAULT", "swapped@2:interrupt")
-    _write(tmp_path, _result(1.0), name="a")
+    with _no_stop():
+        _write(tmp_path, _result(1.0), name="a")
     with pytest.raises(KeyboardInterrupt) as stop:
         _write(tmp_path, _result(2.0), name="b")
     assert stop.value.written is True
-    _write(tmp_path, _result(3.0), name="c")
+    with _no_stop():
+        _write(tmp_path, _result(3.0), name="c")
     assert _entries(tmp_path) == ["a", "b", "c"]
 
 
@@ -508,3 +525,180 @@ def test_the_atomic_exchange_swaps_two_folders(tmp_path):
     assert store._exchange(a, b) is True  # Linux: renameat2(RENAME_EXCHANGE)
     assert [p.name for p in a.iterdir()] == ["y"] and [p.name for p in b.iterdir()] == ["x"]
     assert store._exchange(a, tmp_path / "missing") is False  # both must exist
+
+
+# The fault hook: the stops the tests above rely on are the ones they ask for.
+
+
+def _stop_message(point):
+    """What ``fault(point)`` raised as a stop ("" for no stop)."""
+    try:
+        store.fault(point)
+    except KeyboardInterrupt as e:
+        return str(e)
+    return ""
+
+
+def test_a_fault_stops_at_its_point_only_and_at_its_nth_passage(monkeypatch):
+    monkeypatch.setattr(store, "_passed", {})
+    monkeypatch.setenv("SITEDATA_FAULT", "swapped@2:interrupt")
+    assert _stop_message("all_files") == ""  # another point: neither a stop nor a passage
+    stops = [_stop_message("swapped") for _ in range(3)]
+    assert stops == ["", "fault injected at swapped", ""]
+    monkeypatch.setenv("SITEDATA_FAULT", "all_files:interrupt")  # no @n: every passage
+    assert [_stop_message("all_files") for _ in range(2)] == ["fault injected at all_files"] * 2
+
+
+def test_an_oserror_fault_is_an_io_error(monkeypatch):
+    monkeypatch.setenv("SITEDATA_FAULT", "all_files:oserror")
+    with _no_stop(), pytest.raises(OSError) as e:
+        store.fault("all_files")
+    assert e.value.errno == errno.EIO
+    assert str(e.value) == "[Errno 5] Input/output error (injected at all_files)"
+
+
+def test_a_sigint_fault_is_a_real_signal(monkeypatch):
+    """What the process's SIGINT handler does is what a stop is: here a handler that
+    records the signal and raises as Python's own does."""
+    received = []
+
+    def handler(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("SITEDATA_FAULT", "all_files:sigint")
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.fault("all_files")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert received == [signal.SIGINT]
+
+
+def test_a_kill_fault_sends_its_own_process_sigkill(monkeypatch):
+    sent = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setenv("SITEDATA_FAULT", "all_files:kill")
+    with pytest.raises(KeyboardInterrupt):  # only because the recorded kill returns
+        store.fault("all_files")
+    assert sent == [(os.getpid(), signal.SIGKILL)]
+
+
+def test_a_stop_after_the_first_file_of_a_one_file_folder(tmp_path, monkeypatch):
+    """With no table, meta.json is the first file and the last: the stop still falls."""
+    nothing = Result(tables={}, values={})
+    monkeypatch.setenv("SITEDATA_FAULT", "first_file:interrupt")
+    with pytest.raises(store.WriteStopped) as stop:
+        write_experiment(tmp_path, "exp", nothing, tables=(), values=(), provenance=_provenance())
+    assert stop.value.written is False and _entries(tmp_path) == []
+
+
+# What a write refuses, and what it leaves when it fails.
+
+
+def test_write_files_refuses_a_bad_experiment_or_file_name_before_writing(tmp_path):
+    from sitedata.names import BadName
+
+    rule = "is not a snake_case name (a-z, 0-9, _; at most 64 characters)"
+    with pytest.raises(BadName) as e:
+        store.write_files(tmp_path / "new", "Bad Name", {"meta.json": "{}\n"})
+    assert str(e.value) == f"experiment 'Bad Name' {rule}"
+    assert not (tmp_path / "new").exists()  # not even made a data folder
+    with pytest.raises(BadName) as e:
+        store.write_files(tmp_path, "exp", {"Bad.csv": "a\n1\n", "meta.json": "{}\n"})
+    assert str(e.value) == f"file 'Bad' {rule}"
+    assert _entries(tmp_path) == []  # the staging folder went with the refusal
+
+
+def test_a_number_that_is_not_finite_in_the_provenance_is_refused(tmp_path):
+    provenance = {**_provenance(), "parameters": {"n_max": 2, "lr": float("inf")}}
+    with pytest.raises(SchemaError) as e:
+        write_experiment(tmp_path, "exp", _result(), tables=TABLES, values=VALUES, provenance=provenance)
+    assert str(e.value) == "meta.json of exp: Out of range float values are not JSON compliant: inf"
+    assert not (tmp_path / "exp").exists()
+
+
+def test_install_refuses_a_folder_of_another_experiment(tmp_path):
+    source = _write(tmp_path / "gpu")
+    with pytest.raises(FolderError) as e:
+        store.install_experiment(source, tmp_path / "site_data", "other")
+    assert str(e.value) == f"{source} holds experiment exp, not other"
+    assert not (tmp_path / "site_data" / "other").exists()
+
+
+def test_a_write_in_progress_says_whose_it_is(tmp_path, monkeypatch):
+    markers = []
+    write_file = store._write_file
+
+    def spy(path, text):  # path: <staging>/data/<file>
+        markers.append((path.parent.parent / MARKER).read_text())
+        write_file(path, text)
+
+    monkeypatch.setattr(store, "_write_file", spy)
+    _write(tmp_path)
+    assert len(markers) == 3 and set(markers) == {
+        "sitedata staging folder\nA write of exp in progress, or one a stop left; the next write removes it.\n"
+    }
+
+
+def test_a_write_removes_no_staging_folder_but_its_own(tmp_path, monkeypatch):
+    """Another write drew the same 8 hex digits and made its staging folder between this
+    write's recovery and its own folder: this write fails and leaves the other's alone."""
+    _write(tmp_path)
+    monkeypatch.setattr(store.uuid, "uuid4", lambda: uuid.UUID("abcdef12" + "0" * 24))
+    taken = tmp_path / ".exp.new-abcdef12"
+    recover_first = store.recover
+
+    def recover_then_race(root):
+        done = recover_first(root)
+        taken.mkdir()  # the other write, between its folder and its marker
+        return done
+
+    monkeypatch.setattr(store, "recover", recover_then_race)
+    with _no_stop(), pytest.raises(FileExistsError):
+        _write(tmp_path, _result(2.0))
+    assert taken.is_dir()
+
+
+def test_a_cleanup_that_fails_does_not_hide_why_the_write_stopped(tmp_path, monkeypatch):
+    _write(tmp_path, _result(1.0))
+    before = _snapshot(tmp_path / "exp")
+
+    def cannot(root, name, experiment):
+        raise PermissionError(errno.EACCES, "Permission denied", name)
+
+    monkeypatch.setattr(store, "recover_staging", cannot)
+    monkeypatch.setenv("SITEDATA_FAULT", "all_files:interrupt")
+    with pytest.raises(store.WriteStopped) as stop:
+        _write(tmp_path, _result(2.0))
+    assert stop.value.written is False
+    (left,) = [n for n in _entries(tmp_path) if n != "exp"]
+    assert recover(tmp_path) == [f"removed {left}, left by an interrupted write"]  # the next write's
+    assert _entries(tmp_path) == ["exp"] and _snapshot(tmp_path / "exp") == before
+
+
+# What is in place: meta.json read as it is on disk.
+
+
+def test_the_meta_json_in_place_is_read_never_through_a_link(tmp_path):
+    folder = _write(tmp_path / "a")
+    text = (folder / "meta.json").read_text(encoding="utf-8")
+    assert store.meta_bytes(folder) == text.encode("utf-8") and store.is_written(folder, text)
+    linked = tmp_path / "b"
+    linked.mkdir()
+    (linked / "meta.json").symlink_to(folder / "meta.json")
+    assert store.meta_bytes(linked) is None and not store.is_written(linked, text)
+    assert store.meta_bytes(tmp_path / "nowhere") is None
+    fifo = tmp_path / "c"
+    fifo.mkdir()
+    os.mkfifo(fifo / "meta.json")  # no writer: read at once as empty, never waited on
+    assert store.meta_bytes(fifo) == b""
+
+
+def test_meta_json_is_read_to_16_mib_at_most(tmp_path):
+    limit = 16 * 2**20
+    (tmp_path / "meta.json").write_bytes(b"x" * limit)
+    assert store.meta_bytes(tmp_path) == b"x" * limit  # whole, up to the limit
+    (tmp_path / "meta.json").write_bytes(b"x" * limit + b"y")
+    assert store.meta_bytes(tmp_path) == b"x" * limit
