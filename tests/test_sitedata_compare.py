@@ -16,7 +16,7 @@ from sitedata.compare import (
 from sitedata.declared import declaration_findings
 from sitedata.policies import TIMING, named
 from sitedata.read import Experiment
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table, Value, interval_columns
 
 
 def _meta(**where) -> dict:
@@ -287,6 +287,8 @@ def test_named_values():
         "raw timing samples are kept, not compared",
     )
     assert (got["gone"].verdict, got["gone"].reason) == ("drift", "value not produced")
+    # no tolerance was applied to a value not produced or to raw samples, and none is named
+    assert got["gone"].tolerance == "" and got["samples"].tolerance == ""
     assert (got["short"].verdict, got["short"].tolerance) == ("drift", "same length")
     same = _compare(old, _run({}, {**values}))
     assert {f.column: f.verdict for f in same} == {
@@ -296,8 +298,8 @@ def test_named_values():
         "gone": "ok",
         "short": "ok",
     }
-    elsewhere = _compare(old, _run({}, values, machine="cpu:B:2"))
-    assert {f.column: f.verdict for f in elsewhere}["samples"] == "not comparable"
+    elsewhere = {f.column: f for f in _compare(old, _run({}, values, machine="cpu:B:2"))}
+    assert (elsewhere["samples"].verdict, elsewhere["samples"].tolerance) == ("not comparable", "")
 
 
 def test_nan_cells_compare_as_equal_only_to_nan():
@@ -568,3 +570,65 @@ def test_rows_that_differ_between_devices_still_hold_the_same_any_scope_cells():
         ("drift", 2, "c", None, "no regenerated row holds these any-scope cells"),
         ("drift", None, None, "b", "regenerated row 1's any-scope cells stand in no committed row"),
     ]
+
+
+def test_tables_the_declarations_fail_are_passed_over_and_the_others_compared():
+    """A table the committed data lacks or holds with other columns has its failing
+    finding of the declarations and no cell; the tables after it are still compared, and
+    a reshaped table adds its finding to the others'."""
+    one = [("n", "exact", "any")]
+    code = _code(
+        _run(
+            {"s": (one, [["1"]]), "t": (COLUMNS, [["a", "1", "10"]]), "u": (one, [["1"]]), "w": (one, [["1"]])},
+            {"v": (1, "exact", "any")},
+        )
+    )
+    committed = _run(
+        {"t": (COLUMNS[:2], [["a", "1"]]), "u": (one, [["1"]]), "w": (one, [["1"]])}, {"v": (1, "exact", "any")}
+    )
+    new = _run(
+        {"t": (COLUMNS[:2], [["a", "1"]]), "u": (one, [["2"]]), "w": (one, [["1"], ["2"]])}, {"v": (1, "exact", "any")}
+    )
+    found = [(f.verdict, f.table, f.row, f.column) for f in compare_experiment(committed, new, code=code)]
+    assert found == [
+        ("missing", "meta", None, "s"),  # the committed data lacks s
+        ("missing", "meta", None, "t"),  # and holds t without x_ms: in its meta.json and its CSV
+        ("missing", "meta", None, "t"),
+        ("drift", "u", 0, "n"),
+        ("drift", "w", None, None),  # 1 row against 2
+        ("ok", "values", None, "v"),
+    ]
+
+
+def _interval_run(rows: list[list[str]]) -> tuple[Experiment, Declared]:
+    """A run of one table: a median with its 95 % interval and sample count."""
+    table = Table("t", "T", interval_columns("step_ms", "ms"))
+    meta = _meta()
+    meta["tables"]["t"] = {"title": "T", "description": "", "columns": [c.as_meta() for c in table.columns]}
+    text = "\n".join(",".join(r) for r in [list(table.column_names), *rows]) + "\n"
+    run = Experiment(name="exp", folder=None, meta=meta, texts={"t": text})
+    return run, Declared("E", (table,), (), {"n": 1}, "float32")
+
+
+def test_a_median_is_held_within_its_interval_and_its_bounds_are_not_compared():
+    # step_ms, step_low_ms, step_high_ms, step_samples
+    committed, code = _interval_run([["10", "9", "11", "20"], ["20", "", "21", "20"]])
+    new, _ = _interval_run([["16.5", "16", "17", "30"], ["24", "", "25", "30"]])
+    found = [(f.verdict, f.row, f.column, f.tolerance, f.reason) for f in compare_experiment(committed, new, code=code)]
+    noise = "the noise of step_ms, held within it"
+    assert found == [
+        # the wider interval, 11 - 9 = 2 (the new one is 1): 3 x 2 + 10 % of 10 = 7 >= 6.5
+        ("ok", 0, "step_ms", "±7 (3×spread + 10%)", ""),
+        # a bound is empty: no interval, so the table's noise, the median of 2/10 alone:
+        # 3 x 20 % = 60 % of 20 = 12 >= 4
+        ("ok", 1, "step_ms", "±60% (table noise)", ""),
+        ("not compared", 0, "step_low_ms", "", noise),
+        ("not compared", 1, "step_low_ms", "", noise),
+        ("not compared", 0, "step_high_ms", "", noise),
+        ("not compared", 1, "step_high_ms", "", noise),
+        ("not compared", 0, "step_samples", "", noise),
+        ("not compared", 1, "step_samples", "", noise),
+    ]
+    # past the edge: 7.5 > 7
+    beyond, _ = _interval_run([["17.5", "17", "18", "30"], ["24", "", "25", "30"]])
+    assert [f.verdict for f in compare_experiment(committed, beyond, code=code)][:2] == ["drift", "ok"]
