@@ -12,7 +12,7 @@ import torch
 from scipy import stats
 
 from measure.lab import timing
-from measure.lab.sampling import MIN_ROUNDS, Estimate, budget, interleaved, median_interval, minimal_rounds
+from measure.lab.sampling import MIN_ROUNDS, Estimate, Sweep, budget, interleaved, median_interval, minimal_rounds
 
 CPU = torch.device("cpu")
 
@@ -134,6 +134,84 @@ def test_min_rounds_are_measured_whatever_the_budget_and_max_rounds_ends_it():
         Estimate.of([1.0] * 5, 0.03)
 
 
+def test_a_sweep_may_be_bounded_to_exactly_its_min_rounds_and_stops_at_200_rounds_by_default():
+    machine = Machine()
+    sweep = _sweep(machine, {"a": machine.point(0.01, noise=0.5)}, target=1e-9, min_rounds=7, max_rounds=7)
+    assert sweep.rounds == 7 and sweep.points["a"].n == 7
+    machine = Machine()
+    sweep = _sweep(machine, {"a": machine.point(0.01, noise=0.5)}, target=1e-9, budget_s=1e9)
+    assert sweep.rounds == 200 and sweep.points["a"].n == 200
+
+
+def test_a_sweep_of_no_point_says_so():
+    with pytest.raises(ValueError, match="^no point to time$"):
+        _sweep(Machine(), {})
+
+
+@pytest.mark.parametrize("origin", [0.0, 1000.0])
+@pytest.mark.parametrize(
+    ("budget_s", "rounds", "counts"),
+    [
+        (3.5, 6, [6, 6]),  # spent exactly when round 6 ends: no round 7
+        (3.75, 7, [6, 7]),  # spent exactly after round 7's first call: its second never begins
+        (4.0, 7, [7, 7]),  # spent exactly when round 7 ends: no round 8 is begun
+    ],
+)
+def test_a_budget_is_spent_once_the_time_since_the_start_reaches_it(origin, budget_s, rounds, counts):
+    """Every call advances the budget's clock by exactly 0.25 s (binary fractions, no
+    rounding); the samples the timer reports are noisy, so no point ever meets 0.001.
+    Worked by hand: two points, the warm-up takes 0.5 s, each round 0.5 s, so after the
+    six minimum rounds 3.5 s are spent. A budget is reached when the time equals it, and
+    it is the time since the sweep began that counts: a clock whose origin is 1000 s (as
+    ``perf_counter``'s is arbitrary) gives the same sweep."""
+    clock = SimpleNamespace(t=origin)
+
+    def call() -> None:
+        clock.t += 0.25
+
+    noisy = iter([0.010, 0.013, 0.011, 0.015] * 10)
+
+    def timer(fn) -> float:
+        fn()
+        return next(noisy)
+
+    points = {"a": call, "b": call}
+    sweep = interleaved(points, device=CPU, seed=0, budget_s=budget_s, target=0.001, timer=timer, now=lambda: clock.t)
+    assert sweep.rounds == rounds
+    assert sorted(e.n for e in sweep.points.values()) == counts
+    assert sweep.describe() == {
+        "seed": 0,
+        "rounds": rounds,
+        "seconds": budget_s,
+        "budget_s": budget_s,
+        "target": 0.001,
+        "points": 2,
+        "met": 0,
+        "missed": ["a", "b"],
+        "samples": sum(counts),
+    }
+
+
+def test_a_sweep_describes_how_it_was_sampled():
+    """The seconds to the millisecond; the missed points by name, as text."""
+    met = Estimate.of([1.0] * 6, 0.03)
+    missed = Estimate.of([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], 0.03)
+    sweep = Sweep(
+        points={"a": met, 3: missed, "c": met}, seed=7, rounds=9, seconds=12.3456789, budget_s=10.0, target=0.03
+    )
+    assert sweep.describe() == {
+        "seed": 7,
+        "rounds": 9,
+        "seconds": 12.346,
+        "budget_s": 10.0,
+        "target": 0.03,
+        "points": 3,
+        "met": 2,
+        "missed": ["3"],
+        "samples": 6 + 7 + 6,
+    }
+
+
 def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     # the same noisy sweep that takes dozens of rounds on its budget takes one within it
     def run():
@@ -150,6 +228,7 @@ def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     assert quick.describe()["met"] == 0 and quick.describe()["budget_s"] == 0.0  # what applied
     # a few samples within it: their range, never an interval that meets its target
     assert (single.low_s, single.median_s, single.high_s, single.met) == (0.01, 0.02, 0.03, False)
+    assert single.target == 0.5  # the target asked for is kept, though it is not met
     with pytest.raises(ValueError, match="6 are needed"):
         Estimate.of([0.02, 0.01, 0.03], 0.5)  # and only within it
     assert budget(60.0) == 60.0  # and only within it
@@ -162,24 +241,52 @@ def test_an_estimate_gives_its_columns_and_scales():
     e = Estimate.of([0.010, 0.011, 0.012, 0.013, 0.014, 0.015, 0.016], 0.03)
     assert e.median_s == 0.013 and (e.low_s, e.high_s) == (0.010, 0.016) and not e.met
     assert e.columns("step_ms") == {"step_ms": 13.0, "step_low_ms": 10.0, "step_high_ms": 16.0, "step_samples": 7}
+    assert e.target == 0.03
     quarter = e.scaled(0.25)
     assert quarter.median_s == pytest.approx(0.00325) and quarter.n == 7 and quarter.high_s == pytest.approx(0.004)
+    # every sample and both bounds scale; the relative width, hence target and verdict, do not
+    assert quarter.samples_s == pytest.approx((0.0025, 0.00275, 0.003, 0.00325, 0.0035, 0.00375, 0.004))
+    assert quarter.low_s == pytest.approx(0.0025) and quarter.target == 0.03 and quarter.met is False
+    flat = Estimate.of([0.02] * 6, 0.03)
+    assert flat.met and flat.scaled(0.5).met is True
+
+
+def test_an_estimate_meets_a_target_its_half_width_equals():
+    """Binary fractions, so the comparison is exact: median 1, interval [0.875, 1.125],
+    a half-width of 0.125, which meets a target of 12.5 % and misses one of 12 %."""
+    samples = [0.875, 0.9375, 1.0, 1.0, 1.0625, 1.125]
+    e = Estimate.of(samples, 0.125)
+    assert (e.low_s, e.median_s, e.high_s) == (0.875, 1.0, 1.125) and e.met
+    assert not Estimate.of(samples, 0.12).met
+
+
+def test_samples_in_milliseconds_are_rounded_to_a_tenth_of_a_microsecond():
+    e = Estimate.of([0.0123456789, 0.001, 0.002, 0.003, 0.004, 0.005], 0.03)
+    assert e.samples_ms() == [12.3457, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-@pytest.mark.parametrize("confidence", [0.95, 0.90, 0.99])
+@pytest.mark.parametrize("confidence", [0.95, 0.90, 0.99, 0.75])
 def test_the_interval_is_scipys_quantile_test_interval(confidence):
     """Equal to scipy's, bound for bound (NaN where n is too small), on continuous
-    samples and on samples with ties, for every n up to 300."""
+    samples and on samples with ties, for every n up to 300. At 0.75, a = 1/8 is a
+    binary fraction that the binomial cdf of n = 3 reaches exactly (P(X <= 0) = 1/8):
+    there scipy's ppf and isf both take the tie, giving (NaN, the maximum)."""
     rng = np.random.default_rng(23)
     for n in range(1, 301):
         for x in (rng.lognormal(0, 0.3, n), rng.integers(0, 5, n).astype(float)):
             ours = median_interval(x.tolist(), confidence)
             ci = stats.quantile_test(x, p=0.5).confidence_interval(confidence_level=confidence)
             assert _same(ours[0], ci.low) and _same(ours[1], ci.high), (n, ours, ci)
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, -0.05, 1.5])
+def test_a_confidence_outside_zero_to_one_is_refused(confidence):
+    with pytest.raises(ValueError, match="^confidence must be strictly between 0 and 1$"):
+        median_interval([1.0] * 10, confidence)
 
 
 def test_the_interval_covers_the_true_median_at_least_95_percent_of_the_time():
