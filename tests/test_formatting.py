@@ -61,6 +61,9 @@ def test_one_unit_styles_keep_significant_digits_and_pad_no_exact_value():
     assert f.format_value(3 * 2**40, "bytes", style="tib") == "3 TiB"
     assert f.format_value(2**10, "bytes", style="kib") == "1 KiB"
     assert f.bytes_in(1_515_978_752, "mib") == "1,446" and f.bytes_in(1_515_978_752, "gib") == "1.41"
+    # the digits a page asks: 13.0385 GiB to two significant digits is 13, to three 13.0
+    assert f.format_value(14_000_000_000, "bytes", style="gib", digits=2) == "13 GiB"
+    assert f.bytes_in(14_000_000_000, "gib", digits=2) == "13"
 
 
 @pytest.mark.parametrize(
@@ -71,6 +74,8 @@ def test_one_unit_styles_keep_significant_digits_and_pad_no_exact_value():
         (1.41 * 2**30, "mib"),
         (4 * 2**30, "mib"),
         (13 * 2**30, "gib"),
+        (10_000 * 2**10 - 1, "kib"),  # 9,999.999 KiB: under ten thousand
+        (10_000 * 2**10, "mib"),  # 10,000 KiB is not under it
         (2**60, "tib"),
     ],
 )
@@ -111,6 +116,7 @@ def test_iec_digits():
         (0.00001, "0.001%"),  # the floor itself is written
         (0.0000106, "0.00106%"),
         (0.00995, "0.995%"),  # under one percent: 3 significant digits
+        (0.00012345, "0.0123%"),  # 0.012345 %: three of them, not four
         (0.01, "1.0%"),  # from one percent on: one decimal
         (0.0123, "1.2%"),
         (0.5, "50.0%"),
@@ -136,6 +142,22 @@ def test_percent_and_ratio_digits():
     assert f.format_value(40738.3, "x") == "40,738×" and f.format_value(-2283.88, "x") == "-2,284×"
     assert f.format_value(40738.3, "x", digits=2) == "40,738×"  # from 100 on, no decimals whatever a page asks
     assert f.format_value(-2283.88, "x", digits=2) == "-2,284×" and f.format_value(43.05, "x", digits=2) == "43.05×"
+
+
+@pytest.mark.parametrize(
+    "value,digits,text",
+    [
+        (9.99, None, "9.99×"),
+        (10.0, None, "10.0×"),  # from 10 on: one decimal
+        (-10.0, None, "-10.0×"),
+        (99.9, None, "99.9×"),
+        (100.0, None, "100×"),  # from 100 on: none
+        (100.0, 2, "100×"),  # whatever a page asks
+        (99.5, 2, "99.50×"),
+    ],
+)
+def test_a_ratio_drops_a_decimal_exactly_at_10_and_100(value, digits, text):
+    assert f.format_value(value, "x", digits=digits) == text
 
 
 @pytest.mark.parametrize(
@@ -176,6 +198,10 @@ def test_auto_style_by_unit_and_type():
     assert f.format_value(3, "") == "3"
     assert f.format_value(3.0, "") == "3"
     assert f.format_value(12_345.0, "tokens") == "12,345"
+    # a whole float past 2^53 is the integer it holds, every digit (not 1.152921504606847e18
+    # padded with zeros), whatever digits a page asks
+    assert f.format_value(float(2**60), "") == "1,152,921,504,606,846,976"
+    assert f.format_value(float(2**60), "", digits=2) == "1,152,921,504,606,846,976"
     assert f.format_value(0.5, "") == "0.5"  # a fraction of one is no integer
     assert f.format_value(2.345678, "ms") == "2.35"
     assert f.format_value(46_080, "bytes") == "45 KiB"
@@ -205,6 +231,32 @@ def test_unit_suffix():
     assert f.unit_suffix("tokens") == " tokens"
     assert f.unit_suffix("MAC") == " MACs"
     assert [f.unit_suffix(u) for u in ("", "bytes", "x", "fraction")] == ["", "", "", ""]
+    # the number shown before it decides the form: 1 token, 2 tokens, 1.0 tokens
+    assert f.unit_suffix("tokens", "1") == " token" and f.unit_suffix("MAC", "1") == " MAC"
+    assert f.unit_suffix("tokens", "2") == " tokens" and f.unit_suffix("tokens", "1.0") == " tokens"
+
+
+@pytest.mark.parametrize(
+    "shown,locale,category",
+    [
+        ("1", "en", "one"),
+        ("-1", "en", "one"),  # the sign is no digit: minus one token
+        ("1.0", "en", "other"),  # a decimal shown is no "one" in English
+        ("1,000", "en", "other"),
+        ("7,44", "cs", "many"),  # a Czech decimal (7,44 bitu), its comma the decimal mark
+        ("1\xa0234,5", "cs", "many"),  # grouped with a no-break space
+        ("3", "cs", "few"),
+        ("1.000.000", "es", "many"),  # un millón de tokens: the dots group
+        ("1.000", "es", "other"),
+        ("\u22121", "sv", "one"),  # Swedish writes its minus as U+2212
+        ("2.07 × 10⁻¹¹", "en", "other"),  # not a plain number: the general form
+        ("", "en", "other"),
+    ],
+)
+def test_plural_category_reads_the_number_as_its_locale_wrote_it(shown, locale, category):
+    """CLDR's categories, from the digits a page of ``locale`` shows, whatever the
+    current page's locale (here English)."""
+    assert formatting.plural_category(shown, locale) == category
 
 
 def test_other_locales_group_and_separate_as_they_write():
@@ -241,6 +293,8 @@ def test_bits_per_weight_are_written_exactly():
     assert f.format_value(4.125, "bits", style="num") == "4.12"  # only when a page asks for 3 digits
     assert f.format_value(7.438937488786226, "bits") == "7.44"  # an entropy: a measurement, rounded
     assert f.format_value(4.12345, "bits") == "4.12"  # five decimals: a measurement, not a format's size
+    # four decimals at most, but six significant digits at most too: 1,234.5678 is 1,234.57
+    assert f.format_value(1234.5678, "bits") == "1,234.57"
 
 
 def test_units_and_groups_do_not_break():
@@ -283,3 +337,117 @@ def test_yes_and_no_in_the_edition_language(tmp_path, monkeypatch):
     finally:
         i18n.set_language("en")
         i18n.missing.pop("gl", None)
+
+
+class TestPowersOfTen:
+    """Where a number becomes a power of ten, and how its mantissa is rounded."""
+
+    def test_from_ten_to_the_21_on_a_number_is_a_power_of_ten(self):
+        # past what Babel rounds digit by digit; under it, every digit is written out
+        assert f.number(1e21) == "1 × 10²¹" and f.number(-1e21) == "-1 × 10²¹"
+        assert f.number(9.99e20) == "999,000,000,000,000,000,000"
+        assert f.integer(10**21) == "1 × 10²¹" and f.number(2.5e21, digits=2, fixed=True) == "2.5 × 10²¹"
+
+    @pytest.mark.parametrize(
+        "x,digits,text",
+        [
+            # the float lies above the tie (1.035000000000000078e-18 ...): up, by any rule
+            (1.035e-18, 3, "1.04 × 10⁻¹⁸"),
+            (1.075e-20, 3, "1.08 × 10⁻²⁰"),
+            (1.335e-300, 3, "1.34 × 10⁻³⁰⁰"),
+            (1.035e300, 3, "1.04 × 10³⁰⁰"),
+            # an integer exactly on the tie: half to even, as Babel rounds every other number
+            (88_352_500, 5, "8.8352 × 10⁷"),
+            (1_235_000_000, 3, "1.24 × 10⁹"),
+            (9.9995e-300, 4, "1.000 × 10⁻²⁹⁹"),  # 9.99950000000000029e-300: up to 10.000, rounded
+            (1.46e7, 1, "1 × 10⁷"),  # rounded once: 1.46 is 1, not 1.5 and then 2
+            (2.5e7, 1, "2 × 10⁷"),
+        ],
+    )
+    def test_a_mantissa_is_rounded_once_from_the_exact_value(self, x, digits, text):
+        assert f.scientific(x, digits) == text
+
+    def test_a_huge_integer_is_a_power_of_ten_where_a_style_divides_it(self):
+        assert f.format_value(10**400, "bytes", style="iec") == "1 × 10⁴⁰⁰"
+        assert f.format_value(10**400, "bytes", style="gib") == "1 × 10⁴⁰⁰"
+        assert f.scientific(5e-324) == "4.94 × 10⁻³²⁴"  # 2^-1074, the smallest float
+        assert f.scientific(-(10**400)) == "-1 × 10⁴⁰⁰"
+        # a division past a float's range: the power of ten, with the digits a page asks
+        assert f.format_value(1234 * 10**400, "bytes", style="gib") == "1.23 × 10⁴⁰³"
+        assert f.format_value(1234 * 10**400, "bytes", style="gib", digits=2) == "1.2 × 10⁴⁰³"
+        # a count is written whole whatever digits a page asks, as a power of ten past 10^21
+        assert f.format_value(123 * 10**400, "", digits=2) == f.format_value(123 * 10**400, "") == "1.23 × 10⁴⁰²"
+
+    def test_an_exact_integer_is_never_padded_however_many_digits_a_page_asks(self):
+        # an answer may ask up to 30 digits; a float mantissa holds 17, so the text
+        # stops there rather than going on with zeros it does not know
+        x = 123_456_789_012_345_678 * 10**400
+        mantissa, power = f.scientific(x, 18).split(" × ")
+        assert power == "10⁴¹⁷" and mantissa.startswith("1.234567890123456") and not mantissa.endswith("0")
+
+    def test_last_bit_noise_is_no_digit_but_a_few_bits_more_are(self):
+        """Up to four machine epsilons from what ``digits`` write is a float's noise (0.6 +
+        4 ulps, 3.3 epsilons away, reads 0.6); 0.6 + 5 ulps (4.2 epsilons) is a number
+        rounded there, and so is 6.4000000001, its zero a significant digit."""
+        x = 0.6
+        for _ in range(4):
+            x = math.nextafter(x, 1)
+        assert f.number(x, digits=6) == "0.6"
+        assert f.number(math.nextafter(x, 1), digits=6) == "0.600000"
+        assert f.number(6.4000000001) == "6.40"
+
+
+# Numbers no measurement gives but data can hold: written as text a reader understands,
+# never an OverflowError, a ValueError or a ZeroDivisionError.
+@pytest.mark.parametrize(
+    "style",
+    ["auto", "int", "bytes", "iec", "kib", "gib", "mib", "tib", "sci", "ratio", "percent", "fixed", "num", "raw"],
+)
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (float("inf"), "∞"),
+        (float("-inf"), "-∞"),
+        (float("1e400"), "∞"),  # what "1e400" reads as
+        (formatting.NOT_A_NUMBER, "not a number"),
+        (float("nan"), "–"),  # an empty cell
+        (None, "–"),
+    ],
+)
+def test_non_finite_numbers_are_written_in_every_style(value, expected, style):
+    for unit in ("bytes", "", "x", "fraction", "MAC", "bits"):  # never ∞×, ∞% or "inf"
+        assert formatting.format_value(value, unit, style=style) == expected
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        formatting.number,
+        formatting.integer,
+        formatting.iec,
+        formatting.scientific,
+        lambda x: formatting.number(x, digits=2, fixed=True),
+        lambda x: formatting.bytes_in(x, "gib"),
+    ],
+)
+def test_the_helpers_write_non_finite_numbers_as_format_value_does(helper):
+    """Called directly (a column of bytes, a notebook's printed output), each helper
+    writes ∞, -∞ and "not a number": never "∞ TiB", "0" or a traceback."""
+    assert helper(math.inf) == "∞" and helper(-math.inf) == "-∞"
+    assert helper(formatting.NOT_A_NUMBER) == "not a number"
+
+
+def test_minus_infinity_takes_the_minus_sign_of_the_pages_locale():
+    try:
+        formatting.set_locale("sv")  # CLDR's Swedish minus is U+2212, not the hyphen
+        assert formatting.format_value(-math.inf) == "\u2212∞" and formatting.format_value(math.inf) == "∞"
+    finally:
+        formatting.set_locale("en")
+    assert formatting.format_value(-math.inf) == "-∞"
+
+
+def test_a_nan_the_data_wrote_prints_as_any_nan():
+    """NOT_A_NUMBER differs from an empty cell's NaN only in how a page reads it; printed
+    (a log, an error message, a CSV written back) it is the "nan" the data held."""
+    assert repr(formatting.NOT_A_NUMBER) == repr(math.nan) == "nan"
+    assert math.isnan(formatting.NOT_A_NUMBER) and isinstance(formatting.NOT_A_NUMBER, float)

@@ -112,7 +112,7 @@ def bytes_in(nbytes: float, style: str, digits: int = 3) -> str:
     """``nbytes`` as a number of the style's unit (``"mib"``: 1,444 or 0.703), with
     ``digits`` significant digits, its unit not written."""
     size = dict(_IEC)[IEC_STYLES[style]]
-    return _non_finite(nbytes) or number(nbytes / size, digits=digits)
+    return number(nbytes / size, digits=digits)  # an infinity or NaN stays one, and number() writes it
 
 
 def iec_style(largest: float) -> str:
@@ -130,10 +130,15 @@ def scientific(x: float, digits: int = 3) -> str:
     exp = int(math.floor(math.log10(abs(x))))
     if -3 <= exp < 6:
         return number(x, digits=digits)
-    # a power of ten past a float's range (1e-320, a huge integer): the exact quotient
-    mant = x / 10**exp if -300 < exp < 300 else float(Decimal(x).scaleb(-exp))
-    if abs(round(mant, digits - 1)) >= 10:  # 9.996 × 10⁸ is 1.00 × 10⁹
-        exp, mant = exp + 1, mant / 10
+    # Rounded once, from the exact value the float or integer holds: a float quotient
+    # x / 10**exp rounds twice, and a tie (1.035e-18) then goes either way; this is exact
+    # past a float's range too (1e-320, a huge integer). Half to even, in the default
+    # context, as Babel rounds.
+    kept = max(digits, 1)
+    rounded = Decimal(x).quantize(Decimal(f"1e{exp + 1 - kept}"))
+    if abs(rounded) >= Decimal(10).scaleb(exp):  # 9.996 × 10⁸ is 1.00 × 10⁹
+        exp += 1
+    mant = float(rounded.scaleb(-exp))
     text = _significant(mant, digits, exact=_exact(x, digits))  # 1.7 × 10⁸ is 170,000,000 exactly
     return f"{text} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
@@ -190,7 +195,7 @@ def _styled(value: int | float, unit: str, style: str, digits: int | None) -> st
     if style == "bytes":
         return integer(value)
     if style == "iec":
-        return iec(value, digits or 3) if abs(value) >= 1024 else f"{integer(value)}{NBSP}B"
+        return iec(value, digits or 3)  # under 1 KiB a whole number of bytes: 1,000 B
     if style in IEC_STYLES:  # 512 MiB, 1.5 GiB, 13.0 GiB: significant digits, no padding zeros
         return f"{bytes_in(value, style, digits or 3)}{NBSP}{IEC_STYLES[style]}"
     if style == "sci":
