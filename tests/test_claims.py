@@ -5,7 +5,7 @@ import shutil
 import pytest
 from mkdocs.exceptions import PluginError
 from sitekit.claim_files import Claim, ClaimBook
-from sitekit.claims import ClaimError, check, render
+from sitekit.claims import NOISE, ClaimError, check, render
 from sitekit.pagedata import SiteData
 
 from tests.conftest import REPO, edit_table, write_data
@@ -261,3 +261,166 @@ def test_a_float_read_is_shown_to_six_significant_digits():
 
     read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
     assert _numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
+
+
+# Claims over timings: a table of two points swept over c, and a table of one lone point.
+# sweep: c = 16 at 10 ms [9.9, 10.1], c = 256 at 10.4 ms [10.3, 10.5] (apart: increasing);
+# alone: 10.05 ms [9.95, 10.15], which overlaps the first point (faster cannot tell).
+SWEEP_16 = "interval('timed.sweep', 'step_ms', where={'c': 16})"
+ALONE = "interval('timed.alone', 'step_ms')"
+
+
+@pytest.fixture
+def timed(tmp_path):
+    from sitedata import Column, Result, Table, write_experiment
+    from sitedata.schema import interval_columns
+    from tests.conftest import PROVENANCE
+
+    def row(c, median, low, high):
+        return {"c": c, "step_ms": median, "step_low_ms": low, "step_high_ms": high, "step_samples": 7}
+
+    rows = {"sweep": [row(16, 10.0, 9.9, 10.1), row(256, 10.4, 10.3, 10.5)], "alone": [row(512, 10.05, 9.95, 10.15)]}
+    tables = tuple(Table(t, t.upper(), (Column("c"), *interval_columns("step_ms", "ms"))) for t in rows)
+    write_experiment(tmp_path, "timed", Result(tables=rows, values={}), tables=tables, values=(), provenance=PROVENANCE)
+    return SiteData(tmp_path)
+
+
+def test_timings_are_read_as_intervals_keyed_with_their_filter_only_when_they_have_one(timed):
+    holds, read = check(timed, f"within_noise({SWEEP_16}, {ALONE})")
+    assert holds is True
+    assert {k: repr(v) for k, v in read.items()} == {
+        "timed.sweep.step_ms {'c': 16}": "10 [9.9, 10.1]",
+        "timed.alone.step_ms": "10.05 [9.95, 10.15]",
+    }
+
+
+def test_a_series_is_read_point_by_point_in_the_order_of_its_x(timed):
+    holds, read = check(timed, "increasing('timed.sweep', 'step_ms', by='c')")
+    assert holds is True  # 10.1 below 10.3: apart
+    assert read == {"timed.sweep.step_ms by c": ["16: 10 [9.9, 10.1]", "256: 10.4 [10.3, 10.5]"]}
+
+
+def test_flat_defaults_to_a_band_of_five_percent_per_doubling(timed):
+    # 10 -> 10.4 ms over log2(256 / 16) = 4 doublings: 1.04 ** (1/4) - 1 = +0.99 % per
+    # doubling; bounds (10.3 / 10.1) ** (1/4) - 1 = +0.49 % and (10.5 / 9.9) ** (1/4) - 1 = +1.48 %
+    holds, read = check(timed, "flat('timed.sweep', 'step_ms', by='c')")
+    assert holds is True
+    assert read["change per doubling of c"] == "+1.0% [+0.5%, +1.5%], band ±5%"
+    # the same change against a band of ±1 % straddles its edge, of ±0.4 % lies above it
+    assert check(timed, "flat('timed.sweep', 'step_ms', by='c', within=0.01)")[0] is NOISE
+    assert check(timed, "flat('timed.sweep', 'step_ms', by='c', within=0.004)")[0] is False
+
+
+@pytest.mark.parametrize(
+    "expr, holds",
+    [
+        ("inside_band(-0.01, 0.02, within=0.05)", True),  # wholly inside ±5 %
+        ("inside_band(-0.01, 0.02, within=0.01)", NOISE),  # +2 % past the edge of ±1 %
+        ("inside_band(0.02, 0.03, within=0.01)", False),  # wholly above +1 %
+    ],
+)
+def test_a_timing_word_takes_its_arguments_by_name(timed, expr, holds):
+    assert check(timed, expr)[0] is holds
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("increasing('timed.sweep', 'c', by='c')", "column timed.sweep.c declares no interval"),
+        ("flat('timed.sweep', 'c', by='c')", "column timed.sweep.c declares no interval"),
+        ("interval('timed.sweep', 'c', where={'c': 16})", "column timed.sweep.c declares no interval"),
+        (
+            "increasing('timed.sweep', 'step_ms', by='c', where={'c': 32})",
+            "column timed.sweep.step_ms where {'c': 32} is empty",
+        ),
+    ],
+)
+def test_a_timing_word_over_data_it_cannot_use_names_the_column(timed, expr, message):
+    from sitekit.pagedata import SiteDataError
+
+    with pytest.raises(SiteDataError) as e:
+        check(timed, expr)
+    assert str(e.value) == message
+
+
+def test_a_claim_within_the_noise_renders_its_words_and_what_it_read(timed):
+    import html as markup
+    import re
+
+    expr = f"faster({SWEEP_16}, {ALONE})"
+    out = render(timed, "p.md", named(expr, id="timed.quicker"), "quicker")
+    found = re.fullmatch(
+        r'quicker<sup class="claim claim-noise" title="([^"<>]*)">≈</sup> '
+        r'<span class="claim-noise-note">\(within this machine\'s noise\)</span>',
+        out,
+    )
+    assert found, out
+    assert markup.unescape(found.group(1)) == (
+        f"Checked when this page was built: timed.quicker: {expr}"
+        "  [timed.sweep.step_ms {'c': 16} = 10 [9.9, 10.1]; timed.alone.step_ms = 10.05 [9.95, 10.15]]"
+    )
+
+
+def test_a_failed_hardware_claim_renders_its_whole_expression_and_its_warning(data):
+    expr = " or ".join(["exp.ratio > 3"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
+    out = render(data, "page.md", named(expr, hardware=True), "fast")
+    assert out == (
+        f'fast<sup class="claim claim-failed" title="exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">'
+        '⚠</sup> <span class="claim-warning">'
+        "(not borne out by this run's measurements on this hardware)</span>"
+    )
+
+
+# Messages quote the expression cut to its first 200 characters and an ellipsis, so that a
+# long claim cannot make a long error; the long text here is a literal of 250 x's.
+X250 = "'" + "x" * 250 + "'"
+CUT = "'" + "x" * 199 + "…"  # the quote and 199 x's: 200 characters
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        (f"{X250} - 1", f"{CUT}: unsupported operand type(s) for -: 'str' and 'int'"),
+        (f"{X250} < 1", f"{CUT}: TypeError: '<' not supported between instances of 'str' and 'int'"),
+        (f"{X250}[0]", f"unsupported expression: {CUT}"),
+        ("{**{'a': 1}} == {}", "unpacking a dictionary ({**...}) refused"),
+        ("max(**{'a': 1})", "unpacking keyword arguments (**...) refused"),
+    ],
+)
+def test_long_expressions_are_quoted_cut_in_refusals(data, expr, message):
+    with pytest.raises(ClaimError) as e:
+        check(data, expr)
+    assert str(e.value) == message
+
+
+def test_comparing_a_result_within_the_noise_is_refused_quoting_the_claim_cut(timed):
+    expr = f"faster({SWEEP_16}, {ALONE}) == {X250}"
+    assert len(expr) > 200
+    with pytest.raises(ClaimError) as e:
+        check(timed, expr)
+    assert str(e.value) == f"{expr[:200]}…: a result within this machine's noise cannot be compared"
+
+
+def test_an_interval_alone_is_no_claim_and_the_refusal_quotes_the_claim_cut(timed):
+    # spaces between the arguments: the claim as written, not as parsed, is quoted
+    expr = f"interval('timed.sweep',{' ' * 200}'step_ms', where={{'c': 16}})"
+    with pytest.raises(ClaimError) as e:
+        check(timed, expr)
+    assert str(e.value) == (
+        "interval('timed.sweep'," + " " * 177 + "…: TypeError: "
+        "an interval is no claim by itself: compare it with faster() or within_noise()"
+    )
+
+
+def test_every_text_a_claim_read_is_cut_to_200_characters():
+    from sitekit.claims import _numbers
+
+    key = "e.t.n {'tag': '" + "k" * 250 + "'}"
+    read = {key: "v" * 250, "e.t.few": ["w" * 250], "e.t.many": ["z" * 250] * 9}
+    assert _numbers(read) == "; ".join(
+        [
+            f"{key[:200]}… = {'v' * 200}…",
+            f"e.t.few = [{CUT.replace('x', 'w')}]",  # a short list shows each text quoted
+            f"e.t.many = [{', '.join(['z' * 200 + '…'] * 8)}, ...]",
+        ]
+    )
