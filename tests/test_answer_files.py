@@ -109,6 +109,11 @@ def test_a_committed_answer_shows_the_number_its_exercise_asks_for():
         ('[a]\nvalue = "1"\ndigits = true\n', "exp/answers.toml: [a]: unit and style are text, digits a whole number"),
         ('[a]\nvalue = "1"\nunit = 3\n', "exp/answers.toml: [a]: unit and style are text, digits a whole number"),
         ('[a]\nvalue = "1"\ndigits = 99\n', "exp/answers.toml: [a]: digits 99 refused"),
+        (
+            '[a]\nvalue = "1"\ndigits = 18\n',
+            "exp/answers.toml: [a]: digits 18 refused: a number is written with 0 to 17",
+        ),
+        ('[a]\nvalue = "1"\ndigits = -1\n', "exp/answers.toml: [a]: digits -1 refused"),
         ('[a]\nvalue = "1"\nstyle = "gibb"\n', "exp/answers.toml: [a]: unknown number style 'gibb'"),
         ('[a]\nunit = "x"\n', "exp/answers.toml: [a]: value must be the answer's expression, as text"),
         ('[Big-One]\nvalue = "1"\n', "exp/answers.toml: [Big-One]: an answer's name is snake_case"),

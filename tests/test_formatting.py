@@ -94,6 +94,16 @@ def test_a_rounded_zero_is_a_significant_digit_and_an_exact_value_is_not_padded(
     assert f.number(0.6000000000000001, digits=6) == "0.6" and f.number(0.1 + 0.2, digits=6) == "0.3"
 
 
+@pytest.mark.parametrize("style", ["auto", "fixed", "sci", "gib"])
+def test_digits_past_what_a_float_holds_are_refused_in_one_line(style):
+    """17 significant digits are a float's; 1.5 with 17 fixed decimals is still written,
+    with 18 the page is told, where Babel's decimal arithmetic once failed from about 29."""
+    assert formatting.format_value(1.5, style="fixed", digits=17) == "1.50000000000000000"
+    for digits in (18, 30, -1):
+        with pytest.raises(ValueError, match=rf"^digits {digits} refused: a number is written with 0 to 17 digits$"):
+            formatting.format_value(1.5, "bytes" if style == "gib" else "", style=style, digits=digits)
+
+
 def test_iec_digits():
     assert f.iec(20_447_232, digits=4) == "19.5 MiB"  # 19.5000: trailing zeros dropped
     assert f.iec(20_500_000, digits=4) == "19.55 MiB"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitekit import formatting, named_files
-from sitekit.claim_syntax import MAX_DIGITS, ClaimError
+from sitekit.claim_syntax import ClaimError
 from sitekit.named_files import Book, Kind, one_line
 
 
@@ -51,8 +51,6 @@ class Answer:
 def _writable(answer: Answer) -> None:
     """A style and digits the formatting knows, checked when the file is read: a typo
     fails naming the file, not the first page that shows the answer."""
-    if answer.digits is not None and not 0 <= answer.digits <= MAX_DIGITS:
-        raise ClaimError(f"digits {answer.digits} refused: an answer is written with 0 to {MAX_DIGITS} digits")
     try:
         formatting.format_value(1.0, answer.unit, style=answer.style, digits=answer.digits)
     except ValueError as e:

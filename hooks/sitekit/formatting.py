@@ -143,6 +143,11 @@ def scientific(x: float, digits: int = 3) -> str:
     return f"{text} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
 
+# A float holds 17 significant digits: more write its binary noise (and Babel's decimal
+# arithmetic refuses a fraction from about 29 on).
+MAX_DIGITS = 17
+
+
 def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int | None = None) -> str:
     """Text for one value, chosen by its unit unless ``style`` says otherwise.
 
@@ -150,6 +155,8 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
     unit, ``digits`` significant digits), sci, ratio (decimals by magnitude, none from 100
     on, and ×), percent (fraction shown as %), fixed (``digits`` decimals), raw.
     """
+    if digits is not None and not 0 <= digits <= MAX_DIGITS:
+        raise ValueError(f"digits {digits} refused: a number is written with 0 to {MAX_DIGITS} digits")
     if isinstance(value, str):
         return value
     if hasattr(value, "item"):  # a NumPy or pandas scalar: the Python number it holds
