@@ -22,6 +22,14 @@ def table_rows(folder: Path, table: str) -> list[dict[str, str]]:
     return read_experiment(folder.parent, folder.name).rows(table)
 
 
+def write_named(root: Path, experiment: str, kind: str, text: str) -> Path:
+    """``root/<experiment>/<kind>.toml`` holding ``text`` (a claims or answers file, as
+    an experiment's package holds it); ``root``, the folder such files are loaded from."""
+    (root / experiment).mkdir(parents=True, exist_ok=True)
+    (root / experiment / f"{kind}.toml").write_text(text, encoding="utf-8")
+    return root
+
+
 def _hook(data: Path | None, **config):
     """hooks/render.py after its on_config over ``data`` (site_data/ by default), which
     verifies every experiment before any page, as a build's first step; then set to the

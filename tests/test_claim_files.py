@@ -15,14 +15,13 @@ from sitekit.markers import MarkerError, render_markers
 from sitekit.pagedata import SiteData
 
 from tests.conftest import DOCS, REPO, english_pages, write_data
+from tests.helpers import write_named
 
 CLAIMS = REPO / "measure" / "experiments"
 
 
 def write(root, experiment: str, text: str):
-    (root / experiment).mkdir(parents=True, exist_ok=True)
-    (root / experiment / "claims.toml").write_text(text, encoding="utf-8")
-    return root
+    return write_named(root, experiment, "claims", text)
 
 
 def read(root) -> ClaimBook:
