@@ -86,6 +86,8 @@ def test_a_column_of_bytes_takes_the_unit_that_writes_its_largest_cell_under_ten
 def test_a_rounded_zero_is_a_significant_digit_and_an_exact_value_is_not_padded():
     assert f.number(6.4) == "6.4" and f.number(6.4001) == "6.40" and f.number(5.0002) == "5.00"
     assert f.number(47.95) == "48.0" and f.number(48.0) == "48" and f.number(99.96) == "100"
+    # a rounding that carries into the next power of ten keeps the digits asked, no more
+    assert f.number(0.9996) == "1.00" and f.number(9.9996, digits=4) == "10.00" and f.number(0.099996) == "0.100"
     assert f.format_value(170_123_456, "MAC") == "1.70 × 10⁸" and f.format_value(170_000_000, "MAC") == "1.7 × 10⁸"
     assert f.format_value(7.0001e-4) == "7.00 × 10⁻⁴"  # beside 6.61 × 10⁻⁴, as many digits
     assert f.format_value(9.996e8, "MAC") == "1.00 × 10⁹"  # rounded up to the next power of ten
