@@ -36,6 +36,7 @@ from measure.check_report import FAILING, check_report_path, coverage, print_rep
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
+from sitedata.named import EXPRESSION_KEYS
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 # a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
@@ -43,8 +44,6 @@ _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]
 _NAMED_REF = re.compile(
     r"""(claim|answer)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_]+\.[a-z0-9_]+)\s*-->"""
 )
-# what holds the expression of each kind of file
-_EXPRESSION_KEY = {"claims": "check", "answers": "value"}
 CLAIMS = Path(__file__).resolve().parent / "experiments"
 
 
@@ -53,7 +52,7 @@ def page_table_refs(docs: Path, claims: Path = CLAIMS) -> dict[str, set[str]]:
     the claims and answers they name (each experiment's claims.toml and answers.toml
     under ``claims``)."""
     expressions: dict[tuple[str, str], str] = {}
-    for kind, key in _EXPRESSION_KEY.items():
+    for kind, key in EXPRESSION_KEYS.items():
         for path in sorted(claims.glob(f"*/{kind}.toml")):
             for name, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
                 if isinstance(entry, dict) and isinstance(entry.get(key), str):

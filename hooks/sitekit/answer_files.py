@@ -62,7 +62,6 @@ class AnswerBook(Book[Answer]):
 
     kind = Kind(
         word="answer",
-        expression="value",
         keys={"unit": (str, ""), "style": (str, "auto"), "digits": (int, None)},
         types="unit and style are text, digits a whole number",
         unused="name each in the exercise it answers, or remove it",

@@ -48,7 +48,6 @@ class ClaimBook(Book[Claim]):
 
     kind = Kind(
         word="claim",
-        expression="check",
         keys={"hardware": (bool, False), "note": (str, "")},
         types="hardware is true or false, note is text",
         unused="name each on the page it checks, or remove it",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from sitedata.named import EXPRESSION_KEYS
 from sitekit import escape
 from sitekit.claim_syntax import ClaimError, parse, supported
 
@@ -52,7 +53,6 @@ class Kind:
     """One kind of definition: its file, its keys, and the words of its messages."""
 
     word: str  # "claim": in messages, and in the plural the file's name (claims.toml)
-    expression: str  # the key that holds the expression
     keys: dict[str, tuple[type, Any]]  # every other key: the one type it takes, its default
     types: str  # those types in words, for a key given another
     unused: str  # what to do with a definition no page names
@@ -62,6 +62,11 @@ class Kind:
     @property
     def file(self) -> str:
         return f"{self.word}s.toml"
+
+    @property
+    def expression(self) -> str:
+        """The key that holds the expression (sitedata.named, which the drift gate reads too)."""
+        return EXPRESSION_KEYS[f"{self.word}s"]
 
     @property
     def a(self) -> str:
