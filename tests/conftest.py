@@ -159,7 +159,7 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     shutil.copytree(data or REPO / "site_data", work / "site_data")
     copy_shown_code(work / "docs", work)
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
+        [sys.executable, "-c", _BUILD, str(dest / IMPORTED), "--strict", "--site-dir", str(dest / "site")],
         cwd=work,
         capture_output=True,
         text=True,
@@ -167,6 +167,20 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
         env={**_env(), **BUILD_ENV},
     )
 
+
+# `mkdocs build ARGS`, and then a record of which packages of the measuring stack the build
+# imported, one per line (the site builds without them: test_sitedata_read reads it)
+_BUILD = """
+import runpy, sys
+record, sys.argv = sys.argv[1], ["mkdocs", "build", *sys.argv[2:]]
+try:
+    runpy.run_module("mkdocs", run_name="__main__", alter_sys=True)
+finally:
+    heavy = [m for m in sorted(sys.modules) if m.split(".")[0] in ("torch", "transformers", "measure")]
+    with open(record, "w", encoding="utf-8") as out:
+        out.write("".join(m + "\\n" for m in heavy))
+"""
+IMPORTED = "imported.txt"  # beside the built site
 
 # How a test builds a copy of the project: figures drawn once for every copy, and the
 # source archive made from the checkout the copy came from
