@@ -14,7 +14,8 @@ DEVICE_TRANSFORMERS="5.17.0"  # the GPU machine's image (see the device notes of
 TARGET=".rehearsal/transformers-$DEVICE_TRANSFORMERS"
 PYTHON="${PYTHON:-.venv/bin/python}"
 if [ ! -f "$TARGET/.installed" ]; then
-  "$PYTHON" -m pip install --quiet --target "$TARGET" "transformers==$DEVICE_TRANSFORMERS"
+  # --no-compile: pip byte-compiles file by file; Python compiles what the run imports
+  "$PYTHON" -m pip install --quiet --no-compile --target "$TARGET" "transformers==$DEVICE_TRANSFORMERS"
   touch "$TARGET/.installed"
 fi
 PYTHONPATH="$PWD/$TARGET" PYTHON="$PYTHON" DEVICE=cpu PROFILE=smoke MODEL="${MODEL:-arch:qwen2.5-0.5b}" \
