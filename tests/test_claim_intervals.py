@@ -1,5 +1,6 @@
 """The claims' words for timings: decided on intervals, with a third outcome, worked by hand."""
 
+import re
 from html import unescape
 
 import pytest
@@ -8,10 +9,12 @@ from sitekit.claims import NOISE, ClaimError, check, render
 from sitekit.intervals import (
     ClaimNoiseError,
     Interval,
+    below,
     faster,
     flat,
     increasing,
     inside_band,
+    kleene_not,
     per_doubling,
     within_noise,
 )
@@ -280,3 +283,36 @@ def test_noise_given_to_a_timing_word_is_named_noise(data):
     assert repr(NOISE) == "NOISE"
     with pytest.raises(ClaimError, match=r": TypeError: NOISE is not an interval: use interval\("):
         check(data, f"faster(faster({AT16}, {AT32}), {AT64})")
+
+
+@pytest.mark.parametrize(
+    "low, high, result",
+    [
+        (2.31, 4.60, True),  # a speed-up range wholly below the 4.62× the bytes shrank
+        (2.31, 4.90, NOISE),  # the committed run's range, which holds 4.62
+        (4.63, 5.10, False),  # wholly above
+        (4.62, 5.10, NOISE),  # a bound on the limit is not wholly on either side
+        (2.31, 4.62, NOISE),
+        (4.62, 4.62, NOISE),  # a one-point interval at the limit
+        (4.0, 4.0, True),  # a one-point interval below it
+    ],
+)
+def test_below_decides_an_interval_against_a_limit(low, high, result):
+    assert below(low, high, 4.62) is result
+    # not below is above, with the same noise between
+    assert kleene_not(below(low, high, 4.62)) is (NOISE if result is NOISE else not result)
+
+
+@pytest.mark.parametrize(
+    "low, high, limit, message",
+    [
+        (3.0, 2.0, 4.0, "an interval's bounds must be finite numbers, low first, not 3.0, 2.0"),
+        (float("nan"), 2.0, 4.0, "an interval's bounds must be finite numbers, low first, not nan, 2.0"),
+        ("2", 3.0, 4.0, "an interval's bounds must be finite numbers, low first, not '2', 3.0"),
+        (2.0, 3.0, float("inf"), "a limit must be a finite number, not inf"),
+        (2.0, 3.0, "4", "a limit must be a finite number, not '4'"),
+    ],
+)
+def test_below_refuses_what_is_no_interval_or_limit(low, high, limit, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        below(low, high, limit)

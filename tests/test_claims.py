@@ -317,6 +317,9 @@ def test_flat_defaults_to_a_band_of_five_percent_per_doubling(timed):
         ("inside_band(-0.01, 0.02, within=0.05)", True),  # wholly inside ±5 %
         ("inside_band(-0.01, 0.02, within=0.01)", NOISE),  # +2 % past the edge of ±1 %
         ("inside_band(0.02, 0.03, within=0.01)", False),  # wholly above +1 %
+        ("below(1.5, 2.5, limit=3)", True),
+        ("below(1.5, 2.5, limit=2)", NOISE),
+        ("not below(1.5, 2.5, limit=1)", True),  # above
     ],
 )
 def test_a_timing_word_takes_its_arguments_by_name(timed, expr, holds):

@@ -14,7 +14,8 @@ by a small interpreter (no ``eval``): ``experiment.value`` names a value from me
 whole column as a list; plus literals, arithmetic, comparisons, ``and``/``or``
 (short-circuit)/``not`` and ``all any min max abs len sum sorted round``; and the
 words for timings, which decide on intervals and may answer "within this machine's
-noise" (intervals.py): ``interval faster within_noise increasing flat inside_band``.
+noise" (intervals.py): ``interval faster within_noise increasing flat inside_band
+below``.
 
 A claim that does not hold fails the build, naming the page, the claim and the
 numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
@@ -41,6 +42,7 @@ INTERVAL_WORDS = {
     "faster": intervals.faster,
     "within_noise": intervals.within_noise,
     "inside_band": intervals.inside_band,
+    "below": intervals.below,
 }
 DATA_CALLS = ("column", "cell", "interval", "increasing", "flat")
 # the functions a claim may call: the data's, the timings', then Python's few (claim_syntax.FUNCTIONS)

@@ -17,7 +17,9 @@ rendered "within this machine's noise", neither ✓ nor ⚠.
   over the doublings), with the interval the two bounds give, inside ±``within``; false
   when the whole interval lies outside that band; otherwise ``NOISE``;
 - ``inside_band(low, high, within=0.05)``: the same decision for a change whose interval
-  an experiment computed itself (a value's low and high bounds).
+  an experiment computed itself (a value's low and high bounds);
+- ``below(low, high, limit)``: such an interval wholly below ``limit``; false when wholly
+  above it; otherwise ``NOISE`` (``not below(...)``: above).
 
 ``and``, ``or`` and ``not`` follow Kleene's three-valued logic (``False and NOISE`` is
 false, ``True or NOISE`` true, ``not NOISE`` is ``NOISE``); anything else that meets
@@ -143,13 +145,31 @@ def inside_band(low: Any, high: Any, within: Any) -> bool | _Noise:
     wholly inside, false when wholly outside, ``NOISE`` when it straddles an edge."""
     if not isinstance(within, (int, float)) or not 0 < within < 1:
         raise ValueError(f"within must be a fraction between 0 and 1 (0.05 is ±5 %), not {within!r}")
-    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (low, high)) or low > high:
-        raise ValueError(f"an interval's bounds must be finite numbers, low first, not {low!r}, {high!r}")
+    _bounds(low, high)
     if -within <= low and high <= within:
         return True
     if high < -within or low > within:
         return False
     return NOISE
+
+
+def below(low: Any, high: Any, limit: Any) -> bool | _Noise:
+    """An interval an experiment computed itself (a value's low and high bounds: a ratio
+    of timings, say) below ``limit``: true when wholly below, false when wholly above,
+    ``NOISE`` when it holds ``limit``. ``not below(...)`` is the same decision for above."""
+    _bounds(low, high)
+    if not isinstance(limit, (int, float)) or not math.isfinite(limit):
+        raise ValueError(f"a limit must be a finite number, not {limit!r}")
+    if high < limit:
+        return True
+    if low > limit:
+        return False
+    return NOISE
+
+
+def _bounds(low: Any, high: Any) -> None:
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (low, high)) or low > high:
+        raise ValueError(f"an interval's bounds must be finite numbers, low first, not {low!r}, {high!r}")
 
 
 def kleene_not(v: Any) -> Any:
