@@ -157,7 +157,7 @@ def declared(exp: Experiment) -> Declared | Finding:
 def _timings_not_compared() -> Iterator[None]:
     """A regeneration whose timings nobody reads: every point timed once, nothing compiled."""
     from measure.lab.compiled_decode import eager_stand_in
-    from measure.lab.sampling import minimal_rounds
+    from measure.lab.medians import minimal_rounds
 
     with minimal_rounds(), eager_stand_in():
         yield
@@ -196,7 +196,7 @@ def run_check(
         groups[(exp.meta["model"]["spec"], exp.meta["profile"])].append(name)
 
     # A check that compares no timing times each point once and compiles nothing: what it
-    # compares depends neither on how long a point was timed (sampling.minimal_rounds) nor
+    # compares depends neither on how long a point was timed (medians.minimal_rounds) nor
     # on the compiled step, whose only products are timings (compiled_decode.eager_stand_in).
     quick = "timing" not in kinds
     with tempfile.TemporaryDirectory(prefix="measure-check-") as tmp:

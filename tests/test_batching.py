@@ -8,7 +8,7 @@ import torch
 from measure.experiments import batching
 from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
-from measure.lab.sampling import Estimate
+from measure.lab.medians import Estimate
 from measure.sim.scheduler import skewed_lengths
 from tests.helpers import table_rows
 

@@ -15,8 +15,8 @@ from measure.check import _pages_findings
 from measure.errors import UserError
 from measure.lab import calibration
 from measure.lab.calibration import DRIFT_LIMIT, Calibration, drift
+from measure.lab.medians import Estimate
 from measure.lab.provenance import code_hash
-from measure.lab.sampling import Estimate
 from measure.merge import merge
 from sitedata import read_experiment
 from tests.conftest import PROVENANCE, write_data

@@ -15,7 +15,7 @@ from measure.lab.estimate import COMPILE_S, ForwardPasses, UnitCosts
 from measure.lab.generation import random_cache
 from measure.lab.models import load_model
 from measure.runner import run_experiments
-from tests.helpers import table_rows
+from tests.helpers import paired_ratio, table_rows
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +101,10 @@ def test_smoke_run_sets_compiled_beside_eager(smoke_data):
     assert v["compile_s"] >= 0  # 0 when this process compiled the same step before (the compiler caches it)
     rows = table_rows(folder, "decode")
     for r in rows:
-        step, compiled, floor = float(r["step_ms"]), float(r["compiled_ms"]), float(r["floor_ms"])
-        assert float(r["compiled_speedup"]) == pytest.approx(step / compiled)
+        compiled, floor = float(r["compiled_ms"]), float(r["floor_ms"])
+        eager_ms, compiled_ms = (v[f"{way}_samples_ms"][r["cache_tokens"]] for way in ("decode", "compiled"))
+        speedup = tuple(float(r[f"compiled_speedup{s}"]) for s in ("", "_low", "_high"))
+        assert speedup == pytest.approx(paired_ratio(eager_ms, compiled_ms), rel=1e-3)  # one sweep: paired
         assert float(r["compiled_fraction_of_floor"]) == pytest.approx(floor / compiled)
     speedups = [float(r["compiled_speedup"]) for r in rows]
     assert (v["compiled_speedup_worst"], v["compiled_speedup_best"]) == (min(speedups), max(speedups))
@@ -122,7 +124,9 @@ def test_batching_floor_grows_by_one_cache_per_request(smoke_data):
         assert float(r["floor_ms"]) == pytest.approx((v["weight_bytes"] + b * per_request) / bw * 1e3)
         assert float(r["fraction_of_floor"]) == pytest.approx(float(r["floor_ms"]) / float(r["step_ms"]))
         assert float(r["compiled_throughput_tok_s"]) == pytest.approx(b / float(r["compiled_step_ms"]) * 1e3)
-        assert float(r["compiled_speedup"]) == pytest.approx(float(r["step_ms"]) / float(r["compiled_step_ms"]))
+        eager_ms, compiled_ms = v["sweep_samples_ms"][r["batch"]], v["compiled_samples_ms"][r["batch"]]
+        speedup = tuple(float(r[f"compiled_speedup{s}"]) for s in ("", "_low", "_high"))
+        assert speedup == pytest.approx(paired_ratio(eager_ms, compiled_ms), rel=1e-3)  # one sweep: paired
     assert v["fraction_smallest_batch"] == pytest.approx(float(rows[0]["fraction_of_floor"]))
     assert v["compiled_fraction_largest_batch"] == pytest.approx(float(rows[-1]["compiled_fraction_of_floor"]))
 

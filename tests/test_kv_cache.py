@@ -73,7 +73,7 @@ def test_smoke_memory_table_has_every_length_and_both_protocols(smoke_data):
 def test_the_speed_up_comes_with_the_range_of_the_two_intervals():
     from measure.experiments.kv_cache import Config
     from measure.experiments.kv_cache.speed import identical_rows
-    from measure.lab.sampling import Estimate
+    from measure.lab.medians import Estimate
 
     recompute = Estimate.of([4.0, 4.1, 3.9, 4.2, 3.8, 4.0], target=0.03)
     cached = Estimate.of([1.0, 1.1, 0.9, 1.0, 1.05, 0.95], target=0.03)

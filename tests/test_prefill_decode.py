@@ -22,8 +22,8 @@ from measure.experiments.prefill_decode.tables import GROUPS, TABLES
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
+from measure.lab.medians import MIN_ROUNDS
 from measure.lab.models import load_model
-from measure.lab.sampling import MIN_ROUNDS
 from tests.helpers import table_rows
 
 

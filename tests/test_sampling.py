@@ -12,7 +12,8 @@ import torch
 from scipy import stats
 
 from measure.lab import timing
-from measure.lab.sampling import MIN_ROUNDS, Estimate, Sweep, budget, interleaved, median_interval, minimal_rounds
+from measure.lab.medians import MIN_ROUNDS, Estimate, median_interval, minimal_rounds
+from measure.lab.sampling import Sweep, budget, interleaved
 
 CPU = torch.device("cpu")
 
@@ -297,8 +298,8 @@ def test_the_interval_covers_the_true_median_at_least_95_percent_of_the_time():
         assert sum(covered) / len(covered) >= 0.94, n
 
 
-def test_a_ratio_takes_the_range_its_two_intervals_give():
-    from measure.lab.sampling import Estimate, ratio, ratio_cells
+def test_a_ratio_of_points_not_sampled_together_takes_the_range_its_two_intervals_give():
+    from measure.lab.medians import Estimate, ratio, ratio_cells
 
     # six samples: the 95 % interval of the median runs from the smallest to the largest
     num = Estimate.of([0.010, 0.011, 0.012, 0.013, 0.014, 0.015], target=0.03)
@@ -310,3 +311,58 @@ def test_a_ratio_takes_the_range_its_two_intervals_give():
         {"speedup": 2.5, "speedup_low": 10 / 6, "speedup_high": 3.75}
     )
     assert set(ratio_cells("step_ms", num, den)) == {"step_ms", "step_low_ms", "step_high_ms"}
+
+
+def test_a_ratio_of_two_points_of_one_sweep_is_the_median_of_their_ratios_round_by_round():
+    from measure.lab.medians import Estimate, ratio
+
+    # the machine slows both points alike from round to round: paired, the drift cancels
+    drift = [1.0, 1.5, 0.8, 1.2, 2.0, 0.9, 1.1]
+    num = Estimate.of([0.020 * d for d in drift], target=0.03, sweep=7)
+    den = Estimate.of([0.010 * d for d in drift[:6]], target=0.03, sweep=7)  # one round fewer
+    assert ratio(num, den) == pytest.approx((2.0, 2.0, 2.0))
+    # ratios 2, 3, 1, 2.5, 4, 1.5: median 2.25, interval (six pairs) their least to greatest
+    num = Estimate.of([0.020, 0.030, 0.010, 0.025, 0.040, 0.015], target=0.03, sweep=7)
+    den = Estimate.of([0.010] * 6, target=0.03, sweep=7)
+    assert ratio(num, den) == pytest.approx((2.25, 1.0, 4.0))
+    # of different sweeps, or of none: the ratio of the medians and the cautious range
+    apart = Estimate.of([0.010] * 6, target=0.03, sweep=8)
+    assert ratio(num, apart) == pytest.approx((2.25, 1.0, 4.0))  # the same numbers, by the other rule:
+    assert ratio(Estimate.of(drift[:6], 0.03, sweep=1), Estimate.of(drift[:6], 0.03, sweep=2)) == pytest.approx(
+        (1.05 / 1.05, 0.8 / 2.0, 2.0 / 0.8)
+    )
+    none = Estimate.of(drift[:6], 0.03)
+    assert ratio(none, none) == pytest.approx((1.0, 0.8 / 2.0, 2.0 / 0.8))
+    paired = Estimate.of(drift[:6], 0.03, sweep=3)
+    assert ratio(paired, paired) == (1.0, 1.0, 1.0)
+
+
+def test_a_ratio_pairs_only_where_six_rounds_are_common_to_both():
+    from measure.lab.medians import Estimate, minimal_rounds, ratio
+
+    with minimal_rounds():  # one sample each: no interval, so no pairing either
+        one, other = Estimate.of([0.02], 0.03, sweep=4), Estimate.of([0.01], 0.03, sweep=4)
+    assert ratio(one, other) == (2.0, 2.0, 2.0)  # from the ranges of single samples
+    five = Estimate.of([0.01, 0.02, 0.03, 0.04, 0.05, 0.06], 0.03, sweep=4)
+    with minimal_rounds():
+        short = Estimate.of([0.01, 0.01, 0.01, 0.01, 0.01], 0.03, sweep=4)
+    # five rounds in common: unpaired, 0.035 / 0.01 with the ranges 0.01 / 0.01 and 0.06 / 0.01
+    assert ratio(five, short) == pytest.approx((3.5, 1.0, 6.0))
+
+
+def test_the_points_of_one_sweep_pair_and_those_of_two_sweeps_do_not():
+    from measure.lab.medians import ratio
+
+    # a burst slows the machine threefold for a while: each point's own interval widens,
+    # but both points of a round felt it alike, so their ratio stays 2
+    machine = Machine(slow=(0.1, 0.7, 3.0))
+    points = {"a": machine.point(0.02), "b": machine.point(0.01)}
+    first = _sweep(machine, points, budget_s=0.9, target=0.0001)  # ±0.2 % noise: 16 rounds, 7 slowed
+    second = _sweep(machine, {"a": machine.point(0.02)}, budget_s=0)
+    a, b = first.points["a"], first.points["b"]
+    assert a.sweep == b.sweep != second.points["a"].sweep
+    assert a.scaled(0.5).sweep == a.sweep
+    assert a.high_s / a.low_s == pytest.approx(3.0, rel=0.01)  # the burst is inside each interval
+    value, low, high = ratio(a, b)
+    assert value == pytest.approx(2.0, rel=0.005)
+    assert 1.99 < low < 2.0 < high < 2.01  # the cautious range runs from 2/3 to 6

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-    from measure.lab.sampling import Estimate
+    from measure.lab.medians import Estimate
 
 # Past this change of the reference step or of the bandwidth between a run's start and
 # end, the run drifted and its timing pages say so. Two ±3 % intervals (the target) that

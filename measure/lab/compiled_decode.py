@@ -45,7 +45,7 @@ _STAND_IN = ContextVar("eager_stand_in", default=False)
 def eager_stand_in() -> Iterator[None]:
     """Within it ``compiled_decoder`` compiles nothing and gives the eager step in the
     compiled step's place: for a regeneration whose timings nobody compares (the drift
-    gate without ``timing``, beside ``sampling.minimal_rounds``). The compiled step's only
+    gate without ``timing``, beside ``medians.minimal_rounds``). The compiled step's only
     products are timings, and its compilations are minutes of such a regeneration; what
     the gate compares (its rows, and whether the compiler runs here, still tried for
     real by ``compiler_unavailable``) is the same either way."""

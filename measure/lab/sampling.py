@@ -10,21 +10,15 @@ where the intervals need it. It stops when every point meets its target, when
 ``budget_s`` (wall time, warm-up included) is spent, or after ``max_rounds``; a point
 that missed its width says so (``Estimate.met``).
 
-The interval is the distribution-free interval of the median from order statistics:
-what ``scipy.stats.quantile_test(x, p=0.5).confidence_interval(0.95)`` gives (a test
-holds the two equal), computed with ``math.comb`` since the GPU machine has no scipy.
-Six samples is the least that reaches 95 % (the minimum and maximum of six cover the
-median with probability 1 - 2/64).
-
-Why not a library. ``torch.utils.benchmark`` times one statement at a time: the points
-of a sweep cannot be interleaved (the remedy for drift), and ``adaptive_autorange``
-stops on IQR / median, a spread of the samples, not an interval of the median.
-pyperf reports mean ± standard deviation over a process per sample (which would reload
-the model each time; and the mean is what an outlier moves). asv's
-``statistics.quantile_ci`` is this very interval; asv is no dependency of the measuring
-code, so the few lines are written here and checked against scipy.
-``scipy.stats.bootstrap`` would need scipy on the GPU machine and is less exact than
-this interval at 6 to a few dozen samples.
+Why not a library. ``torch.utils.benchmark`` times one statement at a time: a sweep's
+points cannot be interleaved (the remedy for drift), and ``adaptive_autorange`` stops on
+IQR / median, a spread of the samples, not an interval of the median. pyperf reports
+mean ± standard deviation over a process per sample (reloading the model each time; and
+an outlier moves a mean). asv's ``statistics.quantile_ci`` is the interval used here
+(``measure/lab/medians.py``, checked against scipy, which the GPU machine lacks). Blocks
+of steps per sample (``blocked_autorange``) were tried on this kind of machine and
+widened the interval: a block's mean keeps the stalls that a median of single steps
+leaves out.
 
 How to time a sweep (the pattern every experiment follows): one call over all points,
 then one row per point::
@@ -43,144 +37,24 @@ step that grows its cache takes ``before=lambda k: crop_cache(caches[k], k)`` (u
 
 from __future__ import annotations
 
-import math
+import itertools
 import random
-import statistics
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Generic, TypeVar
 
+from measure.lab.medians import MIN_ROUNDS, Estimate, is_minimal
 from measure.lab.timing import synchronize
-from sitedata.schema import interval_names
 
 K = TypeVar("K", bound=Hashable)
-CONFIDENCE = 0.95
-MIN_ROUNDS = 6  # the least n whose order-statistic interval of the median reaches 95 %
-_MINIMAL = ContextVar("minimal_rounds", default=False)
-
-
-@contextmanager
-def minimal_rounds() -> Iterator[None]:
-    """Within it, every sweep times each point once after its warm-up and every budget is
-    spent at once (``budget`` is 0): for a regeneration whose timings nobody compares, the
-    drift gate without ``timing`` in its kinds. What the gate compares (bytes, tokens,
-    float results) does not depend on how long a point was sampled; the time goes to it
-    instead. One sample gives no interval: an estimate's bounds are then the range of its
-    samples and it never meets its target, so nothing timed within it can be published
-    as measured (``Estimate.of``)."""
-    token = _MINIMAL.set(True)
-    try:
-        yield
-    finally:
-        _MINIMAL.reset(token)
+_SWEEPS = itertools.count(1)  # tells the sweeps of a run apart: only their points pair
 
 
 def budget(seconds: float) -> float:
     """A timing budget as it applies now: ``seconds``, or 0 within ``minimal_rounds``.
     Every loop that samples until a budget is spent reads its budget through this."""
-    return 0.0 if _MINIMAL.get() else seconds
-
-
-def median_interval(samples, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """The distribution-free interval of the median: the order statistics ``x[lo]`` and
-    ``x[hi]`` (0-based, sorted) with ``lo = ppf(a) - 1`` and ``hi = isf(a)`` of
-    binomial(n, 1/2), ``a = (1 - confidence) / 2``; NaN for a bound that n samples cannot
-    give (fewer than six at 95 %). The same indices as scipy's ``quantile_test``."""
-    x = sorted(samples)
-    n = len(x)
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be strictly between 0 and 1")
-    a = Fraction((1 - confidence) / 2)  # the float scipy computes, held exactly
-    total = 2**n
-    below = 0  # sum of C(n, i) for i <= k
-    lo = hi = None
-    for k in range(n + 1):
-        below += math.comb(n, k)
-        if lo is None and below >= a * total:  # ppf(a): the least k with cdf(k) >= a
-            lo = k - 1
-        if hi is None and total - below <= a * total:  # isf(a): the least k with sf(k) <= a
-            hi = k
-    low = x[lo] if lo is not None and lo >= 0 else math.nan
-    high = x[hi] if hi is not None and hi < n else math.nan
-    return low, high
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One point of a sweep: its raw samples (seconds, in the order taken), their median
-    and the 95 % interval of the median, and whether that interval met ``target``."""
-
-    samples_s: tuple[float, ...]
-    median_s: float
-    low_s: float
-    high_s: float
-    target: float  # the relative half-width asked for, e.g. 0.03
-    met: bool  # (high - low) / 2 <= target * median
-
-    @classmethod
-    def of(cls, samples_s, target: float) -> Estimate:
-        samples = tuple(float(s) for s in samples_s)
-        if len(samples) < MIN_ROUNDS:
-            if samples and _MINIMAL.get():
-                return cls(samples, statistics.median(samples), min(samples), max(samples), target, False)
-            raise ValueError(f"{len(samples)} samples give no 95 % interval of the median; {MIN_ROUNDS} are needed")
-        median = statistics.median(samples)
-        low, high = median_interval(samples)
-        return cls(samples, median, low, high, target, (high - low) / 2 <= target * median)
-
-    @property
-    def n(self) -> int:
-        return len(self.samples_s)
-
-    @property
-    def median_ms(self) -> float:
-        return self.median_s * 1e3
-
-    @property
-    def low_ms(self) -> float:
-        return self.low_s * 1e3
-
-    @property
-    def high_ms(self) -> float:
-        return self.high_s * 1e3
-
-    @property
-    def half_width(self) -> float:
-        """The interval's half-width relative to the median (0.03 is ±3 %)."""
-        return (self.high_s - self.low_s) / 2 / self.median_s
-
-    def samples_ms(self) -> list[float]:
-        return [round(x * 1e3, 4) for x in self.samples_s]
-
-    def scaled(self, factor: float) -> Estimate:
-        """The same estimate of ``factor`` times the quantity (per copy, per token)."""
-        s = tuple(x * factor for x in self.samples_s)
-        return Estimate(s, self.median_s * factor, self.low_s * factor, self.high_s * factor, self.target, self.met)
-
-    def columns(self, name: str) -> dict[str, float | int]:
-        """A table's cells for this point in milliseconds, as ``sitedata.schema.interval_columns``
-        declares them: ``columns("step_ms")`` is ``step_ms`` (the median), ``step_low_ms``,
-        ``step_high_ms`` and ``step_samples``."""
-        low, high, samples = interval_names(name)
-        return {name: self.median_ms, low: self.low_ms, high: self.high_ms, samples: self.n}
-
-
-def ratio(num: Estimate, den: Estimate) -> tuple[float, float, float]:
-    """``num / den`` of two medians, and the range their two intervals give: the low over
-    the high and the high over the low (each interval holds with 95 %, so the range is the
-    cautious one)."""
-    return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
-
-
-def ratio_cells(name: str, num: Estimate, den: Estimate) -> dict[str, float]:
-    """A table's cells for ``num / den`` as ``sitedata.schema.derived_columns`` declares them:
-    ``ratio_cells("speedup", a, b)`` is ``speedup``, ``speedup_low`` and ``speedup_high``."""
-    low, high, _ = interval_names(name)
-    return dict(zip((name, low, high), ratio(num, den), strict=True))
+    return 0.0 if is_minimal() else seconds
 
 
 @dataclass(frozen=True)
@@ -259,11 +133,11 @@ def interleaved(
 
     timer = timer or host_timer(device, now)
     budget_s = budget(budget_s)
-    if _MINIMAL.get():
+    if is_minimal():
         min_rounds = max_rounds = 1
     keys = list(points)
     samples: dict[K, list[float]] = {k: [] for k in keys}
-    start = now()
+    start, sweep = now(), next(_SWEEPS)
 
     def call(key: K) -> None:
         if before is not None:
@@ -291,7 +165,7 @@ def interleaved(
                 active = [k for k in active if not Estimate.of(samples[k], target).met]
                 spent = spent or now() - start >= budget_s
     return Sweep(
-        points={k: Estimate.of(samples[k], target) for k in keys},
+        points={k: Estimate.of(samples[k], target, sweep) for k in keys},
         seed=seed,
         rounds=rounds,
         seconds=now() - start,

@@ -51,7 +51,8 @@ from measure.lab.bandwidth import weight_bytes
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import prefill
-from measure.lab.sampling import MIN_ROUNDS, Estimate, interleaved
+from measure.lab.medians import MIN_ROUNDS, Estimate
+from measure.lab.sampling import interleaved
 from measure.sim.batching_sim import arrival_rows, memory_rows, policy_rows
 from measure.sim.scheduler import skewed_lengths
 from sitedata.schema import Result

@@ -14,7 +14,8 @@ from measure.experiments.batching.sweep import available_bytes, extend_sweep, sw
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
-from measure.lab.sampling import Estimate, Sweep, budget, interleaved, ratio_cells
+from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.sampling import Sweep, budget, interleaved
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import torch
 
-from measure.lab.sampling import Estimate
+from measure.lab.medians import Estimate
 
 OOM = "out of memory"
 NOT_RUN = "not run: a smaller batch ran out of memory"

@@ -42,7 +42,7 @@ from measure.experiments.kv_cache.speed import streams as generated_streams
 from measure.experiments.kv_cache.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
-from measure.lab.sampling import MIN_ROUNDS
+from measure.lab.medians import MIN_ROUNDS
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run", "work"]

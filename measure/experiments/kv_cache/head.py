@@ -11,7 +11,8 @@ from functools import partial
 import torch
 
 from measure.lab.context import Context
-from measure.lab.sampling import interleaved, ratio_cells
+from measure.lab.medians import ratio_cells
+from measure.lab.sampling import interleaved
 
 
 def _recompute(q, k, v, mask, d: int, built: dict, n: int):

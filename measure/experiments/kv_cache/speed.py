@@ -14,7 +14,8 @@ import torch
 
 from measure.lab.context import Context
 from measure.lab.generation import greedy_cached, greedy_recompute
-from measure.lab.sampling import Estimate, interleaved, ratio_cells
+from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.sampling import interleaved
 
 METHODS = {"recompute": greedy_recompute, "cached": greedy_cached}
 

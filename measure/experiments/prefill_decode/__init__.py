@@ -46,7 +46,7 @@ from measure.lab.bandwidth import weight_bytes
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import decode_step, random_cache
-from measure.lab.sampling import MIN_ROUNDS
+from measure.lab.medians import MIN_ROUNDS
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run", "work"]

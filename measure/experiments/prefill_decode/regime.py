@@ -30,7 +30,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.sampling import Estimate, host_timer, interleaved
+from measure.lab.medians import Estimate
+from measure.lab.sampling import host_timer, interleaved
 
 _MATMUL = {"mm", "addmm", "bmm", "matmul", "linear", "t", "_unsafe_view"}
 _CONCAT = {"cat"}

@@ -21,7 +21,8 @@ from measure.lab.bandwidth import weight_bytes
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.sampling import interleaved, ratio_cells
+from measure.lab.medians import ratio_cells
+from measure.lab.sampling import interleaved
 
 _NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
 

@@ -17,7 +17,8 @@ import torch
 
 from measure.lab.context import Context
 from measure.lab.generation import decode_step, prefill
-from measure.lab.sampling import host_timer, interleaved, ratio_cells
+from measure.lab.medians import ratio_cells
+from measure.lab.sampling import host_timer, interleaved
 from measure.lab.timing import timed
 
 

@@ -12,7 +12,8 @@ from measure.experiments.prefill_decode.tables import FLAT_UP_TO
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
-from measure.lab.sampling import Estimate, interleaved, ratio_cells
+from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.sampling import interleaved
 from measure.lab.timing import timed
 
 

@@ -71,7 +71,7 @@ from measure.experiments.speculative_decoding.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.evaluation import AGREEMENT_PROMPT, agreement_prompt_ids, reference_continuation
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
-from measure.lab.sampling import ratio_cells
+from measure.lab.medians import ratio_cells
 from sitedata.schema import Result
 
 __all__ = ["NEEDS_TRAINED", "TABLES", "TITLE", "VALUES", "Config", "run"]

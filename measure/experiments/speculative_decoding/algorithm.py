@@ -20,8 +20,9 @@ from measure.lab.context import Context
 from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
 from measure.lab.generation import crop_cache, greedy_cached, prefill
+from measure.lab.medians import ratio_cells
 from measure.lab.quantizers import SCHEMES, quantized_copy
-from measure.lab.sampling import Sweep, interleaved, ratio_cells
+from measure.lab.sampling import Sweep, interleaved
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
 

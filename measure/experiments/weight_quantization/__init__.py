@@ -48,7 +48,8 @@ from measure.experiments.weight_quantization.outliers import outlier_matrix
 from measure.experiments.weight_quantization.tables import FRACTION, RATIO_PAIRS, SPEEDUP, TABLES, VALUES
 from measure.lab import quantizers as q
 from measure.lab.context import Context
-from measure.lab.sampling import interleaved, ratio_cells
+from measure.lab.medians import ratio_cells
+from measure.lab.sampling import interleaved
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run"]
