@@ -24,7 +24,7 @@ from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.medians import MIN_ROUNDS
 from measure.lab.models import load_model
-from tests.helpers import table_rows
+from tests.helpers import paired_ratio, table_rows
 
 
 def _meta(folder) -> dict:
@@ -112,6 +112,10 @@ def test_derived_numbers_follow_from_the_measured_ones(folder):
     assert len(steps) >= MIN_ROUNDS and all(len(g) == v["split_decode_steps"] for g in steps)
     assert v["rise_per_doubling"] == pytest.approx((1 + v["step_rise"]) ** (1 / v["flat_doublings"]) - 1)
     assert v["rise_per_doubling_low"] <= v["rise_per_doubling"] <= v["rise_per_doubling_high"]
+    # the rise is the two steps' ratio paired round by round, from the samples the run published
+    smallest = min(int(c) for c in v["decode_samples_ms"])
+    rise = paired_ratio(v["decode_samples_ms"][str(v["flat_up_to"])], v["decode_samples_ms"][str(smallest)])
+    assert (1 + v["step_rise"], 1 + v["step_rise_low"], 1 + v["step_rise_high"]) == pytest.approx(rise, rel=1e-3)
 
 
 @pytest.mark.smoke

@@ -11,8 +11,8 @@ from sitedata.schema import Column, Table, derived_columns, interval_columns
 # fp32 on a CPU (EXACT_ON_DEVICE).
 
 # Every timing is a median with its 95 % interval and sample count (interval_columns); a
-# ratio of two timings, the interval their two intervals give (low over high, high over
-# low). The ratios of the two policies, simulated, come with the smallest and the
+# ratio of two points of one sweep, the median of their ratios round by round with its
+# 95 % interval (measure/lab/medians.py). The ratios of the two policies, simulated, come with the smallest and the
 # largest of the ratio simulated with every measured cost at its median, at its
 # interval's low bound and at its high bound.
 POLICY_RATIOS = ("throughput_ratio", "mean_latency_ratio", "p95_latency_ratio", "p99_latency_ratio")

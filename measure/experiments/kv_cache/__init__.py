@@ -5,7 +5,7 @@ Measures, on the run's model, every timing in interleaved rounds
 
 * ``identical_output``: greedy generation recomputing everything each step vs with the
   cache; the token ids must be identical; wall time, time per token, and the speed
-  ratio with the range the two intervals give (``speed``: the two whole generations
+  ratio paired round by round, with its interval (``speed``: the two whole generations
   interleaved in one sweep).
 * ``generated_tokens``: the two token streams side by side (the proof, shown).
 * ``head_step``: one attention head (d = 64), one generation step at context n, both

@@ -1,6 +1,7 @@
 """§1's two generations timed against each other: recomputing every step and with the
 cache, the two interleaved in one sweep (``sampling.interleaved``), one whole generation
-of ``timed_tokens`` per sample; the speed-up with the range that the two intervals give.
+of ``timed_tokens`` per sample; the speed-up paired round by round,
+with its interval (``medians.ratio``).
 
 The token streams shown (``new_tokens`` long) come from the timed calls when the timed
 generation is that long, and otherwise from ``streams``, one untimed generation each way

@@ -6,8 +6,8 @@ from sitedata.schema import Column, Table, Value, derived_columns, interval_colu
 # Token streams and what follows from them reproduce on the same device type and dtype
 # (fp32 on any CPU; EXACT_ON_DEVICE); in fp16 near-tied logits may split the two streams.
 # Every timing is a median with its 95 % interval beside it (interval_columns); a ratio of
-# two medians, the range their two intervals give (the low over the high, the high over
-# the low).
+# two points of one sweep, the median of their ratios round by round with its 95 %
+# interval (measure/lab/medians.py).
 
 
 TABLES = (
@@ -25,8 +25,8 @@ TABLES = (
         description=(
             "Greedy generation recomputing everything at each step against generating with the cache, the "
             "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
-            "time per token (medians with their 95 % intervals), and the speed ratio with the range the two "
-            "intervals give (recompute's low over cached's high, and its high over cached's low)."
+            "time per token (medians with their 95 % intervals), and the speed ratio, paired round by round: the "
+            "median of the per-round ratios with its 95 % interval."
         ),
     ),
     Table(
@@ -54,8 +54,8 @@ TABLES = (
         ),
         description=(
             "One attention head, one generation step at context n, both ways, every point interleaved in one "
-            "sweep: the time (medians with their 95 % intervals), the ratio with the range the two intervals "
-            "give, and the bytes of the score matrix actually built."
+            "sweep: the time (medians with their 95 % intervals), the ratio paired round by round with its "
+            "interval, and the bytes of the score matrix actually built."
         ),
     ),
     Table(
@@ -108,10 +108,15 @@ VALUES = (
     Value(
         "speedup_low",
         "x",
-        description="the range the two intervals give: recompute's low / cached's high",
+        description="95 % interval of speedup, low (the ratio paired round by round)",
         policy=TIMING,
     ),
-    Value("speedup_high", "x", description="recompute's high / cached's low", policy=TIMING),
+    Value(
+        "speedup_high",
+        "x",
+        description="95 % interval of speedup, high (the ratio paired round by round)",
+        policy=TIMING,
+    ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
@@ -133,8 +138,8 @@ VALUES = (
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
     Value("head_ratio_at_largest", "x", policy=TIMING),
-    Value("head_ratio_at_largest_low", "x", description="the range the two intervals give, low", policy=TIMING),
-    Value("head_ratio_at_largest_high", "x", description="the range the two intervals give, high", policy=TIMING),
+    Value("head_ratio_at_largest_low", "x", description="95 % interval of head_ratio_at_largest, low", policy=TIMING),
+    Value("head_ratio_at_largest_high", "x", description="95 % interval of head_ratio_at_largest, high", policy=TIMING),
     Value(
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),

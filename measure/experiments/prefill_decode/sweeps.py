@@ -12,7 +12,7 @@ from measure.experiments.prefill_decode.tables import FLAT_UP_TO
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
-from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.medians import Estimate, ratio, ratio_cells
 from measure.lab.sampling import interleaved
 from measure.lab.timing import timed
 
@@ -165,11 +165,8 @@ def _decode_values(cfg, rows: list[dict], sweep, v_compiled: dict, *, compile_s:
     first, last = rows[0], rows[-1]
     lo, hi = flat_range(rows, FLAT_UP_TO)
     doublings = math.log2(hi["cache_tokens"] / lo["cache_tokens"])
-    rise = (
-        hi["step_ms"] / lo["step_ms"],
-        hi["step_low_ms"] / lo["step_high_ms"],
-        hi["step_high_ms"] / lo["step_low_ms"],
-    )
+    # the two steps were sampled in the same rounds: their ratio is paired, so drift cancels
+    rise = ratio(sweep.points[("eager", hi["cache_tokens"])], sweep.points[("eager", lo["cache_tokens"])])
     per_doubling = [r ** (1 / doublings) - 1 if doublings else 0.0 for r in rise]
     compiled = v_compiled["compiled_available"]
     speedups = [r["compiled_speedup"] for r in rows] if compiled else []

@@ -20,8 +20,8 @@ GROUPS = {
 
 # Bytes held in the run's dtype (fp16 on a GPU, fp32 on a CPU) reproduce on the same
 # device type and dtype (EXACT_ON_DEVICE); so do ratios with those bytes. Every median has
-# its 95 % interval beside it (interval_columns); a ratio of two medians, the interval
-# that their two intervals give (low over high, high over low).
+# its 95 % interval beside it (interval_columns); a ratio of two points of one sweep, the
+# median of their ratios round by round with its 95 % interval (measure/lab/medians.py).
 
 
 TABLES = (
@@ -172,8 +172,8 @@ VALUES = (
         policy=TIMING,
     ),
     Value("step_rise", "fraction", description="decode step at flat_up_to / at the smallest - 1", policy=TIMING),
-    Value("step_rise_low", "fraction", description="step_rise from the two intervals, low", policy=TIMING),
-    Value("step_rise_high", "fraction", description="step_rise from the two intervals, high", policy=TIMING),
+    Value("step_rise_low", "fraction", description="95 % interval of step_rise (paired round by round), low", policy=TIMING),
+    Value("step_rise_high", "fraction", description="95 % interval of step_rise (paired round by round), high", policy=TIMING),
     Value("rise_per_doubling", "fraction", description=_PER_DOUBLING, policy=TIMING),
     Value("rise_per_doubling_low", "fraction", description="rise_per_doubling, low", policy=TIMING),
     Value("rise_per_doubling_high", "fraction", description="rise_per_doubling, high", policy=TIMING),

@@ -16,7 +16,7 @@ the full-precision model:
 * ``draft_cost`` and ``verify_cost``: the measured time of one decode step of each
   draft relative to the target's (c), and of verifying gamma + 1 tokens in one pass;
   every pass a point of one interleaved sweep (measure/lab/sampling.py), each median
-  with its 95 % interval, each ratio with the range the two intervals give.
+  with its 95 % interval, each ratio paired round by round, with its interval.
 * ``real_run``: greedy speculative decoding actually run, per draft and gamma: the
   output checked token for token against plain greedy decoding of the target, tokens
   per round, wall time against plain greedy (plain greedy and every run the points of

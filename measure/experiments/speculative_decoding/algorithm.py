@@ -123,8 +123,8 @@ def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...],
 
 def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg):
     """The target's decode step (an ``Estimate``); the rows of ``draft_cost`` (each draft
-    in ``models``: its step, and c = its step / the target's, with the range the two
-    intervals give) and of ``verify_cost`` (the target verifying gamma + 1 tokens in one
+    in ``models``: its step, and c = its step / the target's, paired round by round
+    with its interval) and of ``verify_cost`` (the target verifying gamma + 1 tokens in one
     pass, for each gamma); the sweep's description."""
     sweep = step_sweep(target, models, ids, gammas, ctx, cfg)
     step = sweep.points[("target", 1)]

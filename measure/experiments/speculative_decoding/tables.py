@@ -18,9 +18,9 @@ _GAMMA = Column("gamma", label="γ")
 _SOURCE = Column("alpha_source", label="α from", words=True)
 
 # Every timing is the median of an interleaved sweep's samples with its 95 % interval and
-# its sample count beside it (interval_columns); a ratio of two medians, the range that
-# their two intervals give (the low over the high, the high over the low), no count of
-# its own.
+# its sample count beside it (interval_columns); a ratio of two points of the sweep, the
+# median of their ratios round by round with its 95 % interval (measure/lab/medians.py),
+# no count of its own.
 
 
 TABLES = (
@@ -79,8 +79,8 @@ TABLES = (
         ),
         description=(
             "The measured time of one decode step of each draft, relative to the target's: the draft cost c, "
-            "with the range the two steps' 95 % intervals give. Every pass of this table and the next is a "
-            "point of one interleaved sweep."
+            "paired round by round: the median of the per-round ratios, with its 95 % interval. Every pass "
+            "of this table and the next is a point of one interleaved sweep."
         ),
     ),
     Table(
@@ -93,8 +93,8 @@ TABLES = (
             *derived_columns("relative_to_one_step", "x", "vs one decode step"),
         ),
         description=(
-            "The time of verifying γ + 1 tokens in one target pass, relative to one decode step, with the "
-            "range the two passes' 95 % intervals give."
+            "The time of verifying γ + 1 tokens in one target pass, relative to one decode step, paired "
+            "round by round: the median of the per-round ratios, with its 95 % interval."
         ),
     ),
     Table(
@@ -122,8 +122,8 @@ TABLES = (
             "Greedy speculative decoding actually run, per draft and γ: its output checked token for token "
             "against plain greedy decoding, tokens per round and wall time against plain greedy, with the "
             "formula's prediction beside it. Plain greedy and every run are points of one interleaved sweep; "
-            "the measured speedup is the ratio of their medians, with the range their 95 % intervals give "
-            "(plain greedy's low over the run's high, its high over the run's low). The tokens come from "
+            "the measured speedup is plain greedy's time over the run's, paired round by round: the median "
+            "of the per-round ratios, with its 95 % interval. The tokens come from "
             "each run's first call."
         ),
     ),

@@ -22,7 +22,8 @@ Measures, on the run's model:
   (``measure/lab/sampling.py``: a median with its 95 % interval and sample count): bits
   per weight, weight bytes read per step, step time, speed against fp32, and the floor
   (weight bytes over the run's one bandwidth, ``ctx.calibration``) with the fraction of
-  it reached (floor / step); each ratio with the range its intervals give. Each kernel
+  it reached (floor / step); the speed-up paired round by
+  round, the fraction with the range its intervals give. Each kernel
   is checked against its dequantized weight first; a variant this machine cannot run is
   a row that says why.
 

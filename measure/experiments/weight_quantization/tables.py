@@ -20,7 +20,8 @@ RATIO_PAIRS = (
 # hold anywhere (EXACT, NUMERIC_ANYWHERE). Whether a low-bit kernel runs, and the last bits
 # of what it computes, belong to the machine, its PyTorch build and vector instructions
 # (EXACT_ON_MACHINE, NUMERIC_ON_MACHINE); its speed is a timing, a median with its 95 %
-# interval beside it, and a ratio of timings the range their intervals give.
+# interval beside it, and a ratio of
+# two timings of the sweep the median of their ratios round by round, with its interval.
 
 SPEEDUP = ("speedup_vs_fp32", "speedup_vs_fp32_low", "speedup_vs_fp32_high")
 FRACTION = ("fraction_of_floor", "fraction_of_floor_low", "fraction_of_floor_high")
@@ -151,7 +152,8 @@ TABLES = (
             "kernels this PyTorch ships, against the fp32 and bf16 steps, every variant interleaved in one "
             "sweep: bits per weight, weight bytes read per step, step time (the median with its 95 % "
             "interval), speed against fp32, and the floor (the weight bytes over the run's one bandwidth, the "
-            "calibration's) with the fraction of it reached; each ratio with the range the intervals give. "
+            "calibration's) with the fraction of it reached; the speed-up paired round by round with its "
+            "interval, the fraction with the range the intervals give. "
             "Each kernel is checked against its dequantized weights first; a variant this machine cannot run "
             "is a row that says why."
         ),
