@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from sitekit.figures import figure
+from sitekit.figures import figure, log_if_wide
 from sitekit.formatting import format_value, number
 from sitekit.i18n import _
 
@@ -65,14 +65,27 @@ def sweep(data):
         )
     ax.legend()
     plain = FuncFormatter(lambda v, pos: number(v, digits=0, fixed=True) if v >= 10 else number(v, digits=6))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    # a sweep that finds its knee early spans less than a decade: linear reads better there
+    latencies = [*df.step_ms, *compiled.compiled_step_ms]
+    throughputs = [*df.throughput_tok_s, *compiled.compiled_throughput_tok_s]
+    for axis, set_scale, values, log_label, label in (
+        (
+            ax.xaxis,
+            ax.set_xscale,
+            latencies,
+            _("latency: one decode step (ms, log scale)"),
+            _("latency: one decode step (ms)"),
+        ),
+        (ax.yaxis, ax.set_yscale, throughputs, _("throughput (tokens/s, log scale)"), _("throughput (tokens/s)")),
+    ):
+        if log_if_wide(values):
+            set_scale("log")
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_minor_formatter(FuncFormatter(lambda v, pos: ""))
+            axis.set_label_text(log_label)
+        else:
+            axis.set_label_text(label)
         axis.set_major_formatter(plain)
-        axis.set_minor_formatter(FuncFormatter(lambda v, pos: ""))
-    ax.set_xlabel(_("latency: one decode step (ms, log scale)"))
-    ax.set_ylabel(_("throughput (tokens/s, log scale)"))
     return fig
 
 

@@ -47,12 +47,14 @@ class Config:
             # Each fake-quantized draft step costs a full target step on a CPU: two drafts
             # and two gammas. The generations stay 48 tokens long, since the acceptance
             # counts they give (exact columns, and claims) need that many positions: six
-            # rounds of five generations of 48 tokens, about 100 s on two quiet cores.
+            # rounds of five generations of 48 tokens, about 100 s on two quiet cores. The
+            # single passes get 12 s, about twenty rounds: at seven, one draft's c had an
+            # interval as wide as its samples' extremes and straddled 1/2 in one run of two.
             return cls(
                 drafts=("int8_row", DYNAMIC_INT8),
                 run_gammas=(2, 4),
                 new_tokens=48,
-                step_budget_s=4.0,
+                step_budget_s=12.0,
                 run_budget_s=20.0,
                 sampled_tokens=96,
             )
