@@ -29,13 +29,10 @@ def test_smoke_run_invariants(smoke_data):
         for name in ("greedy_ms", "speculative_ms"):  # medians of the run sweep, with their intervals
             low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
             assert float(r[low]) <= float(r[name]) <= float(r[high]) and int(r[name.replace("_ms", "_samples")]) >= 6
-        assert float(r["measured_speedup"]) == pytest.approx(float(r["greedy_ms"]) / float(r["speculative_ms"]))
-        assert float(r["measured_speedup_low"]) == pytest.approx(
-            float(r["greedy_low_ms"]) / float(r["speculative_high_ms"])
-        )
-        assert float(r["measured_speedup_high"]) == pytest.approx(
-            float(r["greedy_high_ms"]) / float(r["speculative_low_ms"])
-        )
+        # greedy over the run, paired round by round in the run sweep (medians.ratio): the
+        # runs' own samples are not published, so the pairing itself is tested in test_sampling
+        low, speedup, high = (float(r[f"measured_speedup{s}"]) for s in ("_low", "", "_high"))
+        assert low <= speedup <= high
     for r in table_rows(d, "verify_cost"):
         assert (
             float(r["relative_to_one_step_low"])
