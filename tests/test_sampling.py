@@ -342,6 +342,7 @@ def test_a_ratio_pairs_only_where_six_rounds_are_common_to_both():
 
     with minimal_rounds():  # one sample each: no interval, so no pairing either
         one, other = Estimate.of([0.02], 0.03, sweep=4), Estimate.of([0.01], 0.03, sweep=4)
+    assert one.sweep == other.sweep == 4  # a partial estimate still knows its sweep
     assert ratio(one, other) == (2.0, 2.0, 2.0)  # from the ranges of single samples
     five = Estimate.of([0.01, 0.02, 0.03, 0.04, 0.05, 0.06], 0.03, sweep=4)
     with minimal_rounds():
