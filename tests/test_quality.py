@@ -126,3 +126,20 @@ def test_speculative_acceptance_counts_are_the_quality_agreement(smoke_data):
             assert (d["agreed"], d["positions"]) == (q["agreement_agreed"], q["agreement_positions"]), d["draft"]
             checked += 1
     assert checked
+
+
+def test_the_battery_reads_its_prompts_once_and_answers_as_alone():
+    """Every penalty continues its own copy of one prefill: each answers as a call with
+    that penalty alone does, and each prompt of the left-padded batch as it would alone
+    (greedy decoding with the cache, one prompt at a time)."""
+    from measure.lab.evaluation import greedy_answers
+    from measure.lab.generation import greedy_cached
+    from measure.lab.models import load_model
+
+    m = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
+    g = torch.Generator().manual_seed(3)
+    prompts = [torch.randint(1, 512, (n,), generator=g) for n in (3, 9, 6)]
+    both = greedy_answers(m, prompts, max_new_tokens=10, repetition_penalties=(1.0, 2.0))
+    assert both == [greedy_answers(m, prompts, max_new_tokens=10, repetition_penalties=(p,))[0] for p in (1.0, 2.0)]
+    assert both[0] == [greedy_cached(m, p.unsqueeze(0), 10)[0].tolist() for p in prompts]
+    assert all(len(answer) == 10 for answer in both[1])

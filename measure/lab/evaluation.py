@@ -6,7 +6,7 @@ The stable API::
 
     perplexity(model, ids, context=..., stride=...) -> Perplexity
     token_scores(model, ids, context=..., stride=..., reference_logp=None, keep=False) -> TokenScores
-    greedy_answers(model, prompts, max_new_tokens=..., repetition_penalty=..., eos_token_id=...)
+    greedy_answers(model, prompts, max_new_tokens=..., repetition_penalties=(...), eos_token_id=...)
     reference_continuation(model, prompt_ids, new_tokens) -> Tensor (1, new_tokens)
     argmax_given_prefix(model, prompt_ids, continuation) -> Tensor (1, new_tokens)
     agreement(ref_model, quant_model, prompt_ids, new_tokens=144, reference=None) -> Agreement
@@ -22,6 +22,7 @@ tables hold the same counts by construction.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -152,16 +153,20 @@ def greedy_answers(
     prompts: list[torch.Tensor],
     *,
     max_new_tokens: int,
-    repetition_penalty: float = 1.0,
+    repetition_penalties: tuple[float, ...] = (1.0,),
     eos_token_id: int | None = None,
     pad_token_id: int = 0,
-) -> list[list[int]]:
-    """Greedy continuation of several prompts at once, written out by hand.
+) -> list[list[list[int]]]:
+    """Greedy continuation of several prompts at once, written out by hand, once per
+    repetition penalty: ``answers[k][i]`` is prompt ``i``'s answer under
+    ``repetition_penalties[k]``.
 
     The prompts (1-D id tensors) are left-padded into one batch; the attention mask hides
     the padding and position ids count real tokens only, so each row sees what it would
     alone. A row stops at ``eos_token_id`` (not included in its answer); the loop stops
     when every row has stopped or after ``max_new_tokens``. Padding is never penalised.
+    The prompts are read once: every penalty continues its own copy of the one prefill's
+    cache, so each answers exactly as a call with that penalty alone would.
     """
     device = prompts[0].device
     width = max(p.numel() for p in prompts)
@@ -170,15 +175,36 @@ def greedy_answers(
     for i, p in enumerate(prompts):
         ids[i, width - p.numel() :] = p
         mask[i, width - p.numel() :] = 1
-    vocab = model.config.vocab_size
-    seen = torch.zeros(len(prompts), vocab, dtype=torch.bool, device=device)
+    seen = torch.zeros(len(prompts), model.config.vocab_size, dtype=torch.bool, device=device)
     seen.scatter_(1, ids, mask.bool())
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-    cache = out.past_key_values
-    answers: list[list[int]] = [[] for _ in prompts]
-    done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
     logits = out.logits[:, -1, :].float()
+    last = len(repetition_penalties) - 1
+    return [
+        _greedy_from(
+            model,
+            out.past_key_values if k == last else copy.deepcopy(out.past_key_values),
+            logits,
+            seen.clone(),
+            mask,
+            positions,
+            max_new_tokens=max_new_tokens,
+            repetition_penalty=penalty,
+            eos_token_id=eos_token_id,
+        )
+        for k, penalty in enumerate(repetition_penalties)
+    ]
+
+
+def _greedy_from(
+    model, cache, logits, seen, mask, positions, *, max_new_tokens, repetition_penalty, eos_token_id
+) -> list[list[int]]:
+    """``greedy_answers``' decoding after the prefill: ``cache`` and ``seen`` are its own
+    (written to), ``logits`` the prefill's last position's."""
+    rows = torch.arange(logits.shape[0], device=logits.device)
+    answers: list[list[int]] = [[] for _ in range(logits.shape[0])]
+    done = torch.zeros(logits.shape[0], dtype=torch.bool, device=logits.device)
     for step in range(max_new_tokens):
         token = apply_repetition_penalty(logits, seen, repetition_penalty).argmax(dim=-1)
         for i, t in enumerate(token.tolist()):
@@ -187,7 +213,7 @@ def greedy_answers(
                     done[i] = True
                 else:
                     answers[i].append(t)
-        seen[torch.arange(len(prompts)), token] = True
+        seen[rows, token] = True
         if bool(done.all()) or step == max_new_tokens - 1:
             break
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)

@@ -129,15 +129,15 @@ def run(cfg: Config, ctx: Context) -> Result:
                 divergence_rows.append({"variant": variant, "label": label, **divergence.row(ref_scores, scores)})
             ppl = scores.perplexity
             row = {"variant": variant, "label": label, "bits_per_weight": bits, "perplexity": ppl.value}
-            for p in penalties:
-                answers = greedy_answers(
-                    model,
-                    prompts,
-                    max_new_tokens=cfg.max_new_tokens,
-                    repetition_penalty=p,
-                    eos_token_id=tok.eos_token_id,
-                    pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else 0,
-                )
+            by_penalty = greedy_answers(
+                model,
+                prompts,
+                max_new_tokens=cfg.max_new_tokens,
+                repetition_penalties=tuple(penalties),
+                eos_token_id=tok.eos_token_id,
+                pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else 0,
+            )
+            for p, answers in zip(penalties, by_penalty, strict=True):
                 correct = 0
                 for question, ids in zip(questions, answers, strict=True):
                     text = tok.decode(ids, skip_special_tokens=True).strip()
