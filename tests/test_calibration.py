@@ -177,3 +177,12 @@ def test_a_smoke_run_calibrates_and_an_unchanged_rerun_does_not(smoke_data, tmp_
     assert [o.status for o in outcomes] == ["up to date"]
     assert (copy / "calibration" / "meta.json").read_bytes() == before
     assert json.loads(before)["experiment"] == "calibration"
+
+
+def test_a_floor_is_the_time_its_bytes_take_at_the_runs_bandwidth():
+    """Moving the probe's own bytes takes what its copies took: the median copy, and the
+    fastest and slowest of the interval (six samples: the interval is their extremes)."""
+    cal = _cal("r", copy_s=0.01)
+    floor, low, high = cal.floor_s(cal.moved_bytes)
+    assert floor == pytest.approx(0.01) and low == pytest.approx(0.0099) and high == pytest.approx(0.0102)
+    assert cal.floor_s(3 * cal.moved_bytes) == pytest.approx((0.03, 0.0297, 0.0306))

@@ -367,3 +367,13 @@ def test_the_points_of_one_sweep_pair_and_those_of_two_sweeps_do_not():
     value, low, high = ratio(a, b)
     assert value == pytest.approx(2.0, rel=0.005)
     assert 1.99 < low < 2.0 < high < 2.01  # the cautious range runs from 2/3 to 6
+
+
+def test_the_fraction_of_a_floor_takes_the_cautious_range():
+    from measure.lab.medians import fraction_cells
+
+    step = Estimate.of([1.8, 1.9, 2.0, 2.0, 2.1, 2.5], 0.03)  # median 2.0, interval [1.8, 2.5] (six samples)
+    cells = fraction_cells("fraction_of_floor", (1.0, 0.9, 1.2), step)
+    assert cells == pytest.approx(
+        {"fraction_of_floor": 0.5, "fraction_of_floor_low": 0.36, "fraction_of_floor_high": 1.2 / 1.8}
+    )

@@ -127,6 +127,16 @@ class Calibration:
     def bandwidth_high_bytes_per_s(self) -> float:
         return self.moved_bytes / self.copy.low_s
 
+    def floor_s(self, moved_bytes: float) -> tuple[float, float, float]:
+        """The time to move ``moved_bytes`` at this run's bandwidth, in seconds, and its
+        95 % range (at the high and at the low end of the bandwidth's interval): every
+        floor on every page is this."""
+        return (
+            moved_bytes / self.bandwidth_bytes_per_s,
+            moved_bytes / self.bandwidth_high_bytes_per_s,
+            moved_bytes / self.bandwidth_low_bytes_per_s,
+        )
+
     @property
     def met(self) -> bool:
         return self.copy.met and self.step.met

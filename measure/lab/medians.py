@@ -93,7 +93,7 @@ class Estimate:
     def of(cls, samples_s, target: float, sweep: int | None = None) -> Estimate:
         samples = tuple(float(s) for s in samples_s)
         if len(samples) < MIN_ROUNDS:
-            if samples and _MINIMAL.get():
+            if samples and is_minimal():
                 return cls(samples, statistics.median(samples), min(samples), max(samples), target, False, sweep)
             raise ValueError(f"{len(samples)} samples give no 95 % interval of the median; {MIN_ROUNDS} are needed")
         median = statistics.median(samples)
@@ -148,6 +148,16 @@ def ratio(num: Estimate, den: Estimate) -> tuple[float, float, float]:
         paired = [a / b for a, b in zip(num.samples_s, den.samples_s, strict=False)]  # to the shorter
         return (statistics.median(paired), *median_interval(paired))
     return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
+
+
+def fraction_cells(name: str, floor: tuple[float, float, float], step: Estimate) -> dict[str, float]:
+    """A table's cells for ``floor / step``: a time floor (seconds, with the 95 % range its
+    bandwidth gives, ``Calibration.floor_s``) over a timed step, the fraction of its floor
+    the step reached. The range is the cautious one: the low floor over the slow end of
+    the step's interval, the high floor over its fast end."""
+    value, low, high = floor
+    low_name, high_name, _ = interval_names(name)
+    return {name: value / step.median_s, low_name: low / step.high_s, high_name: high / step.low_s}
 
 
 def ratio_cells(name: str, num: Estimate, den: Estimate) -> dict[str, float]:

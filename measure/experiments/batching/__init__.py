@@ -138,10 +138,9 @@ def run(cfg: Config, ctx: Context) -> Result:
     sweep_table, v1 = sweep_rows(swept, cfg.cache_tokens, results)
     weights = weight_bytes(ctx.model.model)
     per_request = cfg.cache_tokens * bytes_per_token
-    bandwidths = (cal.bandwidth_bytes_per_s, cal.bandwidth_high_bytes_per_s, cal.bandwidth_low_bytes_per_s)
 
     def floor_s(b: int) -> tuple[float, float, float]:
-        return tuple((weights + b * per_request) / bw for bw in bandwidths)
+        return cal.floor_s(weights + b * per_request)
 
     v0 |= floor_columns(sweep_table, steps, floor_s=floor_s)
     v0 |= {"bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9, "weight_bytes": weights}

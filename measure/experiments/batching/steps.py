@@ -14,7 +14,7 @@ from measure.experiments.batching.sweep import available_bytes, extend_sweep, sw
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
-from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.medians import Estimate, fraction_cells, ratio_cells
 from measure.lab.sampling import Sweep, budget, interleaved
 
 
@@ -139,12 +139,6 @@ def estimated_bytes(config, batch: int, cache_tokens: int, bytes_per_token: int)
     return batch * (cache + activations)
 
 
-def _fraction(name: str, floor: tuple[float, float, float], est: Estimate) -> dict:
-    """floor / step, and the interval the floor's and the step's intervals give."""
-    f, low, high = floor
-    return {name: f / est.median_s, f"{name}_low": low / est.high_s, f"{name}_high": high / est.low_s}
-
-
 def floor_columns(rows: list[dict], results: dict, *, floor_s) -> dict:
     """Adds the floor and the compiled step to the sweep's rows; their values.
     ``floor_s(b)`` is the floor at batch ``b`` in seconds, with its low and high bound
@@ -157,14 +151,14 @@ def floor_columns(rows: list[dict], results: dict, *, floor_s) -> dict:
             continue
         floor = floor_s(row["batch"])
         c = r.compiled
-        row |= {"floor_ms": floor[0] * 1e3, **_fraction("fraction_of_floor", floor, r.eager)}
+        row |= {"floor_ms": floor[0] * 1e3, **fraction_cells("fraction_of_floor", floor, r.eager)}
         if c is None:
             row |= dict.fromkeys(COMPILED_COLUMNS)
         else:
             row |= {
                 **c.columns("compiled_step_ms"),
                 "compiled_throughput_tok_s": row["batch"] / c.median_s,
-                **_fraction("compiled_fraction_of_floor", floor, c),
+                **fraction_cells("compiled_fraction_of_floor", floor, c),
                 **ratio_cells("compiled_speedup", r.eager, c),
             }
         measured.append(row)

@@ -21,7 +21,7 @@ from measure.lab.bandwidth import weight_bytes
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.medians import ratio_cells
+from measure.lab.medians import fraction_cells, ratio_cells
 from measure.lab.sampling import interleaved
 
 _NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -101,8 +101,7 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
     """One setting's row; its timings empty where it was not measured (no compiler)."""
     compiled, dtype, threads = key
     w = weight_bytes(models[dtype])
-    bandwidths = (cal.bandwidth_bytes_per_s, cal.bandwidth_high_bytes_per_s, cal.bandwidth_low_bytes_per_s)
-    floor, low, high = (w / bw for bw in bandwidths)
+    floor = cal.floor_s(w)
     row = {
         "compiled": compiled,
         "dtype": _NAMES.get(dtypes[dtype], str(dtypes[dtype]).removeprefix("torch.")),
@@ -112,7 +111,7 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
         "step_high_ms": None,
         "step_samples": None,
         "weight_bytes": w,
-        "floor_ms": floor * 1e3,
+        "floor_ms": floor[0] * 1e3,
         "fraction_of_floor": None,
         "fraction_of_floor_low": None,
         "fraction_of_floor_high": None,
@@ -122,7 +121,6 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
     }
     if est is not None:
         row |= est.columns("step_ms")
-        row |= {"fraction_of_floor": floor / est.median_s}
-        row |= {"fraction_of_floor_low": low / est.high_s, "fraction_of_floor_high": high / est.low_s}
+        row |= fraction_cells("fraction_of_floor", floor, est)
         row |= ratio_cells("speedup", base, est)
     return row

@@ -12,7 +12,7 @@ from measure.experiments.prefill_decode.tables import FLAT_UP_TO
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
-from measure.lab.medians import Estimate, ratio, ratio_cells
+from measure.lab.medians import Estimate, fraction_cells, ratio, ratio_cells
 from measure.lab.sampling import interleaved
 from measure.lab.timing import timed
 
@@ -81,8 +81,7 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
     model = ctx.model.model
     shape = ctx.model.shape()
     cal = ctx.calibration
-    floor = weight_bytes / cal.bandwidth_bytes_per_s
-    floor_low, floor_high = weight_bytes / cal.bandwidth_high_bytes_per_s, weight_bytes / cal.bandwidth_low_bytes_per_s
+    floor, floor_low, floor_high = cal.floor_s(weight_bytes)
     token = ctx.prompt_ids(1)
     caches = {c: random_cache(model, batch=1, tokens=c) for c in cfg.cache_lengths}
     cache_bytes = {c: cache_storage_bytes(caches[c]) for c in caches}  # before a step grows them
@@ -115,12 +114,12 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
                 "tokens_per_s": 1.0 / est.median_s,
                 "cache_bytes": kv,
                 "floor_ms": floor * 1e3,
-                **_fraction("fraction_of_floor", floor, floor_low, floor_high, est),
-                "floor_with_cache_ms": (weight_bytes + kv) / cal.bandwidth_bytes_per_s * 1e3,
+                **fraction_cells("fraction_of_floor", (floor, floor_low, floor_high), est),
+                "floor_with_cache_ms": cal.floor_s(weight_bytes + kv)[0] * 1e3,
                 "attention_macs": decode_attention_macs(shape, c),
                 "attention_share": decode_attention_macs(shape, c) / weight_macs,
                 "flops_per_byte": decode_flops(weight_macs, shape, c) / (weight_bytes + kv),
-                **_compiled_cells(comp, est, floor, floor_low, floor_high),
+                **_compiled_cells(comp, est, (floor, floor_low, floor_high)),
             }
         )
     compiling = sum(max(0.0, first[c] - sweep.points[("compiled", c)].median_s) for c in first)
@@ -137,12 +136,7 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
     return rows, values, {"decode_sweep": sweep.describe()}
 
 
-def _fraction(name: str, floor: float, low: float, high: float, est: Estimate) -> dict:
-    """floor / step, and the interval the floor's and the step's intervals give."""
-    return {name: floor / est.median_s, f"{name}_low": low / est.high_s, f"{name}_high": high / est.low_s}
-
-
-def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: float, low: float, high: float) -> dict:
+def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: tuple[float, float, float]) -> dict:
     names = ("compiled_ms", "compiled_low_ms", "compiled_high_ms", "compiled_samples")
     fraction = ("compiled_fraction_of_floor", "compiled_fraction_of_floor_low", "compiled_fraction_of_floor_high")
     speedup = ("compiled_speedup", "compiled_speedup_low", "compiled_speedup_high")
@@ -150,7 +144,7 @@ def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: float, low: f
         return dict.fromkeys((*names, *fraction, *speedup))
     return {
         **comp.columns("compiled_ms"),
-        **_fraction("compiled_fraction_of_floor", floor, low, high, comp),
+        **fraction_cells("compiled_fraction_of_floor", floor, comp),
         **ratio_cells("compiled_speedup", eager, comp),
     }
 

@@ -49,7 +49,7 @@ from measure.experiments.weight_quantization.outliers import outlier_matrix
 from measure.experiments.weight_quantization.tables import FRACTION, RATIO_PAIRS, SPEEDUP, TABLES, VALUES
 from measure.lab import quantizers as q
 from measure.lab.context import Context
-from measure.lab.medians import ratio_cells
+from measure.lab.medians import fraction_cells, ratio_cells
 from measure.lab.sampling import interleaved
 from sitedata.schema import Result
 
@@ -203,16 +203,15 @@ def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
     columns = next(t for t in TABLES if t.name == "decode_kernels").column_names
     rows = [dict.fromkeys(columns) | r for r in rows]
     cal = ctx.calibration
-    bandwidths = (cal.bandwidth_bytes_per_s, cal.bandwidth_high_bytes_per_s, cal.bandwidth_low_bytes_per_s)
     reference = points.get(REFERENCE)
     for r in rows:
         est = points.get(r["variant"])
         if est is None:
             continue
-        floor, low, high = (r["weight_bytes"] / bw for bw in bandwidths)
+        floor = cal.floor_s(r["weight_bytes"])
         r |= est.columns("step_ms")
-        r["floor_ms"] = floor * 1e3
-        r |= dict(zip(FRACTION, (floor / est.median_s, low / est.high_s, high / est.low_s), strict=True))
+        r["floor_ms"] = floor[0] * 1e3
+        r |= fraction_cells(FRACTION[0], floor, est)
         if reference is not None:
             r |= ratio_cells(SPEEDUP[0], reference, est)
     timed = [r for r in rows if r["step_ms"] is not None]
@@ -223,9 +222,9 @@ def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
     fp32 = next((r for r in rows if r["variant"] == REFERENCE), None)
     values = {
         "kernel_cache_tokens": cfg.kernel_cache_tokens,
-        "kernel_bandwidth_gb_s": bandwidths[0] / 1e9,
-        "kernel_bandwidth_low_gb_s": bandwidths[2] / 1e9,
-        "kernel_bandwidth_high_gb_s": bandwidths[1] / 1e9,
+        "kernel_bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
+        "kernel_bandwidth_low_gb_s": cal.bandwidth_low_bytes_per_s / 1e9,
+        "kernel_bandwidth_high_gb_s": cal.bandwidth_high_bytes_per_s / 1e9,
         "kernel_fp32_step_ms": fp32["step_ms"] if fp32 else None,
         "kernel_fastest": _described(fastest),
         **_triple("kernel_fastest_speedup", fastest, SPEEDUP),
