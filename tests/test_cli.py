@@ -143,16 +143,16 @@ def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tiny_m
 
 @pytest.mark.smoke
 def test_a_second_run_with_nothing_changed_skips_and_says_so(tmp_path):
-    args = ("run", "--model", "arch:tiny", "--profile", "smoke", "--only", "cache_size", "--out", str(tmp_path))
+    args = ("run", "--model", "arch:tiny", "--profile", "smoke", "--only", "chapter", "--out", str(tmp_path))
     first = run_cli(*args)
     assert first.returncode == 0, first.stderr[-2000:]
-    before = (tmp_path / "cache_size" / "meta.json").read_bytes()
+    before = (tmp_path / "chapter" / "meta.json").read_bytes()
     second = run_cli(*args)
     assert second.returncode == 0
-    assert "cache_size: up to date" in second.stderr and "loading model" not in second.stderr
-    assert (tmp_path / "cache_size" / "meta.json").read_bytes() == before
+    assert "chapter: up to date" in second.stderr and "loading model" not in second.stderr
+    assert (tmp_path / "chapter" / "meta.json").read_bytes() == before
     forced = run_cli(*args, "--force")
-    assert "loading model" in forced.stderr and (tmp_path / "cache_size" / "meta.json").read_bytes() != before
+    assert "loading model" in forced.stderr and (tmp_path / "chapter" / "meta.json").read_bytes() != before
 
 
 @pytest.mark.smoke
@@ -199,7 +199,7 @@ def _tree(root):
     return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
 
 
-SMOKE = ("--model", "arch:tiny", "--profile", "smoke", "--only", "cache_size")
+SMOKE = ("--model", "arch:tiny", "--profile", "smoke", "--only", "chapter")
 
 
 @pytest.mark.slow
@@ -233,22 +233,22 @@ def test_a_stop_or_an_error_after_the_swap_says_the_data_was_written(tmp_path):
     """A Ctrl-C (a real SIGINT) after the new folder is in place, in the runner or in
     the command line, and an I/O error after the swap: each message says it is written."""
     out = tmp_path / "out"
-    meta = out / "cache_size" / "meta.json"
+    meta = out / "chapter" / "meta.json"
     seen = set()
     for fault in ("returned:sigint", "finished:sigint"):
         proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT=fault)
         assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-        assert _last(proc) == "interrupted; cache_size was written"
+        assert _last(proc) == "interrupted; chapter was written"
         seen.add(meta.read_bytes())
     proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT="swapped:oserror")
     line = _one_error(proc)
     assert line == (
-        f"error: the write of cache_size into {out} failed after its new data was in place "
-        "([Errno 5] Input/output error (injected at swapped)); cache_size was written"
+        f"error: the write of chapter into {out} failed after its new data was in place "
+        "([Errno 5] Input/output error (injected at swapped)); chapter was written"
     )
     seen.add(meta.read_bytes())
     assert len(seen) == 3  # each run's data in place
-    assert sorted(p.name for p in out.iterdir()) == [".sitedata", "cache_size", "calibration"]
+    assert sorted(p.name for p in out.iterdir()) == [".sitedata", "calibration", "chapter"]
 
 
 def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):
@@ -281,12 +281,12 @@ def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(
     from tests.conftest import write_data
 
     out = tmp_path / "out"
-    write_data(out, "cache_size", {"t": [{"n": 1}]})
-    (out / "cache_size" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    write_data(out, "chapter", {"t": [{"n": 1}]})
+    (out / "chapter" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
     check = run_cli(
         "check",
         "--only",
-        "cache_size",
+        "chapter",
         "--committed",
         str(out),
         "--regenerated",
@@ -301,4 +301,4 @@ def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     from sitedata import read_experiment
 
-    assert read_experiment(out, "cache_size").meta["model"]["spec"] == "arch:tiny"
+    assert read_experiment(out, "chapter").meta["model"]["spec"] == "arch:tiny"

@@ -1,6 +1,7 @@
 """The prepared GPU command (gpu/run_systems.sh) runs the systems experiments with nothing
 but torch, transformers, numpy, tqdm and the standard library: tried here on the CPU with
-the tiny model, and the imports of every module it reaches checked."""
+a tiny model and the GPU image's transformers (gpu/rehearse.sh), what it writes merged,
+and the imports of every module it reaches checked."""
 
 import ast
 import json
@@ -72,27 +73,15 @@ def test_reached_modules_import_only_the_allowed_libraries():
     assert not outside, outside
 
 
-@pytest.mark.smoke
 @pytest.mark.skipif(not os.access(SCRIPT, os.X_OK), reason="the script must be executable")
-def test_the_command_runs_on_cpu(tmp_path):
-    env = {
-        **os.environ,
-        "PYTHON": sys.executable,
-        "DEVICE": "cpu",
-        "PROFILE": "smoke",
-        "MODEL": "arch:tiny",
-    }
-    out = tmp_path / "gpu_out"
-    proc = subprocess.run([str(SCRIPT), str(out)], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"make merge FROM={out}" in proc.stdout
-    for name in _experiments():
-        meta = json.loads((out / name / "meta.json").read_text())
-        assert meta["model"]["name"] == "arch:tiny" and meta["profile"] == "smoke"
-    usage = subprocess.run([str(SCRIPT)], capture_output=True, text=True, env=env)
+def test_the_command_without_its_folder_says_how_to_call_it():
+    usage = subprocess.run([str(SCRIPT)], capture_output=True, text=True)
     assert usage.returncode == 2 and "usage: gpu/run_systems.sh OUTPUT_FOLDER" in usage.stderr
 
-    # The second command: merged into (a copy of) site_data, verified and whole.
+
+def _merges_whole(out, tmp_path):
+    """What the command wrote in ``out`` merges into a copy of site_data, verified and
+    whole; data from other code, or damaged on the way, is refused whole."""
     site = tmp_path / "site_data"
     shutil.copytree(REPO / "site_data", site, ignore=shutil.ignore_patterns(".*"))
     untouched = (site / "quality" / "meta.json").read_bytes()
@@ -143,22 +132,25 @@ REHEARSAL = REPO / "gpu" / "rehearse.sh"
 
 
 @pytest.mark.smoke
-def test_the_rehearsal_runs_the_command_with_the_devices_transformers(tmp_path):
+def test_the_rehearsal_runs_the_command_with_the_devices_transformers_and_its_data_merges(tmp_path):
     """gpu/rehearse.sh: the GPU command on this CPU with the GPU image's transformers, so
     that an API difference shows here and not in GPU time. The Qwen2 architecture at a
     tiny size: the same modeling code as Qwen2.5-0.5B, compiled in seconds, not minutes."""
     env = {**os.environ, "PYTHON": sys.executable, "MODEL": "arch:qwen2-tiny"}
-    proc = subprocess.run([str(REHEARSAL), str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    out = tmp_path / "gpu_out"
+    proc = subprocess.run([str(REHEARSAL), str(out)], capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0 and "No matching distribution" in proc.stderr:
         pytest.skip("the package registry cannot be reached to install the device's transformers")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "transformers 5.17.0" in proc.stdout
     for name in _experiments():
-        meta = read_experiment(tmp_path, name).meta
+        meta = read_experiment(out, name).meta
         assert meta["libraries"]["transformers"] == "5.17.0"
-        assert meta["model"]["name"] == "arch:qwen2-tiny"
+        assert meta["model"]["name"] == "arch:qwen2-tiny" and meta["profile"] == "smoke"
     # The compiled step ran with the device's transformers, and the estimate came first.
     for name in ("prefill_decode", "batching"):
-        values = read_experiment(tmp_path, name).meta["values"]
+        values = read_experiment(out, name).meta["values"]
         assert values["compiled_available"]["value"] is True, values["compiled_method"]
     assert proc.stderr.index("estimate:") < proc.stderr.index("(1/4)")
+    assert f"make merge FROM={out}" in proc.stdout
+    _merges_whole(out, tmp_path)
