@@ -7,7 +7,7 @@ catalogs' update asks for every one of them, shown on a page or not."""
 from __future__ import annotations
 
 import pytest
-from babel.messages.pofile import read_po
+from babel.messages.pofile import read_po, write_po
 from sitekit import i18n
 from sitekit.pagedata import SiteData
 
@@ -75,3 +75,22 @@ def test_a_text_is_translated_only_where_meta_json_says_words():
         assert i18n.data_text(3, {"words": True}) == 3
     finally:
         i18n.set_language(i18n.DEFAULT)
+
+
+def test_a_translated_data_word_outlives_a_run_that_does_not_write_it(tmp_path, monkeypatch):
+    """A label written only by some runs (the closest variant's) keeps its translation
+    through a run without it; a data word nobody translated is not kept."""
+    monkeypatch.setattr(i18n, "LOCALES", tmp_path)
+    monkeypatch.setattr(i18n, "asked", {})
+    monkeypatch.setattr(i18n, "written_in_code", dict)
+    i18n.update_catalogs(["gl"], words={"cached", "int4, group 64", "never translated"})
+    with (tmp_path / "gl.po").open("rb") as f:
+        catalog = read_po(f, locale="gl")
+    catalog.get("cached").string = "con caché"
+    catalog.get("int4, group 64").string = "int4, grupos de 64"
+    with (tmp_path / "gl.po").open("wb") as f:
+        write_po(f, catalog)
+    i18n.update_catalogs(["gl"], words={"cached"})
+    with (tmp_path / "gl.po").open("rb") as f:
+        kept = {m.id: m.string for m in read_po(f, locale="gl") if m.id and m.id not in wording.TEMPLATES}
+    assert kept == {"cached": "con caché", "int4, group 64": "int4, grupos de 64"}

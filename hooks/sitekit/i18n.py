@@ -221,12 +221,27 @@ def written_in_code() -> dict[str, set[str]]:
     return found
 
 
+def _translated_data_words(languages: list[str]) -> set[str]:
+    """The data words the catalogs already translate. A run writes some words only now
+    and then (the label of its fastest or closest variant, which noise may change between
+    two runs): once translated, a word stays for the run that writes it again."""
+    kept: set[str] = set()
+    for lang in languages:
+        path = catalog_path(lang)
+        if path.exists():
+            with path.open("rb") as f:
+                catalog = read_po(f, locale=lang)
+            kept |= {m.id for m in catalog if m.id and m.string and not m.context and ("data", None) in m.locations}
+    return kept
+
+
 def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str, int]:
     """Rewrite every catalog's message list to what this build asked for and to every
-    ``words`` of site_data (shown on a page or not yet), keeping the translations it
-    already has. Returns the count of untranslated messages per language."""
+    ``words`` of site_data (shown on a page or not yet) or data word already translated,
+    keeping the translations it already has. Returns the count of untranslated messages
+    per language."""
     everything = {k: v for k, v in asked.items() if not (k[0] or "").startswith(f"{COUNT}: ")}
-    for word in words:
+    for word in (*words, *_translated_data_words(languages)):
         everything.setdefault((None, word), set()).add("data")
     for message, places in written_in_code().items():
         everything.setdefault((None, message), set()).update(places)
