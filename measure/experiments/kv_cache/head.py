@@ -1,7 +1,10 @@
 """§1's lone attention head: one generation step at context n, recomputing and cached,
 with plain tensor operations (no fused kernel) so that the score matrix really exists
 and its bytes can be counted. Every point, both ways at every context, is sampled in one
-interleaved sweep (``sampling.interleaved``)."""
+interleaved sweep (``sampling.interleaved``); a point quicker than ``BLOCK_S`` is sampled
+as a block of calls that fills it, each sample the block's mean (as timeit and pyperf
+loop a quick statement): a lone call of a few microseconds is mostly the timer's and the
+interpreter's noise."""
 
 from __future__ import annotations
 
@@ -11,8 +14,11 @@ from functools import partial
 import torch
 
 from measure.lab.context import Context
-from measure.lab.medians import ratio_cells
+from measure.lab.medians import Estimate, ratio_cells
 from measure.lab.sampling import interleaved
+from measure.lab.timing import timed
+
+BLOCK_S = 0.005  # the shortest sample: a quicker point is timed this long, as a block of calls
 
 
 def _recompute(q, k, v, mask, d: int, built: dict, n: int):
@@ -37,11 +43,14 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         mask = torch.full((n, n), float("-inf"), device=ctx.device).triu(1)
         points[("recompute", n)] = partial(_recompute, q, k, v, mask, d, built, n)
         points[("cached", n)] = partial(_cached, q, k, v, d, built, n)
+    calls = {key: calls_per_sample(fn, ctx) for key, fn in points.items()}
     ctx.log(f"  one head, {len(cfg.head_contexts)} contexts both ways, interleaved (budget {cfg.head_budget_s:.0f} s)")
-    sweep = interleaved(points, device=ctx.device, seed=cfg.head_seed, budget_s=cfg.head_budget_s, target=cfg.target)
+    blocks = {key: partial(_block, fn, calls[key]) for key, fn in points.items()}
+    sweep = interleaved(blocks, device=ctx.device, seed=cfg.head_seed, budget_s=cfg.head_budget_s, target=cfg.target)
+    per_call = {key: per_call_estimate(est, calls[key]) for key, est in sweep.points.items()}
     rows = []
     for n in cfg.head_contexts:
-        re, ca = sweep.points[("recompute", n)], sweep.points[("cached", n)]
+        re, ca = per_call[("recompute", n)], per_call[("cached", n)]
         rows.append(
             {
                 "context": n,
@@ -55,6 +64,7 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
     last = rows[-1]
     values = {
         "head_dim": d,
+        "head_block_ms": BLOCK_S * 1e3,
         "head_largest_context": last["context"],
         "head_scores_bytes_recompute": last["recompute_scores_bytes"],
         "head_scores_bytes_cached": last["cached_scores_bytes"],
@@ -62,4 +72,24 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         "head_ratio_at_largest_low": last["speed_ratio_low"],
         "head_ratio_at_largest_high": last["speed_ratio_high"],
     }
-    return rows, values, {"head_sweep": sweep.describe()}
+    notes = sweep.describe() | {"calls_per_sample": {f"{way} {n}": calls[(way, n)] for way, n in calls}}
+    return rows, values, {"head_sweep": notes}
+
+
+def calls_per_sample(fn, ctx: Context) -> int:
+    """How many calls of ``fn`` fill ``BLOCK_S`` (one at the least), from one timed call
+    after one untimed."""
+    with torch.inference_mode():
+        fn()
+        _, seconds = timed(fn, device=ctx.device)
+    return max(1, math.ceil(BLOCK_S / max(seconds, 1e-9)))
+
+
+def _block(fn, calls: int) -> None:
+    for _ in range(calls):
+        fn()
+
+
+def per_call_estimate(est: Estimate, calls: int) -> Estimate:
+    """A point's estimate per call, from its samples of ``calls`` calls each."""
+    return Estimate.of([s / calls for s in est.samples_s], est.target, est.sweep)

@@ -134,6 +134,7 @@ VALUES = (
     Value("recompute_samples_ms", "ms", policy=TIMING),
     Value("cached_samples_ms", "ms", policy=TIMING),
     Value("head_dim"),
+    Value("head_block_ms", "ms"),
     Value("head_largest_context", "tokens"),
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
