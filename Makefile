@@ -85,15 +85,19 @@ merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run)
 	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
 	$(BIN)/python -m measure merge '$(FROM)' $(if $(ONLY),--only '$(ONLY)')
 
-# One torch thread per test process: two workers that each start a thread per core
-# oversubscribe the cores, and the suite takes a third longer.
+# One torch thread per test process: workers that each start a thread per core
+# oversubscribe the cores, and the suite takes a third longer. Three workers on two
+# cores: much of the suite waits (on a subprocess starting, a browser, another worker's
+# smoke run), and a third worker fills that time (9 min 20 s on two workers, 7 min 30 s on
+# three, on two cores here; four gained no more and slowed the browser tests).
 TEST_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+WORKERS ?= 3
 
-test: $(STAMP) ## every test, on two processes (pytest-xdist; the tiers by their markers)
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2
+test: $(STAMP) ## every test, on three processes (pytest-xdist; the tiers by their markers)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(WORKERS)
 
-test-fast: $(STAMP) ## the fast tier, on two processes: for the edit loop; `make test` before a commit
-	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n 2
+test-fast: $(STAMP) ## the fast tier, on three processes: for the edit loop; `make test` before a commit
+	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n $(WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check sitedata measure hooks tests
