@@ -221,13 +221,29 @@ def test_the_variant_values_on_smoke(smoke_data):
     assert values["kernel_timed"] == len(ok) and values["kernel_not_run"] == len(rows) - len(ok)
     assert values["kernel_wrong"] == 0
     lowbit = {k: r for k, r in ok.items() if k not in ("fp32", "bf16")}
+
+    def named(r):  # int8 x int8's label names its activations already: not told twice
+        return r["label"] if r["variant"] == "dynamic_int8" else f"{r['label']}, {r['activations']} activations"
+
     best = min(lowbit.values(), key=lambda r: float(r["step_ms"]))
-    assert values["kernel_lowbit_fastest"] == f"{best['label']}, {best['activations']} activations"
+    assert values["kernel_lowbit_fastest"] == named(best)
     assert values["kernel_lowbit_fastest_bytes_saving"] == pytest.approx(
         int(rows["fp32"]["weight_bytes"]) / int(best["weight_bytes"])
     )
     closest = max(lowbit.values(), key=lambda r: float(r["fraction_of_floor"]))
-    assert values["kernel_lowbit_closest"] == f"{closest['label']}, {closest['activations']} activations"
+    assert values["kernel_lowbit_closest"] == named(closest)
     assert values["kernel_lowbit_best_fraction_of_floor"] == float(closest["fraction_of_floor"])
     assert values["kernel_fp32_fraction_of_floor"] == float(rows["fp32"]["fraction_of_floor"])
     assert set(values["kernel_samples_ms"]) == set(ok)
+
+
+def test_a_variant_is_named_with_its_activations_once():
+    from measure.experiments.weight_quantization import _described
+
+    assert _described({"label": "int4 weight-only, group 32", "activations": "bfloat16"}) == (
+        "int4 weight-only, group 32, bfloat16 activations"
+    )
+    assert _described({"label": "int8 weights × int8 activations", "activations": "float32"}) == (
+        "int8 weights × int8 activations"
+    )
+    assert _described(None) is None
