@@ -84,7 +84,10 @@ class Config:
                 memory_tokens=(48, 256),
                 memory_whole_up_to=48,
                 generation_budget_s=10.0,
-                head_budget_s=5.0,
+                # a round of the lone head is about a second (the recompute at 8,192 alone
+                # is two thirds of it): ten seconds give about ten rounds, not six, and an
+                # interval inside the extremes of the samples
+                head_budget_s=10.0,
             )
         return cls(
             new_tokens=6,
