@@ -221,18 +221,25 @@ def written_in_code() -> dict[str, set[str]]:
     return found
 
 
-def _translated_data_words(languages: list[str]) -> set[str]:
+def _catalog_on_disk(lang: str) -> Catalog:
+    """The language's catalog as it is now, or an empty one where there is none yet."""
+    path = catalog_path(lang)
+    if not path.exists():
+        return Catalog(locale=lang, project="site", fuzzy=False)
+    with path.open("rb") as f:
+        return read_po(f, locale=lang)
+
+
+def _translated_data_words(catalogs: Iterable[Catalog]) -> set[str]:
     """The data words the catalogs already translate. A run writes some words only now
     and then (the label of its fastest or closest variant, which noise may change between
     two runs): once translated, a word stays for the run that writes it again."""
-    kept: set[str] = set()
-    for lang in languages:
-        path = catalog_path(lang)
-        if path.exists():
-            with path.open("rb") as f:
-                catalog = read_po(f, locale=lang)
-            kept |= {m.id for m in catalog if m.id and m.string and not m.context and ("data", None) in m.locations}
-    return kept
+    return {
+        m.id
+        for catalog in catalogs
+        for m in catalog
+        if m.id and m.string and not m.context and ("data", None) in m.locations
+    }
 
 
 def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str, int]:
@@ -240,8 +247,9 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
     ``words`` of site_data (shown on a page or not yet) or data word already translated,
     keeping the translations it already has. Returns the count of untranslated messages
     per language."""
+    catalogs = {lang: _catalog_on_disk(lang) for lang in languages}
     everything = {k: v for k, v in asked.items() if not (k[0] or "").startswith(f"{COUNT}: ")}
-    for word in (*words, *_translated_data_words(languages)):
+    for word in (*words, *_translated_data_words(catalogs.values())):
         everything.setdefault((None, word), set()).add("data")
     for message, places in written_in_code().items():
         everything.setdefault((None, message), set()).update(places)
@@ -267,17 +275,12 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
         ):
             where = [(p.replace(" ", "-"), None) for p in sorted(p for p in places if p)]
             template.add(message, locations=where, context=context)
-        path = catalog_path(lang)
-        if path.exists():
-            with path.open("rb") as f:
-                catalog = read_po(f, locale=lang)
-        else:
-            catalog = Catalog(locale=lang, project="site", fuzzy=False)
+        catalog = catalogs[lang]
         catalog.update(template, no_fuzzy_matching=True)
         catalog.revision_date = catalog.creation_date = _STAMP
         catalog.header_comment = _HEADER.format(language=catalog.locale.english_name)
         catalog.last_translator = catalog.language_team = ""
-        with path.open("wb") as f:
+        with catalog_path(lang).open("wb") as f:
             write_po(f, catalog, width=100, omit_header=False, ignore_obsolete=True, sort_output=True)
         empty[lang] = sum(1 for m in catalog if m.id and not m.string)
     _catalogs.clear()
