@@ -143,3 +143,40 @@ def test_the_battery_reads_its_prompts_once_and_answers_as_alone():
     assert both == [greedy_answers(m, prompts, max_new_tokens=10, repetition_penalties=(p,))[0] for p in (1.0, 2.0)]
     assert both[0] == [greedy_cached(m, p.unsqueeze(0), 10)[0].tolist() for p in prompts]
     assert all(len(answer) == 10 for answer in both[1])
+
+
+def test_a_continuation_is_decoded_once_per_weights_and_again_once_they_change():
+    """The quality page and the speculative-decoding page continue the same prompt in one
+    run: the second call is the first's result, unless the weights changed in between; a
+    change put back (as quality restores what it quantized) is the same weights again."""
+    from measure.lab import evaluation
+    from measure.lab.generation import greedy_cached
+    from measure.lab.models import load_model
+
+    m = load_model("arch:tiny", device=torch.device("cpu"), dtype=torch.float32).model
+    prompt = torch.randint(1, 512, (1, 7), generator=torch.Generator().manual_seed(5))
+    calls = []
+    forward = m.forward
+    m.forward = lambda *a, **k: calls.append(1) or forward(*a, **k)
+    first = evaluation.reference_continuation(m, prompt, 12)
+    decoded = len(calls)
+    assert decoded == 12 and torch.equal(first, greedy_cached(m, prompt, 12))
+    calls.clear()
+    first[0, 0] = -1  # the caller's copy: the next caller gets the decoded tokens
+    again = evaluation.reference_continuation(m, prompt, 12)
+    assert not calls and torch.equal(again, greedy_cached(m, prompt, 12))
+    calls.clear()
+    weight = m.lm_head.weight if hasattr(m, "lm_head") else next(m.parameters())
+    saved = weight.detach().clone()
+    with torch.no_grad():
+        weight.mul_(0.5)
+    evaluation.reference_continuation(m, prompt, 12)
+    assert len(calls) == decoded  # changed weights: decoded again
+    with torch.no_grad():
+        weight.copy_(saved)
+    calls.clear()
+    assert torch.equal(evaluation.reference_continuation(m, prompt, 12), again)
+    assert len(calls) == decoded  # the memo keeps the latest weights' only
+    calls.clear()
+    evaluation.reference_continuation(m, prompt, 11)
+    assert len(calls) == 11  # another length is another continuation
