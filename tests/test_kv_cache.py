@@ -102,20 +102,6 @@ def test_the_cpu_profile_takes_its_streams_from_the_memory_tables_whole_generati
     assert (smoke.generation_budget_s, smoke.head_budget_s) == (0.1, 0.1)
 
 
-def test_a_quick_point_is_sampled_as_a_block_of_calls_that_fills_the_shortest_sample():
-    import time
-
-    from measure.experiments.kv_cache.head import BLOCK_S, calls_per_sample, per_call_estimate
-    from measure.lab.medians import Estimate
-
-    ctx = SimpleNamespace(device=torch.device("cpu"))
-    assert calls_per_sample(lambda: time.sleep(2 * BLOCK_S), ctx) == 1
-    assert 2 <= calls_per_sample(lambda: time.sleep(BLOCK_S / 4), ctx) <= 4  # a sleep is never shorter
-    block = Estimate.of([0.010, 0.011, 0.012, 0.012, 0.013, 0.020], 0.03, sweep=7)
-    one = per_call_estimate(block, 4)
-    assert (one.median_s, one.low_s, one.high_s, one.n, one.sweep) == pytest.approx((0.003, 0.0025, 0.005, 6, 7))
-
-
 def test_the_published_head_sweep_says_how_many_calls_each_sample_holds():
     meta = json.loads((REPO / "site_data" / "kv_cache" / "meta.json").read_text())
     calls = meta["notes"]["head_sweep"]["calls_per_sample"]

@@ -213,6 +213,24 @@ def test_a_sweep_describes_how_it_was_sampled():
     }
 
 
+def test_a_point_quicker_than_the_shortest_sample_is_timed_as_a_block_of_calls_per_sample():
+    """A quick point's sample is a block of calls that fills ``min_sample_s`` (sized from
+    one timed call after its warm-up), published per call; a slower point's is one call."""
+    machine, log = Machine(), []
+    points = {"quick": machine.point(0.002, noise=0, log=log, key="quick")}
+    points["slow"] = machine.point(0.006, noise=0, log=log, key="slow")
+    sweep = _sweep(machine, points, budget_s=0.0, min_sample_s=0.005)
+    assert sweep.calls == {"quick": 3, "slow": 1}  # 0.005 / 0.002 calls, rounded up
+    assert sweep.rounds == MIN_ROUNDS
+    # a warm-up call and a sizing call, then a block per round
+    assert log.count("quick") == 2 + 3 * MIN_ROUNDS and log.count("slow") == 2 + MIN_ROUNDS
+    quick, slow = sweep.points["quick"], sweep.points["slow"]
+    assert quick.samples_s == pytest.approx([0.002] * MIN_ROUNDS) and slow.samples_s == pytest.approx([0.006] * 6)
+    other = Machine()
+    plain = _sweep(other, {"quick": other.point(0.002)}, budget_s=0.0)
+    assert plain.calls == {"quick": 1}  # without min_sample_s a sample is one call
+
+
 def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     # the same noisy sweep that takes dozens of rounds on its budget takes one within it
     def run():

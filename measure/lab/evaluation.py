@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import copy
 import math
-import weakref
 from dataclasses import dataclass
 
 import torch
 
-from measure.lab.generation import greedy_cached
+from measure.lab.continuations import greedy_once
 
 AGREEMENT_PROMPT = "Explain step by step how bread is made."
 AGREEMENT_TOKENS = 144  # spec §7: the reference's greedy continuation that agreement is measured on
@@ -242,33 +241,10 @@ class Agreement:
         return self.agreed / self.total
 
 
-# model -> {(prompt, new_tokens, weights): continuation}: the quality page and the
-# speculative-decoding page continue the same prompt with the same model in one run, and
-# ten seconds of decoding on a CPU are spent once
-_CONTINUATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-@torch.inference_mode()
-def weights_fingerprint(model) -> tuple:
-    """Every parameter and buffer summed in float64, with its name and shape: equal for the
-    same weights (restored ones included), different once any is changed in place, and
-    read in a few tens of milliseconds (one pass over the weights, nothing copied)."""
-    return tuple(
-        (name, tuple(t.shape), float(torch.sum(t, dtype=torch.float64)) if t.is_floating_point() else int(t.sum()))
-        for name, t in (*model.named_parameters(), *model.named_buffers())
-    )
-
-
 def reference_continuation(model, prompt_ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
-    """The reference model's greedy continuation (cached decoding), shape (1, new_tokens).
-    Computed once per model, prompt, length and weights: a later call with the same
-    weights (after an experiment restored what it quantized, say) is given a copy."""
-    key = (tuple(prompt_ids.reshape(-1).tolist()), new_tokens, weights_fingerprint(model))
-    memo = _CONTINUATIONS.setdefault(model, {})
-    if key not in memo:
-        memo.clear()  # only the latest weights' continuation is worth keeping
-        memo[key] = greedy_cached(model, prompt_ids, new_tokens)
-    return memo[key].clone()
+    """The reference model's greedy continuation (cached decoding), shape (1, new_tokens),
+    decoded once per run for the weights it is asked with (``continuations``)."""
+    return greedy_once(model, prompt_ids, new_tokens)
 
 
 def agreement_prompt_ids(tokenizer, device) -> torch.Tensor:

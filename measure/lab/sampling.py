@@ -18,7 +18,11 @@ an outlier moves a mean). asv's ``statistics.quantile_ci`` is the interval used 
 (``measure/lab/medians.py``, checked against scipy, which the GPU machine lacks). Blocks
 of steps per sample (``blocked_autorange``) were tried on this kind of machine and
 widened the interval: a block's mean keeps the stalls that a median of single steps
-leaves out.
+leaves out. A sample is one call, then, unless the call is quicker than ``min_sample_s``:
+such a point (a few microseconds of one attention head, where the clock and the
+interpreter are most of a lone call) is timed as a block of calls that fills
+``min_sample_s``, each sample the block's mean per call, as timeit and pyperf loop a
+quick statement.
 
 How to time a sweep (the pattern every experiment follows): one call over all points,
 then one row per point::
@@ -38,10 +42,12 @@ step that grows its cache takes ``before=lambda k: crop_cache(caches[k], k)`` (u
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Generic, TypeVar
 
 from measure.lab.medians import MIN_ROUNDS, Estimate, is_minimal
@@ -65,6 +71,7 @@ class Sweep(Generic[K]):
     seconds: float  # wall time of the sampling, warm-up included
     budget_s: float
     target: float
+    calls: dict[K, int] = field(default_factory=dict)  # calls per sample, each point's (1 but for blocks)
 
     def describe(self) -> dict:
         """What provenance and notes record about how the sweep was sampled."""
@@ -115,6 +122,7 @@ def interleaved(
     max_rounds: int = 200,
     warmup: int = 1,
     before: Callable[[K], None] | None = None,
+    min_sample_s: float = 0.0,
     timer: Callable[[Callable[[], object]], float] | None = None,
     now: Callable[[], float] = time.perf_counter,
 ) -> Sweep[K]:
@@ -124,7 +132,9 @@ def interleaved(
     after them no call begins once ``budget_s`` is spent. Within ``minimal_rounds`` one
     round is taken and the budget is spent at once. ``timer(fn)`` returns the seconds of one call (default:
     ``host_timer``; CUDA events for a copy on a GPU); ``now`` is the clock of the
-    budget. Both are injected by the tests."""
+    budget. Both are injected by the tests. A point whose call (timed once after its
+    warm-up) is quicker than ``min_sample_s`` is sampled as a block of as many calls as
+    fill it, each sample the block's seconds per call (``Sweep.calls``)."""
     if not points:
         raise ValueError("no point to time")
     if min_rounds < MIN_ROUNDS or max_rounds < min_rounds:
@@ -144,15 +154,25 @@ def interleaved(
             before(key)
         points[key]()
 
+    calls = dict.fromkeys(keys, 1)
+
+    def block(key: K) -> None:
+        for _ in range(calls[key]):
+            points[key]()
+
     def timed(key: K) -> None:
         if before is not None:
             before(key)
-        samples[key].append(timer(points[key]))
+        samples[key].append(timer(partial(block, key)) / calls[key])
 
     with torch.inference_mode():
         for key in round_order(keys, seed, 0):
             for _ in range(warmup):
                 call(key)
+            if min_sample_s > 0:
+                if before is not None:
+                    before(key)
+                calls[key] = max(1, math.ceil(min_sample_s / max(timer(points[key]), 1e-9)))
         active, rounds, spent = keys, 0, False
         while active and rounds < max_rounds and not spent:
             rounds += 1
@@ -171,4 +191,5 @@ def interleaved(
         seconds=now() - start,
         budget_s=budget_s,
         target=target,
+        calls=calls,
     )

@@ -2,9 +2,8 @@
 with plain tensor operations (no fused kernel) so that the score matrix really exists
 and its bytes can be counted. Every point, both ways at every context, is sampled in one
 interleaved sweep (``sampling.interleaved``); a point quicker than ``BLOCK_S`` is sampled
-as a block of calls that fills it, each sample the block's mean (as timeit and pyperf
-loop a quick statement): a lone call of a few microseconds is mostly the timer's and the
-interpreter's noise."""
+as a block of calls that fills it (``min_sample_s``): a lone call of a few microseconds
+is mostly the timer's and the interpreter's noise."""
 
 from __future__ import annotations
 
@@ -14,9 +13,8 @@ from functools import partial
 import torch
 
 from measure.lab.context import Context
-from measure.lab.medians import Estimate, ratio_cells
+from measure.lab.medians import ratio_cells
 from measure.lab.sampling import interleaved
-from measure.lab.timing import timed
 
 BLOCK_S = 0.005  # the shortest sample: a quicker point is timed this long, as a block of calls
 
@@ -43,14 +41,18 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         mask = torch.full((n, n), float("-inf"), device=ctx.device).triu(1)
         points[("recompute", n)] = partial(_recompute, q, k, v, mask, d, built, n)
         points[("cached", n)] = partial(_cached, q, k, v, d, built, n)
-    calls = {key: calls_per_sample(fn, ctx) for key, fn in points.items()}
     ctx.log(f"  one head, {len(cfg.head_contexts)} contexts both ways, interleaved (budget {cfg.head_budget_s:.0f} s)")
-    blocks = {key: partial(_block, fn, calls[key]) for key, fn in points.items()}
-    sweep = interleaved(blocks, device=ctx.device, seed=cfg.head_seed, budget_s=cfg.head_budget_s, target=cfg.target)
-    per_call = {key: per_call_estimate(est, calls[key]) for key, est in sweep.points.items()}
+    sweep = interleaved(
+        points,
+        device=ctx.device,
+        seed=cfg.head_seed,
+        budget_s=cfg.head_budget_s,
+        target=cfg.target,
+        min_sample_s=BLOCK_S,
+    )
     rows = []
     for n in cfg.head_contexts:
-        re, ca = per_call[("recompute", n)], per_call[("cached", n)]
+        re, ca = sweep.points[("recompute", n)], sweep.points[("cached", n)]
         rows.append(
             {
                 "context": n,
@@ -72,24 +74,5 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         "head_ratio_at_largest_low": last["speed_ratio_low"],
         "head_ratio_at_largest_high": last["speed_ratio_high"],
     }
-    notes = sweep.describe() | {"calls_per_sample": {f"{way} {n}": calls[(way, n)] for way, n in calls}}
+    notes = sweep.describe() | {"calls_per_sample": {f"{way} {n}": calls for (way, n), calls in sweep.calls.items()}}
     return rows, values, {"head_sweep": notes}
-
-
-def calls_per_sample(fn, ctx: Context) -> int:
-    """How many calls of ``fn`` fill ``BLOCK_S`` (one at the least), from one timed call
-    after one untimed."""
-    with torch.inference_mode():
-        fn()
-        _, seconds = timed(fn, device=ctx.device)
-    return max(1, math.ceil(BLOCK_S / max(seconds, 1e-9)))
-
-
-def _block(fn, calls: int) -> None:
-    for _ in range(calls):
-        fn()
-
-
-def per_call_estimate(est: Estimate, calls: int) -> Estimate:
-    """A point's estimate per call, from its samples of ``calls`` calls each."""
-    return Estimate.of([s / calls for s in est.samples_s], est.target, est.sweep)

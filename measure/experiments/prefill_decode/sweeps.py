@@ -81,7 +81,7 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
     model = ctx.model.model
     shape = ctx.model.shape()
     cal = ctx.calibration
-    floor, floor_low, floor_high = cal.floor_s(weight_bytes)
+    floor = cal.floor_s(weight_bytes)  # seconds: the floor, and its 95 % range
     token = ctx.prompt_ids(1)
     caches = {c: random_cache(model, batch=1, tokens=c) for c in cfg.cache_lengths}
     cache_bytes = {c: cache_storage_bytes(caches[c]) for c in caches}  # before a step grows them
@@ -113,13 +113,13 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
                 **est.columns("step_ms"),
                 "tokens_per_s": 1.0 / est.median_s,
                 "cache_bytes": kv,
-                "floor_ms": floor * 1e3,
-                **fraction_cells("fraction_of_floor", (floor, floor_low, floor_high), est),
+                "floor_ms": floor[0] * 1e3,
+                **fraction_cells("fraction_of_floor", floor, est),
                 "floor_with_cache_ms": cal.floor_s(weight_bytes + kv)[0] * 1e3,
                 "attention_macs": decode_attention_macs(shape, c),
                 "attention_share": decode_attention_macs(shape, c) / weight_macs,
                 "flops_per_byte": decode_flops(weight_macs, shape, c) / (weight_bytes + kv),
-                **_compiled_cells(comp, est, (floor, floor_low, floor_high)),
+                **_compiled_cells(comp, est, floor),
             }
         )
     compiling = sum(max(0.0, first[c] - sweep.points[("compiled", c)].median_s) for c in first)
@@ -129,9 +129,7 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
         "attention_added": (hi["attention_macs"] - lo["attention_macs"]) / (weight_macs + lo["attention_macs"]),
         "cache_bytes_added": (hi["cache_bytes"] - lo["cache_bytes"]) / (weight_bytes + lo["cache_bytes"]),
         "bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
-        "floor_ms": floor * 1e3,
-        "floor_low_ms": floor_low * 1e3,
-        "floor_high_ms": floor_high * 1e3,
+        **{name: s * 1e3 for name, s in zip(("floor_ms", "floor_low_ms", "floor_high_ms"), floor, strict=True)},
     }
     return rows, values, {"decode_sweep": sweep.describe()}
 
