@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -39,6 +40,24 @@ def run_cli(*args, timeout=300, offline=True, **env):
     )
 
 
+def run_main(monkeypatch, capsys, *args):
+    """The command line called in this process, as ``python -m measure`` calls it
+    (``measure.__main__.main``), where a process of its own would add only the start of
+    PyTorch (seconds a case): a stop, a signal or a fault injected through the environment
+    is tried in a process of its own (``run_cli``)."""
+    from measure.__main__ import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HOME", _home())
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as e:  # argparse's own refusals
+        code = e.code
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+
 def _last(proc) -> str:
     return proc.stderr.strip().splitlines()[-1]
 
@@ -51,7 +70,6 @@ def _one_error(proc) -> str:
     return errors[0]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -75,9 +93,9 @@ def _one_error(proc) -> str:
         (["run", "--model", "a" * 2000, "--out", "{tmp}/x"], "model name of 2000 characters, more than 1024"),
     ],
 )
-def test_bad_input_is_one_line(args, message, tmp_path):
+def test_bad_input_is_one_line(args, message, tmp_path, monkeypatch, capsys):
     (tmp_path / "a_file").write_text("")
-    line = _one_error(run_cli(*(a.format(tmp=tmp_path) for a in args)))
+    line = _one_error(run_main(monkeypatch, capsys, *(a.format(tmp=tmp_path) for a in args)))
     assert message.format(tmp=tmp_path) in line
 
 
@@ -142,16 +160,16 @@ def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tiny_m
 
 
 @pytest.mark.smoke
-def test_a_second_run_with_nothing_changed_skips_and_says_so(tmp_path):
+def test_a_second_run_with_nothing_changed_skips_and_says_so(tmp_path, monkeypatch, capsys):
     args = ("run", "--model", "arch:tiny", "--profile", "smoke", "--only", "chapter", "--out", str(tmp_path))
-    first = run_cli(*args)
+    first = run_main(monkeypatch, capsys, *args)
     assert first.returncode == 0, first.stderr[-2000:]
     before = (tmp_path / "chapter" / "meta.json").read_bytes()
-    second = run_cli(*args)
+    second = run_main(monkeypatch, capsys, *args)
     assert second.returncode == 0
     assert "chapter: up to date" in second.stderr and "loading model" not in second.stderr
     assert (tmp_path / "chapter" / "meta.json").read_bytes() == before
-    forced = run_cli(*args, "--force")
+    forced = run_main(monkeypatch, capsys, *args, "--force")
     assert "loading model" in forced.stderr and (tmp_path / "chapter" / "meta.json").read_bytes() != before
 
 
@@ -277,13 +295,15 @@ def test_ctrl_c_while_importing_torch_is_one_line(tmp_path):
 
 
 @pytest.mark.smoke
-def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(tmp_path):
+def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(tmp_path, monkeypatch, capsys):
     from tests.conftest import write_data
 
     out = tmp_path / "out"
     write_data(out, "chapter", {"t": [{"n": 1}]})
     (out / "chapter" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
-    check = run_cli(
+    check = run_main(
+        monkeypatch,
+        capsys,
         "check",
         "--only",
         "chapter",
@@ -297,7 +317,7 @@ def test_a_meta_json_nested_too_deep_is_re_measured_and_checked_without_a_crash(
     )
     assert check.returncode == 1 and "Traceback" not in check.stderr + check.stdout
     assert "nests deeper than the 32 levels" in check.stdout + check.stderr
-    proc = run_cli("run", "--out", str(out), *SMOKE)  # the fix the message suggests works
+    proc = run_main(monkeypatch, capsys, "run", "--out", str(out), *SMOKE)  # the fix the message suggests works
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     from sitedata import read_experiment
 

@@ -231,6 +231,24 @@ def test_a_point_quicker_than_the_shortest_sample_is_timed_as_a_block_of_calls_p
     assert plain.calls == {"quick": 1}  # without min_sample_s a sample is one call
 
 
+@pytest.mark.parametrize("min_sample_s", [0.0, 0.005])
+def test_a_point_sampled_one_call_at_a_time_reaches_the_timer_as_itself(min_sample_s):
+    """A timer may tell the points apart by their callables (prefill-decode's split and
+    its profiled steps do): a lone call is never wrapped in a block."""
+    seen = []
+
+    def point() -> None:
+        pass
+
+    def timer(fn) -> float:
+        seen.append(fn)
+        fn()
+        return 0.01
+
+    interleaved({"a": point}, device=CPU, seed=0, budget_s=0.0, timer=timer, min_sample_s=min_sample_s)
+    assert len(seen) >= MIN_ROUNDS and all(fn is point for fn in seen)
+
+
 def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     # the same noisy sweep that takes dozens of rounds on its budget takes one within it
     def run():
