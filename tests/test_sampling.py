@@ -219,8 +219,10 @@ def test_a_point_quicker_than_the_shortest_sample_is_timed_as_a_block_of_calls_p
     machine, log = Machine(), []
     points = {"quick": machine.point(0.002, noise=0, log=log, key="quick")}
     points["slow"] = machine.point(0.006, noise=0, log=log, key="slow")
-    sweep = _sweep(machine, points, budget_s=0.0, min_sample_s=0.005)
+    prepared = []  # ``before`` prepares each call: the warm-up's, the sizing one's, each round's
+    sweep = _sweep(machine, points, budget_s=0.0, min_sample_s=0.005, before=prepared.append)
     assert sweep.calls == {"quick": 3, "slow": 1}  # 0.005 / 0.002 calls, rounded up
+    assert sorted(prepared) == ["quick"] * (2 + MIN_ROUNDS) + ["slow"] * (2 + MIN_ROUNDS)
     assert sweep.rounds == MIN_ROUNDS
     # a warm-up call and a sizing call, then a block per round
     assert log.count("quick") == 2 + 3 * MIN_ROUNDS and log.count("slow") == 2 + MIN_ROUNDS
