@@ -228,9 +228,13 @@ def test_a_point_quicker_than_the_shortest_sample_is_timed_as_a_block_of_calls_p
     assert log.count("quick") == 2 + 3 * MIN_ROUNDS and log.count("slow") == 2 + MIN_ROUNDS
     quick, slow = sweep.points["quick"], sweep.points["slow"]
     assert quick.samples_s == pytest.approx([0.002] * MIN_ROUNDS) and slow.samples_s == pytest.approx([0.006] * 6)
+    assert sweep.describe()["calls_per_sample"] == {"quick": 3, "slow": 1}
     other = Machine()
-    plain = _sweep(other, {"quick": other.point(0.002)}, budget_s=0.0)
-    assert plain.calls == {"quick": 1}  # without min_sample_s a sample is one call
+    plain = _sweep(other, {("quick", 8): other.point(0.002)}, budget_s=0.0)
+    assert plain.calls == {("quick", 8): 1}  # without min_sample_s a sample is one call
+    assert "calls_per_sample" not in plain.describe()  # said only where some point was a block
+    blocks = _sweep(other, {("quick", 8): other.point(0.002)}, budget_s=0.0, min_sample_s=0.005)
+    assert blocks.describe()["calls_per_sample"] == {"quick 8": 3}  # a key's parts, as the notes name them
 
 
 @pytest.mark.parametrize("min_sample_s", [0.0, 0.005])

@@ -86,7 +86,14 @@ class Sweep(Generic[K]):
             "met": len(self.points) - len(missed),
             "missed": missed,
             "samples": sum(e.n for e in self.points.values()),
-        }
+        } | self._blocks()
+
+    def _blocks(self) -> dict:
+        """Each point's calls per sample, where some point was timed in blocks."""
+        if all(n == 1 for n in self.calls.values()):
+            return {}
+        named = {" ".join(map(str, k)) if isinstance(k, tuple) else str(k): n for k, n in self.calls.items()}
+        return {"calls_per_sample": named}
 
 
 def round_order(keys, seed: int, round_: int) -> list:
@@ -149,10 +156,11 @@ def interleaved(
     samples: dict[K, list[float]] = {k: [] for k in keys}
     start, sweep = now(), next(_SWEEPS)
 
-    def call(key: K) -> None:
+    def prepared(key: K) -> Callable[[], object]:
+        """The point's call, ``before`` having prepared it: before every call or block."""
         if before is not None:
             before(key)
-        points[key]()
+        return points[key]
 
     calls = dict.fromkeys(keys, 1)
 
@@ -161,20 +169,16 @@ def interleaved(
             points[key]()
 
     def timed(key: K) -> None:
-        if before is not None:
-            before(key)
+        one = prepared(key)
         # a lone call is timed as itself: a timer may tell a point by its callable
-        fn = points[key] if calls[key] == 1 else partial(block, key)
-        samples[key].append(timer(fn) / calls[key])
+        samples[key].append(timer(one if calls[key] == 1 else partial(block, key)) / calls[key])
 
     with torch.inference_mode():
         for key in round_order(keys, seed, 0):
             for _ in range(warmup):
-                call(key)
+                prepared(key)()
             if min_sample_s > 0:
-                if before is not None:
-                    before(key)
-                calls[key] = max(1, math.ceil(min_sample_s / max(timer(points[key]), 1e-9)))
+                calls[key] = max(1, math.ceil(min_sample_s / max(timer(prepared(key)), 1e-9)))
         active, rounds, spent = keys, 0, False
         while active and rounds < max_rounds and not spent:
             rounds += 1

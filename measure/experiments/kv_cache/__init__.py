@@ -85,9 +85,11 @@ class Config:
                 memory_whole_up_to=48,
                 generation_budget_s=10.0,
                 # a round of the lone head is about a second (the recompute at 8,192 alone
-                # is two thirds of it): ten seconds give about ten rounds, not six, and an
-                # interval inside the extremes of the samples
-                head_budget_s=10.0,
+                # is two thirds of it): twenty seconds give about eighteen rounds, not six,
+                # and an interval well inside the extremes of the samples (at ten, nine
+                # rounds left the cached step at 8,192 between 0.26 and 0.55 ms in one run
+                # of two, and whether the gap widens undecided)
+                head_budget_s=20.0,
             )
         return cls(
             new_tokens=6,

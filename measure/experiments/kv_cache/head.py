@@ -74,5 +74,4 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         "head_ratio_at_largest_low": last["speed_ratio_low"],
         "head_ratio_at_largest_high": last["speed_ratio_high"],
     }
-    notes = sweep.describe() | {"calls_per_sample": {f"{way} {n}": calls for (way, n), calls in sweep.calls.items()}}
-    return rows, values, {"head_sweep": notes}
+    return rows, values, {"head_sweep": sweep.describe()}
