@@ -108,7 +108,8 @@ def on_pre_build(config, **kwargs):
     _state["titles"] = {src: translated.get(title, title) for src, title in _nav_titles(config.nav or [])}
     _state["languages"] = [lang.locale for lang in plugin.config.languages] if plugin else [i18n.DEFAULT]
     if language == i18n.DEFAULT and not os.environ.get("SITEKIT_MESSAGES"):
-        figures.prepare(_state["data"], _state["languages"], workers=min(2, os.cpu_count() or 1))
+        built = [lang.locale for lang in plugin.config.languages if lang.build] if plugin else [i18n.DEFAULT]
+        figures.prepare(_state["data"], built, workers=min(2, os.cpu_count() or 1), docs=Path(config.docs_dir))
 
 
 def _nav_titles(nav: list) -> list[tuple[str, str]]:

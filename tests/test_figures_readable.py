@@ -91,3 +91,16 @@ def test_a_log_axis_spans_about_a_decade(name):
                     f"{name}: a log scale over {max(lim) / min(lim):.1f}×, linear reads better"
                 )
     plt.close(fig)
+
+
+def test_a_build_draws_ahead_only_the_figures_its_pages_show_in_the_editions_it_builds(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "CACHE", tmp_path / "cache")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.md").write_text("{{ figure('kv_cache.head_step', alt='a') }}\n", encoding="utf-8")
+    (docs / "one.gl.md").write_text("{{ figure( \"quality.quality\", alt='b') }} figure('no_such.figure')\n")
+    (docs / "notes.txt").write_text("{{ figure('batching.sweep') }}\n")  # not a page
+    assert figures.prepare(DATA, ["en", "gl"], workers=2, docs=docs) == 4
+    drawn = sorted(p.relative_to(tmp_path / "cache").as_posix().rsplit(".", 2)[0] for p in tmp_path.rglob("*.svg"))
+    assert drawn == ["en/kv_cache.head_step", "en/quality.quality", "gl/kv_cache.head_step", "gl/quality.quality"]
+    assert figures.prepare(DATA, ["en", "gl"], workers=2, docs=docs) == 0  # all held now

@@ -356,4 +356,17 @@ def test_uniform_round_trips_stay_within_half_a_step_and_are_idempotent(w, name)
     err = (q._scopes(back, SCHEMES[name]) - scopes).abs()
     assert bool((err <= qz.scales / 2 * (1 + 1e-5) + 1e-30).all())  # nearest grid point
     assert torch.equal(fake_quantize(back, name), back)  # the grid maps to itself
-    assert bool((qz.codes.abs() <= SCHEMES[name].qmax).all())
+    # 2 qmax + 1 levels, wherever the scale holds its bits: a scope whose absmax is normal
+    normal = scopes.abs().amax(dim=1) >= torch.finfo(torch.float32).tiny
+    assert bool((qz.codes[normal].abs() <= SCHEMES[name].qmax).all())
+    assert bool((qz.codes >= -SCHEMES[name].qmax - 1).all())
+
+
+def test_a_subnormal_scope_may_use_the_extra_code_and_errs_by_less_than_its_absmax():
+    """Hypothesis found it: 8 units of the last place over 7 is one unit, so -1.1e-44
+    (8 of them) is code -8, outside the 2 qmax + 1 levels; 9 units are clamped to -8."""
+    for units, code in ((8, -8), (9, -8)):
+        w = -torch.tensor([[units * 2.0**-149]])  # float32's smallest subnormal, times units
+        qz = quantize(w, "int4_tensor")
+        assert int(qz.codes) == code
+        assert float((dequantize(qz) - w).abs()) <= float(w.abs())

@@ -18,7 +18,10 @@ The stable API::
 
 Symmetric absmax (spec §5.2): qmax = 2^(bits-1) - 1, scale = max|W| / qmax over the
 scale's scope, codes = clamp(round(W / scale), -qmax - 1, qmax), W_hat = codes * scale.
-The code -qmax - 1 is never produced by absmax rounding, so 2 * qmax + 1 levels are used.
+The code -qmax - 1 is never produced by absmax rounding, so 2 * qmax + 1 levels are used;
+except in a scope whose max|W| is subnormal (under 1.2e-38, far below any weight), where
+max|W| / qmax keeps too few bits to be the scale it stands for, and codes may reach
+-qmax - 1 or be clamped (each such weight then errs by at most its scope's max|W|).
 
 Groups are k consecutive weights in row-major order (the layout of the stored matrix),
 so a group never spans rows when k divides the row length, and the scale overhead is

@@ -17,6 +17,7 @@ import io
 import multiprocessing
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -197,14 +198,21 @@ def _legend_below(fig, ax) -> None:
 _PREPARING: dict = {}
 
 
-def prepare(data, languages: list[str], workers: int) -> int:
-    """Draw every figure of every edition that the cache does not hold yet, ``workers`` at
-    a time, before the first page asks for one: the editions are built one after another,
-    but their figures need not be. A figure that fails here is left to its page, which
-    reports it. Returns how many were drawn."""
+# a page's figure marker: {{ figure('experiment.name', ...) }}
+_NAMED = re.compile(r"""figure\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
+
+
+def prepare(data, languages: list[str], workers: int, docs: Path) -> int:
+    """Draw every figure a page of ``docs`` shows, in every edition of ``languages``,
+    that the cache does not hold yet, ``workers`` at a time, before the first page asks
+    for one: the editions are built one after another, but their figures need not be.
+    Only those: a build of a few pages (the tests make some) draws no other. A figure
+    that fails here is left to its page, which reports it. Returns how many were drawn."""
     if not REGISTRY:
         _load_all()
-    todo = [(n, lang) for lang in languages for n in sorted(REGISTRY) if not _cached(n, data, lang).exists()]
+    shown = {name for page in docs.rglob("*.md") for name in _NAMED.findall(page.read_text(encoding="utf-8"))}
+    names = sorted(shown & set(REGISTRY))
+    todo = [(n, lang) for lang in languages for n in names if not _cached(n, data, lang).exists()]
     if workers < 2 or len(todo) < 2:
         return 0
     _PREPARING["data"] = data  # inherited by the forked workers
