@@ -364,9 +364,10 @@ def test_uniform_round_trips_stay_within_half_a_step_and_are_idempotent(w, name)
 
 def test_a_subnormal_scope_may_use_the_extra_code_and_errs_by_less_than_its_absmax():
     """Hypothesis found it: 8 units of the last place over 7 is one unit, so -1.1e-44
-    (8 of them) is code -8, outside the 2 qmax + 1 levels; 9 units are clamped to -8."""
-    for units, code in ((8, -8), (9, -8)):
-        w = -torch.tensor([[units * 2.0**-149]])  # float32's smallest subnormal, times units
+    (8 of them) is code -8, outside the 2 qmax + 1 levels; 9 units are clamped to -8, and
+    8 or 9 above zero to 7: both bounds of the clamp are reached."""
+    for units, code in ((-8, -8), (-9, -8), (8, 7), (9, 7)):
+        w = torch.tensor([[units * 2.0**-149]])  # float32's smallest subnormal, times units
         qz = quantize(w, "int4_tensor")
         assert int(qz.codes) == code
         assert float((dequantize(qz) - w).abs()) <= float(w.abs())
