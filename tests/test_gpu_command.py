@@ -18,7 +18,7 @@ from tests.conftest import REPO
 SCRIPT = REPO / "gpu" / "run_systems.sh"
 ALLOWED = {"torch", "transformers", "numpy", "tqdm"}
 # Reached only by loading the embedded GGUF default model or a hub id, which the GPU command never does.
-LAZY_EXCEPTIONS = {("measure.lab.models", "safetensors"), ("measure.lab.models", "huggingface_hub")}
+LAZY_EXCEPTIONS = {("measure.lab.embedded", "safetensors"), ("measure.lab.models", "huggingface_hub")}
 # Reached only by `python -m measure notebooks`, which executes the notebook pages where the site is built.
 LAZY_EXCEPTIONS |= {("measure.notebooks", "nbclient"), ("measure.notebooks", "nbformat")}
 

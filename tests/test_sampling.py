@@ -211,6 +211,8 @@ def test_a_sweep_describes_how_it_was_sampled():
         "missed": ["3"],
         "samples": 6 + 7 + 6,
     }
+    paired = Sweep(points={("b", 8): missed}, seed=7, rounds=9, seconds=1.0, budget_s=10.0, target=0.03)
+    assert paired.describe()["missed"] == ["b 8"]  # a key's parts, as calls_per_sample names them
 
 
 def test_a_point_quicker_than_the_shortest_sample_is_timed_as_a_block_of_calls_per_sample():
@@ -278,6 +280,38 @@ def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     with pytest.raises(RuntimeError), minimal_rounds():
         raise RuntimeError("a failing run")
     assert budget(60.0) == 60.0
+
+
+def test_within_minimal_rounds_each_point_is_called_once_without_warm_up_or_block():
+    calls = {"quick": 0, "slow": 0}
+    prepared = []
+
+    def point(key):
+        def call():
+            calls[key] += 1
+
+        return call
+
+    def timer(fn):
+        fn()
+        return 1e-6  # quick enough to be blocked outside minimal rounds
+
+    with minimal_rounds():
+        sweep = interleaved(
+            {k: point(k) for k in calls},
+            device=CPU,
+            seed=0,
+            budget_s=60.0,
+            warmup=3,
+            min_sample_s=0.01,
+            before=prepared.append,
+            timer=timer,
+        )
+    assert calls == {"quick": 1, "slow": 1} and sorted(prepared) == ["quick", "slow"]
+    assert sweep.calls == {"quick": 1, "slow": 1} and "calls_per_sample" not in sweep.describe()
+    calls.update(quick=0, slow=0)
+    interleaved({k: point(k) for k in calls}, device=CPU, seed=0, budget_s=0.0, warmup=3, timer=timer)
+    assert calls == {"quick": 3 + MIN_ROUNDS, "slow": 3 + MIN_ROUNDS}  # outside them: warm-up, then the rounds
 
 
 def test_an_estimate_gives_its_columns_and_scales():

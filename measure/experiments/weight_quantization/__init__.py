@@ -104,7 +104,7 @@ def _sizes(cfg: Config, ctx: Context, layers) -> tuple[list, dict]:
             }
         )
     if ctx.model.source == "embedded":
-        from measure.lab.models import embedded_gguf_path
+        from measure.lab.embedded import embedded_gguf_path
 
         size = embedded_gguf_path().stat().st_size
         rows.append({"storage": "the GGUF file as distributed", "bits_per_parameter": size * 8 / params, "bytes": size})
