@@ -282,7 +282,7 @@ def test_within_minimal_rounds_every_point_is_timed_once_and_meets_nothing():
     assert budget(60.0) == 60.0
 
 
-def test_within_minimal_rounds_each_point_is_called_once_without_warm_up_or_block():
+def test_within_minimal_rounds_each_point_is_called_once_after_its_warm_up_never_in_a_block():
     calls = {"quick": 0, "slow": 0}
     prepared = []
 
@@ -307,7 +307,8 @@ def test_within_minimal_rounds_each_point_is_called_once_without_warm_up_or_bloc
             before=prepared.append,
             timer=timer,
         )
-    assert calls == {"quick": 1, "slow": 1} and sorted(prepared) == ["quick", "slow"]
+    # the warm-up calls, then one timed call; no sizing call, no block
+    assert calls == {"quick": 3 + 1, "slow": 3 + 1} and sorted(prepared) == ["quick"] * 4 + ["slow"] * 4
     assert sweep.calls == {"quick": 1, "slow": 1} and "calls_per_sample" not in sweep.describe()
     calls.update(quick=0, slow=0)
     interleaved({k: point(k) for k in calls}, device=CPU, seed=0, budget_s=0.0, warmup=3, timer=timer)

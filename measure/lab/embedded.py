@@ -58,7 +58,7 @@ def _convert(gguf: Path, target: Path, log) -> None:
     from safetensors.torch import save_file
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    log(f"converting the embedded GGUF model once into {target} (about a minute on 2 cores)")
+    log(f"converting the embedded GGUF model once into {target} (tens of seconds on 2 cores)")
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     cfg = model.config.to_dict()

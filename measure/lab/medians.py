@@ -32,9 +32,9 @@ _MINIMAL = ContextVar("minimal_rounds", default=False)
 
 @contextmanager
 def minimal_rounds() -> Iterator[None]:
-    """Within it, every sweep calls each point once (no warm-up, no block) and every
-    budget is spent at once (``budget`` is 0): for a regeneration whose timings nobody compares, the
-    drift gate without ``timing`` in its kinds. What the gate compares (bytes, tokens,
+    """Within it, every sweep times each point once after its warm-up (never in a block)
+    and every budget is spent at once (``budget`` is 0): for a regeneration whose timings
+    nobody compares, the drift gate without ``timing`` in its kinds. What the gate compares (bytes, tokens,
     float results) does not depend on how long a point was sampled; the time goes to it
     instead. One sample gives no interval: an estimate's bounds are then the range of its
     samples and it never meets its target, so nothing timed within it can be published
