@@ -83,7 +83,7 @@ def test_failed_hardware_claim_warns_on_the_page(data):
     out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
     # the words in the sentence, the claim and the numbers it read in the mark's tooltip
     assert "claim-failed" in out and "not borne out by this run" in out
-    assert 'title="exp.c: exp.ratio &gt; 3  &#91;exp.ratio = 2.5&#93;"' in out
+    assert 'title="Checked when this page was built: exp.c: exp.ratio &gt; 3  &#91;exp.ratio = 2.5&#93;"' in out
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -368,7 +368,8 @@ def test_a_failed_hardware_claim_renders_its_whole_expression_and_its_warning(da
     expr = " or ".join(["exp.ratio > 3"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
     out = render(data, "page.md", named(expr, hardware=True), "fast")
     assert out == (
-        f'fast<sup class="claim claim-failed" title="exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">'
+        'fast<sup class="claim claim-failed" title="Checked when this page was built: '
+        f'exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">'
         '⚠</sup> <span class="claim-warning">'
         "(not borne out by this run's measurements on this hardware)</span>"
     )

@@ -241,9 +241,8 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
     if not claim.hardware:
         raise ClaimError(f"{page}: {message}")
-    failed = escape.attribute(f"{claim.id}: {expr}  [{_numbers(read)}]", None)
     return (
-        f'{text}<sup class="claim claim-failed" title="{failed}">⚠</sup> <span class="claim-warning">('
+        f'{text}<sup class="claim claim-failed" title="{title}">⚠</sup> <span class="claim-warning">('
         + escape.text(_("not borne out by this run's measurements on this hardware"), None)
         + ")</span>"
     )
