@@ -428,21 +428,6 @@ def test_a_ratio_pairs_only_where_six_rounds_are_common_to_both():
     assert ratio(five, short) == pytest.approx((3.5, 1.0, 6.0))
 
 
-def test_a_ratio_pairs_only_where_the_shorter_point_kept_half_the_longers_rounds():
-    from measure.lab.medians import Estimate, ratio
-
-    # ratios 2, 3, 1, 2.5, 4, 1.5 in the six common rounds
-    num = Estimate.of([0.020, 0.030, 0.010, 0.025, 0.040, 0.015], target=0.03, sweep=9)
-    # twelve rounds against six: paired, on the six rounds they share
-    den = Estimate.of([0.010] * 12, target=0.03, sweep=9)
-    assert ratio(num, den) == pytest.approx((2.25, 1.0, 4.0))
-    # thirteen against six: each median with all of its samples, and the cautious range
-    den = Estimate.of([0.010] * 6 + [0.011] * 7, target=0.03, sweep=9)
-    assert (den.median_s, den.low_s, den.high_s) == (0.011, 0.010, 0.011)
-    assert ratio(num, den) == pytest.approx((0.0225 / 0.011, 0.010 / 0.011, 0.040 / 0.010))
-    assert ratio(den, num) == pytest.approx((0.011 / 0.0225, 0.010 / 0.040, 0.011 / 0.010))
-
-
 def test_the_points_of_one_sweep_pair_and_those_of_two_sweeps_do_not():
     from measure.lab.medians import ratio
 

@@ -10,10 +10,7 @@ Ratios are paired. Two points of one sweep were sampled in the same rounds, mome
 (sample i of each in round i + 1: a point that leaves the rounds never comes back), so the
 ratio within a round cancels whatever the machine did to both meanwhile; ``ratio`` gives
 the median of those ratios with its interval, narrower than the range of two intervals
-taken apart. Points of different sweeps are not paired, nor two points of which one was
-sampled in more than twice the other's rounds: a point that reached its width early left
-the rounds, and pairing would drop most of the other's samples (the cached step of a head
-timed in 72 rounds against the recompute step's 6), so each median keeps all of its own.
+taken apart. Points of different sweeps are not paired.
 """
 
 from __future__ import annotations
@@ -144,12 +141,10 @@ class Estimate:
 
 def ratio(num: Estimate, den: Estimate) -> tuple[float, float, float]:
     """``num / den`` and its 95 % range. Points of one sweep with six rounds or more in
-    common, the shorter sampled in at least half the longer's rounds: the median of the
-    ratios round by round, and that median's interval (see the module's docstring).
-    Otherwise the ratio of the medians, and the low over the high and the high over the
-    low (each interval holds with 95 %, so the range is the cautious one)."""
-    shorter, longer = sorted((num.n, den.n))
-    if num.sweep is not None and num.sweep == den.sweep and shorter >= MIN_ROUNDS and 2 * shorter >= longer:
+    common: the median of the ratios round by round, and that median's interval (see the
+    module's docstring). Otherwise the ratio of the medians, and the low over the high and
+    the high over the low (each interval holds with 95 %, so the range is the cautious one)."""
+    if num.sweep is not None and num.sweep == den.sweep and min(num.n, den.n) >= MIN_ROUNDS:
         paired = [a / b for a, b in zip(num.samples_s, den.samples_s, strict=False)]  # to the shorter
         return (statistics.median(paired), *median_interval(paired))
     return num.median_s / den.median_s, num.low_s / den.high_s, num.high_s / den.low_s
