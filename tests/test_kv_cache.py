@@ -112,3 +112,13 @@ def test_the_published_head_sweep_says_how_many_calls_each_sample_holds():
         for way in ("recompute", "cached"):
             n = calls[f"{way} {r['context']}"]
             assert n == 1 or float(r[f"{way}_ms"]) * (n - 1) < 4 * block_ms, (way, r["context"], n)
+
+
+def test_every_published_head_ratio_is_paired_on_at_least_the_profiles_rounds():
+    from measure.experiments.kv_cache import Config
+
+    meta = json.loads((REPO / "site_data" / "kv_cache" / "meta.json").read_text())
+    least = Config.for_profile(meta["profile"]).head_min_rounds
+    assert least > 6  # more than the six whose interval runs from the smallest to the largest
+    for r in table_rows(REPO / "site_data" / "kv_cache", "head_step"):
+        assert min(int(r["recompute_samples"]), int(r["cached_samples"])) >= least, r["context"]

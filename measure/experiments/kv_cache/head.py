@@ -48,6 +48,7 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         seed=cfg.head_seed,
         budget_s=cfg.head_budget_s,
         target=cfg.target,
+        min_rounds=cfg.head_min_rounds,
         min_sample_s=BLOCK_S,
     )
     rows = []
@@ -67,6 +68,7 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
     values = {
         "head_dim": d,
         "head_block_ms": BLOCK_S * 1e3,
+        "head_min_rounds": cfg.head_min_rounds,
         "head_largest_context": last["context"],
         "head_scores_bytes_recompute": last["recompute_scores_bytes"],
         "head_scores_bytes_cached": last["cached_scores_bytes"],

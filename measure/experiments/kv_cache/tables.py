@@ -135,6 +135,7 @@ VALUES = (
     Value("cached_samples_ms", "ms", policy=TIMING),
     Value("head_dim"),
     Value("head_block_ms", "ms"),
+    Value("head_min_rounds", "rounds", description="the rounds every point of the head's sweep stays for at least"),
     Value("head_largest_context", "tokens"),
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
