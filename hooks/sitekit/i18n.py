@@ -62,6 +62,7 @@ ENGLISH_ONE = {
     "prompts": "prompt",
     "requests": "request",
     "requests/s": "requests/s",
+    "rounds": "round",
     "s": "s",
     "slot-steps": "slot-step",
     "slots": "slot",
