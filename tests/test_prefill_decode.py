@@ -24,6 +24,7 @@ from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.medians import MIN_ROUNDS
 from measure.lab.models import load_model
+from tests.conftest import REPO
 from tests.helpers import paired_ratio, table_rows
 
 
@@ -116,6 +117,16 @@ def test_derived_numbers_follow_from_the_measured_ones(folder):
     smallest = min(int(c) for c in v["decode_samples_ms"])
     rise = paired_ratio(v["decode_samples_ms"][str(v["flat_up_to"])], v["decode_samples_ms"][str(smallest)])
     assert (1 + v["step_rise"], 1 + v["step_rise_low"], 1 + v["step_rise_high"]) == pytest.approx(rise, rel=1e-3)
+    # the longest prompt's cost per token over the one before it: their prefills paired
+    # round by round, from the samples the run published, times the lengths' inverse ratio
+    prefills = v["prefill_samples_ms"]
+    before, last = sorted(int(p) for p in prefills)[-2:]
+    change = paired_ratio(prefills[str(last)], prefills[str(before)])
+    assert (v["per_token_change"], v["per_token_change_low"], v["per_token_change_high"]) == pytest.approx(
+        tuple(x * before / last for x in change), rel=1e-3
+    )
+    for r in table_rows(folder, "prefill"):  # every length kept at least its rounds, and they are the ones published
+        assert int(r["time_samples"]) == len(prefills[r["prompt_tokens"]]) >= Config.for_profile("smoke").prefill_min_rounds
 
 
 @pytest.mark.smoke
@@ -268,3 +279,16 @@ def test_the_figures_draw_data_with_intervals(folder):
         fig = figures.REGISTRY[name](data)
         assert fig.axes[0].get_legend() is not None, name
         plt.close(fig)
+
+
+def test_the_published_per_token_change_pairs_every_round_the_two_longest_prompts_share():
+    published = REPO / "site_data" / "prefill_decode"
+    v = _values(published)
+    prefills, least = v["prefill_samples_ms"], Config.for_profile(_meta(published)["profile"]).prefill_min_rounds
+    assert least > 6  # more than the six whose interval runs from the smallest sample to the largest
+    assert min(len(s) for s in prefills.values()) >= least
+    before, last = v["prompt_before_largest"], v["prompt_largest"]
+    change = paired_ratio(prefills[str(last)], prefills[str(before)])
+    assert (v["per_token_change"], v["per_token_change_low"], v["per_token_change_high"]) == pytest.approx(
+        tuple(x * before / last for x in change), rel=1e-3
+    )

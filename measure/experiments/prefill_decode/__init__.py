@@ -81,19 +81,27 @@ class Config:
     breakdown_budget_s: float = 5.0
     probe_budget_s: float = 3.0
     settings_budget_s: float = 15.0
+    # Every prompt length stays in the prefill's rounds for at least this many: the
+    # cost per token at the longest prompt is compared with the one before it by their
+    # ratio paired round by round, and with the six rounds after which the longest
+    # could leave, that ratio's interval would run from its smallest sample to its
+    # largest, too wide to tell a fall of a few per cent from none.
+    prefill_min_rounds: int = 12
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # The 2,048-token prefill costs about 5 s a call on two cores (6 rounds and a
-            # warm-up: 36 s): the cpu profile stops at 1,024, the full profile keeps it.
+            # The 2,048-token prefill costs about 5 s a call on two cores (12 rounds and a
+            # warm-up: a minute): the cpu profile stops at 1,024, the full profile keeps
+            # it. Twelve rounds of the four lengths take about 25 s; the short prompts,
+            # the noisiest, get the rest of the budget.
             return cls(
                 prompt_lengths=(16, 64, 256, 1024),
                 matmul_size=1024,
                 split_budget_s=20.0,
-                prefill_budget_s=20.0,
+                prefill_budget_s=32.0,
                 decode_budget_s=12.0,
                 breakdown_budget_s=3.0,
                 probe_budget_s=2.0,
@@ -109,6 +117,7 @@ class Config:
             dispatch_calls=50,
             split_budget_s=0.1,
             prefill_budget_s=0.1,
+            prefill_min_rounds=6,
             decode_budget_s=0.1,
             breakdown_budget_s=0.1,
             probe_budget_s=0.1,
