@@ -126,7 +126,11 @@ def test_derived_numbers_follow_from_the_measured_ones(folder):
         tuple(x * before / last for x in change), rel=1e-3
     )
     for r in table_rows(folder, "prefill"):  # every length kept at least its rounds, and they are the ones published
-        assert int(r["time_samples"]) == len(prefills[r["prompt_tokens"]]) >= Config.for_profile("smoke").prefill_min_rounds
+        assert (
+            int(r["time_samples"])
+            == len(prefills[r["prompt_tokens"]])
+            >= Config.for_profile("smoke").prefill_min_rounds
+        )
 
 
 @pytest.mark.smoke
