@@ -36,6 +36,17 @@ def _values(folder) -> dict:
     return {k: x["value"] for k, x in _meta(folder)["values"].items()}
 
 
+def _assert_per_token_change_pairs_the_published_prefills(v: dict) -> None:
+    """The longest prompt's cost per token over the one before it, recomputed from the
+    prefill samples the run published: the two prefills paired round by round, times the
+    lengths' inverse ratio."""
+    prefills, before, last = v["prefill_samples_ms"], v["prompt_before_largest"], v["prompt_largest"]
+    change = paired_ratio(prefills[str(last)], prefills[str(before)])
+    assert (v["per_token_change"], v["per_token_change_low"], v["per_token_change_high"]) == pytest.approx(
+        tuple(x * before / last for x in change), rel=1e-3
+    )
+
+
 @pytest.fixture(scope="module")
 def folder(smoke_data):
     return smoke_data / "prefill_decode"
@@ -117,14 +128,8 @@ def test_derived_numbers_follow_from_the_measured_ones(folder):
     smallest = min(int(c) for c in v["decode_samples_ms"])
     rise = paired_ratio(v["decode_samples_ms"][str(v["flat_up_to"])], v["decode_samples_ms"][str(smallest)])
     assert (1 + v["step_rise"], 1 + v["step_rise_low"], 1 + v["step_rise_high"]) == pytest.approx(rise, rel=1e-3)
-    # the longest prompt's cost per token over the one before it: their prefills paired
-    # round by round, from the samples the run published, times the lengths' inverse ratio
+    _assert_per_token_change_pairs_the_published_prefills(v)
     prefills = v["prefill_samples_ms"]
-    before, last = sorted(int(p) for p in prefills)[-2:]
-    change = paired_ratio(prefills[str(last)], prefills[str(before)])
-    assert (v["per_token_change"], v["per_token_change_low"], v["per_token_change_high"]) == pytest.approx(
-        tuple(x * before / last for x in change), rel=1e-3
-    )
     for r in table_rows(folder, "prefill"):  # every length kept at least its rounds, and they are the ones published
         assert (
             int(r["time_samples"])
@@ -291,8 +296,4 @@ def test_the_published_per_token_change_pairs_every_round_the_two_longest_prompt
     prefills, least = v["prefill_samples_ms"], Config.for_profile(_meta(published)["profile"]).prefill_min_rounds
     assert least > 6  # more than the six whose interval runs from the smallest sample to the largest
     assert min(len(s) for s in prefills.values()) >= least
-    before, last = v["prompt_before_largest"], v["prompt_largest"]
-    change = paired_ratio(prefills[str(last)], prefills[str(before)])
-    assert (v["per_token_change"], v["per_token_change_low"], v["per_token_change_high"]) == pytest.approx(
-        tuple(x * before / last for x in change), rel=1e-3
-    )
+    _assert_per_token_change_pairs_the_published_prefills(v)

@@ -49,10 +49,9 @@ def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> 
             }
         )
     first, before, last = rows[0], rows[-2] if len(rows) > 1 else rows[0], rows[-1]
-    # the longest prompt's cost per token over the one before it: the two prefills'
-    # ratio paired round by round, times the lengths' inverse ratio (exact)
-    lengths = before["prompt_tokens"] / last["prompt_tokens"]
-    change = ratio(sweep.points[last["prompt_tokens"]], sweep.points[before["prompt_tokens"]])
+    # the longest prompt's cost per token over the one before it: the two prefills per
+    # token (scaled samples keep their rounds), paired round by round
+    longest, previous = (sweep.points[r["prompt_tokens"]].scaled(1 / r["prompt_tokens"]) for r in (last, before))
     values = {
         "ttft_smallest_ms": first["time_ms"],
         "ttft_largest_ms": last["time_ms"],
@@ -60,9 +59,7 @@ def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> 
         "prompt_largest": last["prompt_tokens"],
         "prompt_before_largest": before["prompt_tokens"],
         "ttft_growth": last["time_ms"] / first["time_ms"],
-        "per_token_change": change[0] * lengths,
-        "per_token_change_low": change[1] * lengths,
-        "per_token_change_high": change[2] * lengths,
+        **ratio_cells("per_token_change", longest, previous),
         "prefill_samples_ms": {str(p): est.samples_ms() for p, est in sweep.points.items()},
     }
     return rows, values, {"prefill_sweep": sweep.describe()}
