@@ -16,8 +16,32 @@ OUT     ?= site_data
 FORCE   ?=
 KINDS   ?= exact,numeric,timing
 
-MEASURE_ARGS := --model '$(MODEL)' --device '$(DEVICE)' --out '$(OUT)' \
-	$(if $(ONLY),--only '$(ONLY)') $(if $(PROFILE),--profile '$(PROFILE)') $(if $(FORCE),--force)
+# What a person sets on the command line (or a workflow through the environment) is data,
+# never code: make reads each value as written ($(value ...): a `$(shell ...)` in it is
+# text, not a call), refuses a character that a model name, an experiment list, a folder
+# or a count cannot hold before any recipe runs, passes it to the shell in single quotes,
+# and never exports it (make would expand a value to put it in a recipe's environment).
+USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS
+unexport $(USER_VARS)
+SAFE := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+	0 1 2 3 4 5 6 7 8 9 . _ - / : , + = @ ~
+define NEWLINE
+
+
+endef
+TAB := $(subst ,,	)
+_drop = $(if $2,$(call _drop,$(subst $(firstword $2),,$1),$(wordlist 2,$(words $2),$2)),$1)
+unsafe = $(sort $(call _drop,$(value $1),$(SAFE)))
+$(foreach v,$(USER_VARS),$(if $(findstring $(NEWLINE),$(value $v))$(findstring $(TAB),$(value $v)),\
+	$(error $v may not hold a line break or a tab)))
+$(foreach v,$(USER_VARS),$(if $(call unsafe,$v),\
+	$(error $v may hold only letters, digits, spaces and . _ - / : , + = @ ~ (it holds $(call unsafe,$v)))))
+q = '$(value $1)'
+given = $(strip $(value $1))
+
+MEASURE_ARGS = --model $(call q,MODEL) --device $(call q,DEVICE) --out $(call q,OUT) \
+	$(if $(call given,ONLY),--only $(call q,ONLY)) $(if $(call given,PROFILE),--profile $(call q,PROFILE)) \
+	$(if $(call given,FORCE),--force)
 
 # The fast tier: what needs no smoke run, site build, browser or long wait (markers in pyproject.toml).
 FAST    := not smoke and not build and not browser and not slow
@@ -66,24 +90,24 @@ $(STAMP): requirements.txt
 
 measure: $(STAMP) ## run experiments, write site_data/, then the notebook pages against it
 	$(BIN)/python -m measure run $(MEASURE_ARGS)
-	$(if $(filter site_data,$(OUT)),$(BIN)/python -m measure notebooks $(if $(FORCE),--force))
+	$(if $(filter site_data,$(call given,OUT)),$(BIN)/python -m measure notebooks $(if $(call given,FORCE),--force))
 
 notebooks: $(STAMP) ## execute the notebook pages against site_data/ (only those whose data or code changed)
-	$(BIN)/python -m measure notebooks $(if $(FORCE),--force)
+	$(BIN)/python -m measure notebooks $(if $(call given,FORCE),--force)
 
 check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
-	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
+	$(BIN)/python -m measure check --device $(call q,DEVICE) --kinds $(call q,KINDS) $(if $(call given,ONLY),--only $(call q,ONLY))
 
 editions: $(STAMP) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
-	PYTHONPATH=hooks $(BIN)/python -m sitekit.editions stamp '$(PAGES)' '$(LANGS)'
+	PYTHONPATH=hooks $(BIN)/python -m sitekit.editions stamp $(call q,PAGES) $(call q,LANGS)
 
 verdicts: $(STAMP) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
-	@test -n "$(A)" || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
-	PYTHONPATH=hooks $(BIN)/python -m sitekit.verdicts '$(A)' $(if $(B),'$(B)')
+	@test -n $(call q,A) || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
+	PYTHONPATH=hooks $(BIN)/python -m sitekit.verdicts $(call q,A) $(if $(call given,B),$(call q,B))
 
 merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
-	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
-	$(BIN)/python -m measure merge '$(FROM)' $(if $(ONLY),--only '$(ONLY)')
+	@test -n $(call q,FROM) || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
+	$(BIN)/python -m measure merge $(call q,FROM) $(if $(call given,ONLY),--only $(call q,ONLY))
 
 # One torch thread per test process: workers that each start a thread per core
 # oversubscribe the cores, and the suite takes a third longer. Three workers on two
@@ -94,10 +118,10 @@ TEST_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 WORKERS ?= 3
 
 test: $(STAMP) ## every test, on three processes (pytest-xdist; the tiers by their markers)
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(WORKERS)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(call q,WORKERS)
 
 test-fast: $(STAMP) ## the fast tier, on three processes: for the edit loop; `make test` before a commit
-	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n $(WORKERS)
+	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n $(call q,WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check sitedata measure hooks tests
