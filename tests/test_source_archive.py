@@ -3,6 +3,7 @@ whether the tree had changes, linked from every provenance box."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import re
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from sitekit import source_archive
 
-from tests.conftest import LANGUAGES
+from tests.conftest import LANGUAGES, REPO
 
 
 def _git(root, *args):
@@ -45,20 +46,53 @@ def test_the_archive_holds_the_files_built_from_and_says_whether_they_were_commi
     assert len(clean.commit) == 40 and not clean.changed
     assert clean.files == (".gitignore", "a.txt")  # the ignored build output stays out
     (repo / "a.txt").write_text("changed\n")
-    (repo / "new.txt").write_text("new\n")
     changed = source_archive.describe(repo)
-    assert changed.changed and changed.files == (".gitignore", "a.txt", "new.txt")
+    assert changed.changed and changed.files == (".gitignore", "a.txt")
     site = tmp_path / "site"
     site.mkdir()
     out = source_archive.write(changed, site)
     # what was built, not what was committed
-    assert _names(out) == {
-        "site-source/.gitignore": b"built/\n",
-        "site-source/a.txt": b"changed\n",
-        "site-source/new.txt": b"new\n",
-    }
+    assert _names(out) == {"site-source/.gitignore": b"built/\n", "site-source/a.txt": b"changed\n"}
     first = out.read_bytes()
     assert source_archive.write(changed, site).read_bytes() == first  # the same files, the same bytes
+
+
+def test_a_file_git_does_not_track_never_reaches_the_archive(repo, tmp_path):
+    """A secret lying in the checkout, untracked and not ignored, stays out; so does a
+    tracked file's deletion, and the tree is then said to have changes."""
+    (repo / ".env").write_text("HF_TOKEN=hf_secret\n")
+    (repo / "notes.txt").write_text("scratch\n")
+    source = source_archive.describe(repo)
+    assert source.files == (".gitignore", "a.txt") and not source.changed
+    site = tmp_path / "site"
+    site.mkdir()
+    archive = source_archive.write(source, site).read_bytes()
+    assert b"hf_secret" not in gzip.decompress(archive)
+    (repo / "a.txt").unlink()
+    gone = source_archive.describe(repo)
+    assert gone.files == (".gitignore",) and gone.changed
+
+
+def test_a_tracked_link_is_archived_as_the_link_not_what_it_points_to(repo, tmp_path):
+    secret = tmp_path / "outside.txt"
+    secret.write_text("outside the checkout\n")
+    (repo / "link").symlink_to(secret)
+    _git(repo, "add", "link")
+    _git(repo, "commit", "-qm", "a link")
+    site = tmp_path / "site"
+    site.mkdir()
+    out = source_archive.write(source_archive.describe(repo), site)
+    with tarfile.open(fileobj=io.BytesIO(out.read_bytes())) as tar:
+        link = tar.getmember("site-source/link")
+        assert link.issym() and link.linkname == str(secret)
+    assert b"outside the checkout" not in gzip.decompress(out.read_bytes())
+
+
+def test_secrets_are_ignored_by_git():
+    """A ``.env`` (or the like) at the root is ignored, so that `git add .` cannot track it."""
+    names = [".env", ".env.local", "secrets.pem"]
+    out = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True, text=True)
+    assert out.stdout.split() == names
 
 
 def test_outside_a_checkout_there_is_no_archive(tmp_path):

@@ -1,19 +1,22 @@
-"""The site carries its source: every build writes ``source.tar.gz``, the exact files it
-was built from, beside the pages, and every provenance box links to it.
+"""The site carries its source: every build writes ``source.tar.gz``, the files git holds
+for the tree it was built from, beside the pages, and every provenance box links to it.
 
-The files are git's own list of the tree (tracked files and new ones not ignored, as
-``git ls-files`` gives them), read from the working tree, so the archive holds what was
-built even when the tree has changes; ``describe`` says which commit, and whether the
-tree differed from it. Outside a git checkout there is no archive, and the boxes say so.
-A published site's repository address comes from the ``SITE_REPOSITORY`` environment
-variable (the pages workflow sets it) or ``extra.repository`` in mkdocs.yml, and is shown
-beside the archive when set.
+The files are the ones git tracks (``git ls-files``), read from the working tree: the
+commit's files, plus, when the tree has changes, the tracked files' changes, which
+``describe`` reports so that the boxes say "with changes". A file git does not track is
+never in the archive, whatever its name: a ``.env`` with a token lying in the checkout, a
+scratch notebook, another tool's output. A tracked symbolic link is archived as the link
+git holds, never as the file it points to. Outside a git checkout there is no archive, and
+the boxes say so. A published site's repository address comes from the ``SITE_REPOSITORY``
+environment variable (the pages workflow sets it) or ``extra.repository`` in mkdocs.yml,
+and is shown beside the archive when set.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import os
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -42,9 +45,10 @@ def describe(root: Path) -> Source:
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
         return Source(root, None, False, ())
-    listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z") or ""
-    files = tuple(sorted(f for f in listed.split("\0") if f and (root / f).is_file()))
-    status = _git(root, "status", "--porcelain", "--untracked-files=normal") or ""
+    listed = _git(root, "ls-files", "--cached", "-z") or ""
+    # a tracked file deleted from the tree is not built from; a tracked link stays a link
+    files = tuple(sorted(f for f in listed.split("\0") if f and ((root / f).is_symlink() or (root / f).is_file())))
+    status = _git(root, "status", "--porcelain", "--untracked-files=no") or ""
     return Source(root, commit.strip(), bool(status.strip()), files)
 
 
@@ -57,9 +61,15 @@ def write(source: Source, site: Path) -> Path | None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in source.files:
-            data = (source.root / name).read_bytes()
+            path = source.root / name
             info = tarfile.TarInfo(f"site-source/{name}")
-            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            info.mtime, info.mode = 0, 0o644
+            if path.is_symlink():
+                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(path)
+                tar.addfile(info)
+                continue
+            data = path.read_bytes()
+            info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     out.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
     return out
