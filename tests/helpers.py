@@ -61,11 +61,14 @@ def _hook(data: Path | None, **config):
     return render, config
 
 
-def render_page(page: str, markdown: str | None = None, *, data: Path | None = None, language: str = "en") -> str:
+def render_page(
+    page: str, markdown: str | None = None, *, data: Path | None = None, language: str = "en", section: bool = False
+) -> str:
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
-    what would fail the build raises its PluginError."""
-    from sitekit import formatting, i18n
+    what would fail the build raises its PluginError. The provenance section a build adds
+    at the page's end is left out unless ``section``."""
+    from sitekit import formatting, i18n, provenance
 
     render, config = _hook(data)
     i18n.set_language(language)
@@ -73,7 +76,8 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     text = (DOCS / page).read_text(encoding="utf-8") if markdown is None else markdown
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
     page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
-    return render.on_page_markdown(text, page=page_, config=config, files=None)
+    out = render.on_page_markdown(text, page=page_, config=config, files=None)
+    return out if section else out.partition(provenance.SECTION_START)[0]
 
 
 def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: str | None = None) -> None:

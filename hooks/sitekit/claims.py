@@ -25,13 +25,13 @@ hold on another machine: they render a visible warning on the page instead.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from typing import Any
 
-from sitekit import escape, intervals, statuses
+from sitekit import claim_legend, escape, intervals, statuses
 from sitekit.claim_files import Claim
 from sitekit.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
-from sitekit.i18n import _
 from sitekit.intervals import NOISE, Interval
 from sitekit.pagedata import SiteData, SiteDataError
 
@@ -182,10 +182,17 @@ _decided: weakref.WeakKeyDictionary[SiteData, dict[str, tuple[Any, dict[str, Any
 
 
 def check(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
-    """(True, False or NOISE, data read) for one claim expression."""
-    decided = _decided.setdefault(data, {})
+    """(True, False or NOISE, data read) for one claim expression. A page's view of the
+    data (context.ReadData) notes the experiments the expression names; the outcome is
+    decided once for the data folder behind it."""
+    inner = getattr(data, "inner", data)
+    if inner is not data:
+        for ref in re.findall(r"\b([a-z][a-z0-9_]*)\.[a-z][a-z0-9_]*", expr):
+            if ref in inner.experiments:
+                data.note(ref)
+    decided = _decided.setdefault(inner, {})
     if expr not in decided:
-        decided[expr] = _decide(data, expr)
+        decided[expr] = _decide(inner, expr)
     return decided[expr]
 
 
@@ -217,32 +224,19 @@ def _numbers(read: dict[str, Any]) -> str:
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
 
-def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
+def render(data: SiteData, page: str, claim: Claim, text: str, checks: dict | None = None) -> str:
     """The page's sentence with its mark: ✓ where it holds; ≈ and "within this machine's
     noise" where the intervals cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about
-    this hardware that does not hold here, ⚠ and a note that it does not. Each mark's
-    tooltip gives the claim and the numbers it read. Any other claim that does not hold
+    this hardware that does not hold here, ⚠ and a note that it does not. The mark says in
+    words what it means and leads to the check itself, with the numbers it read, in the
+    page's list of checks (``checks``, claim_legend.py). Any other claim that does not hold
     fails the build."""
     expr = claim.expression
     holds, read = check(data, expr)
-    title = escape.attribute(
-        _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
-        + f"  [{_numbers(read)}]",
-        None,
-    )
-    if holds is NOISE:  # the words in the page; the intervals it read in the mark's tooltip
-        return (
-            f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
-            + escape.text(_("within this machine's noise"), None)
-            + ")</span>"
-        )
-    if holds:
-        return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
-    message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
-    if not claim.hardware:
+    state = "noise" if holds is NOISE else "ok" if holds else "failed"
+    if state == "failed" and not claim.hardware:
+        message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
         raise ClaimError(f"{page}: {message}")
-    return (
-        f'{text}<sup class="claim claim-failed" title="{title}">⚠</sup> <span class="claim-warning">('
-        + escape.text(_("not borne out by this run's measurements on this hardware"), None)
-        + ")</span>"
-    )
+    if checks is not None:
+        checks.setdefault(claim.id, claim_legend.Check(state, expr, _numbers(read), text))
+    return claim_legend.mark(state, claim.id, text)

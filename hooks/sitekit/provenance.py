@@ -1,9 +1,12 @@
-"""Provenance on the page: the box under every table, and the home page's list of
-experiments. Every string that comes from data goes through escape.py, cut to a bound,
-and a field the run could not record (JSON null) reads "not recorded", never "None"."""
+"""Provenance on the page: once per page, at its end, every run the page read, in full
+(page_section); under each table a short line with its CSV and a link there
+(table_line); and the methods page's list of experiments. Every string that comes from
+data goes through escape.py, cut to a bound, and a field the run could not record (JSON
+null) reads "not recorded", never "None"."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from sitekit import escape, formatting, i18n, quoted, source_archive
@@ -54,7 +57,9 @@ def _count(value: Any) -> str:
     return _field(value)
 
 
-def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
+def provenance_html(ctx, exp: str, csv: str | None = None, *, whole: bool = False) -> str:
+    """A run's provenance: folded under a summary line, or, ``whole``, open at the page's
+    end with the run named and an anchor the tables' lines lead to."""
     m = ctx.data.meta(exp)
     model, dev, libs = m["model"], m["device"], m["libraries"]
     device = _device(dev)
@@ -97,9 +102,63 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
         ),
         None,
     )
+    if whole:
+        title = m["title"]
+        named = escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title)
+        return (
+            f'<details class="provenance" id="{anchor(exp)}" open><summary><code>{escape.text(exp)}</code> · '
+            f"{escape.text(named, None)}</summary>"
+            f'<table class="provenance-table">{rows}</table></details>'
+        )
     return (
         f'<details class="provenance"><summary>{summary}</summary>'
         f'<table class="provenance-table">{rows}</table></details>'
+    )
+
+
+def anchor(exp: str) -> str:
+    return f"provenance-{exp}"
+
+
+def table_line(ctx, exp: str, name: str) -> str:
+    """Under a measured table: its CSV, and a link to its run's provenance at the page's
+    end; under a table computed from stated assumptions, its CSV alone."""
+    csv = f'<a href="{_csv_link(ctx, exp, name)}">{escape.text(name)}.csv</a>'
+    if quoted.is_assumed(exp, name):
+        words = escape.text(_("Computed from the stated assumptions, not measured"), None)
+        return f'<p class="table-data">{words} · {csv}</p>'
+    how = escape.text(_("how it was measured"), None)
+    return f'<p class="table-data">{escape.text(_("Data"), None)}: {csv} · <a href="#{anchor(exp)}">{how}</a></p>'
+
+
+# Where a page's own text ends and its provenance section begins (the tests read a page's
+# text alone: tests/helpers.render_page).
+SECTION_START = "\n\n<!-- the page's provenance -->"
+
+
+def page_section(ctx, checks_html: str = "") -> str:
+    """The end of a page: every run it read, in full, once; the sources of the figures it
+    quotes; and the list of its checked sentences. Empty for a page that read no data."""
+    runs, sources = [], []
+    for exp in list(ctx.read):
+        if quoted.is_quoted(exp):
+            sources.append(quoted.source_html(ctx, exp))
+        elif exp in ctx.data.experiments:
+            runs.append(provenance_html(ctx, exp, whole=True))
+    if not (runs or sources or checks_html):
+        return ""
+    title = escape.text(_("Where the numbers come from"), None)
+    intro = escape.text(
+        _(
+            "Every table, figure and number on this page comes from the runs below, each "
+            "recorded once in full; the line under a table links its CSV and its run here."
+        ),
+        None,
+    )
+    return (
+        f'{SECTION_START}\n\n## {title} {{#provenance}}\n\n<div class="page-provenance">\n<p>{intro}</p>\n'
+        + "\n".join(runs + sources)
+        + f"\n{checks_html}\n</div>\n"
     )
 
 
@@ -124,6 +183,7 @@ def experiments(ctx) -> str:
     """One row per measured experiment: what, on which model and device, when, how long;
     then, apart, the figures the site quotes without measuring them, with their source."""
     rows, quotes = [], []
+    ctx = SimpleNamespace(data=getattr(ctx.data, "inner", ctx.data), url_prefix=ctx.url_prefix)  # a list, no page's run
     for exp in ctx.data.experiments:
         if exp in RUNNER_FOLDERS:
             continue
