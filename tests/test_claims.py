@@ -80,10 +80,11 @@ def test_failed_claim_names_the_numbers(data):
 
 
 def test_failed_hardware_claim_warns_on_the_page(data):
-    out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
-    # the words in the sentence, the claim and the numbers it read in the mark's tooltip
-    assert "claim-failed" in out and "not borne out by this run" in out
-    assert 'title="Checked when this page was built: exp.c: exp.ratio &gt; 3  &#91;exp.ratio = 2.5&#93;"' in out
+    checks = {}
+    out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast", checks)
+    # the words in the sentence and in the mark's tooltip; the claim and its numbers in the page's list
+    assert "claim-failed" in out and "not borne out by this run" in out and "do not bear the sentence out" in out
+    assert checks["exp.c"] == ("failed", "exp.ratio > 3", "exp.ratio = 2.5", "fast")
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -205,18 +206,26 @@ def test_what_a_claim_read_is_recorded_with_its_filter(data):
     assert type(read["exp.t.ms"][0]) is float
 
 
-def test_the_rendered_claim_shows_what_it_checked(data):
+def test_the_rendered_claim_says_in_words_what_it_means_and_leads_to_its_check(data):
     import html as markup
     import re
 
-    html = render(data, "p.md", named("cell('exp.t', 'n', where={'ms': 4.0}) == 2", id="exp.n_is_two"), "two")
-    title = re.fullmatch(r'two<sup class="claim claim-ok" title="([^"<>]*)">✓</sup>', html).group(1)
-    assert markup.unescape(title) == (
-        "Checked when this page was built: exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2"
-        "  [exp.t.n {'ms': 4.0} = 2]"
-    )
+    from sitekit import claim_legend
+
+    checks = {}
+    html = render(data, "p.md", named("cell('exp.t', 'n', where={'ms': 4.0}) == 2", id="exp.n_is_two"), "two", checks)
+    found = re.fullmatch(r'two<a class="claim claim-ok" href="#check-exp.n_is_two" title="([^"<>]*)">✓</a>', html)
+    title = markup.unescape(found.group(1))
+    # the hover is words for a reader, never the expression: that is one click further
+    assert "bear the sentence out" in title and "cell(" not in title and "exp." not in title
     # written so that Markdown, which runs over a tag's attributes too, finds nothing to do
-    assert not re.search(r"[\[\]{}`*_'\\]", title), title
+    assert not re.search(r"[\[\]{}`*_\\]", title), title
+    check = checks["exp.n_is_two"]
+    assert (check.state, check.expression) == ("ok", "cell('exp.t', 'n', where={'ms': 4.0}) == 2")
+    assert check.numbers == "exp.t.n {'ms': 4.0} = 2"
+    listing = markup.unescape(claim_legend.checks_html(checks))
+    assert 'id="check-exp.n_is_two"' in listing and "exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2" in listing
+    assert "exp.t.n {'ms': 4.0} = 2" in listing and "(1)" in listing
 
 
 def test_long_lists_are_cut_to_eight_in_messages(tmp_path):
@@ -351,28 +360,29 @@ def test_a_claim_within_the_noise_renders_its_words_and_what_it_read(timed):
     import re
 
     expr = f"faster({SWEEP_16}, {ALONE})"
-    out = render(timed, "p.md", named(expr, id="timed.quicker"), "quicker")
+    checks = {}
+    out = render(timed, "p.md", named(expr, id="timed.quicker"), "quicker", checks)
     found = re.fullmatch(
-        r'quicker<sup class="claim claim-noise" title="([^"<>]*)">≈</sup> '
+        r'quicker<a class="claim claim-noise" href="#check-timed.quicker" title="([^"<>]*)">≈</a> '
         r'<span class="claim-noise-note">\(within this machine\'s noise\)</span>',
         out,
     )
     assert found, out
-    assert markup.unescape(found.group(1)) == (
-        f"Checked when this page was built: timed.quicker: {expr}"
-        "  [timed.sweep.step_ms {'c': 16} = 10 [9.9, 10.1]; timed.alone.step_ms = 10.05 [9.95, 10.15]]"
+    assert "cannot tell" in markup.unescape(found.group(1))
+    assert checks["timed.quicker"].numbers == (
+        "timed.sweep.step_ms {'c': 16} = 10 [9.9, 10.1]; timed.alone.step_ms = 10.05 [9.95, 10.15]"
     )
 
 
 def test_a_failed_hardware_claim_renders_its_whole_expression_and_its_warning(data):
     expr = " or ".join(["exp.ratio > 3"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
-    out = render(data, "page.md", named(expr, hardware=True), "fast")
-    assert out == (
-        'fast<sup class="claim claim-failed" title="Checked when this page was built: '
-        f'exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">'
-        '⚠</sup> <span class="claim-warning">'
-        "(not borne out by this run's measurements on this hardware)</span>"
+    checks = {}
+    out = render(data, "page.md", named(expr, hardware=True), "fast", checks)
+    assert out.startswith('fast<a class="claim claim-failed" href="#check-exp.c" title="')
+    assert out.endswith(
+        '">⚠</a> <span class="claim-warning">(not borne out by this run\'s measurements on this hardware)</span>'
     )
+    assert checks["exp.c"].expression == expr and checks["exp.c"].numbers == "exp.ratio = 2.5"
 
 
 # Messages quote the expression cut to its first 200 characters and an ellipsis, so that a

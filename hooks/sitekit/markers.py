@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sitekit import claims, escape, formatting, i18n, quoted
+from sitekit import claims, escape, formatting, i18n, project, quoted
 from sitekit.branches import BranchError, choose_branches
 from sitekit.cells import (  # noqa: F401
     _byte_column_styles,
@@ -207,6 +207,8 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "cite": cite,
     "references": references,
     "bibliography": bibliography,
+    "repository": project.repository,
+    "citation": project.citation,
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from sitekit import escape, formatting, i18n, quoted, source_archive
+from sitekit import escape, formatting, glossary, i18n, quoted, source_archive
 from sitekit.i18n import _
 from sitekit.pagedata import SiteDataError
 
@@ -91,8 +91,11 @@ def provenance_html(ctx, exp: str, csv: str | None = None, *, whole: bool = Fals
         ("libraries", ", ".join(f"{escape.cut(k)} {_field(v)}" for k, v in libs.items() if v)),
         ("memory method", _recorded(m["memory_method"]) if "memory_method" in m else ""),
     ]
+    language = i18n.language()
     rows = "".join(
-        f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{escape.text(v, None)}</td></tr>" for k, v in items
+        f"<tr><th>{escape.text(_(k, 'provenance'))}</th>"
+        f"<td>{glossary.explain(escape.text(v, None), language)}</td></tr>"
+        for k, v in items
     )
     rows += f"<tr><th>{escape.text(_('data', 'provenance'))}</th><td>{' · '.join(links)}</td></tr>"
     rows += f"<tr><th>{escape.text(_('source', 'provenance'))}</th><td>{_source_line(ctx)}</td></tr>"
@@ -181,7 +184,9 @@ RUNNER_FOLDERS = ("calibration",)
 
 def experiments(ctx) -> str:
     """One row per measured experiment: what, on which model and device, when, how long;
-    then, apart, the figures the site quotes without measuring them, with their source."""
+    then, apart, the figures the site quotes without measuring them, with their source.
+    What every run shares (the model, the device, the profile, the day) is said once, in a
+    sentence above the table, which keeps the columns that differ."""
     rows, quotes = [], []
     ctx = SimpleNamespace(data=getattr(ctx.data, "inner", ctx.data), url_prefix=ctx.url_prefix)  # a list, no page's run
     for exp in ctx.data.experiments:
@@ -192,25 +197,28 @@ def experiments(ctx) -> str:
             continue
         m = ctx.data.meta(exp)
         title = m["title"]
-        cells = (
-            escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title),
-            _field(m["model"]["name"]),
-            f"{_device(m['device'])}, {_field(m['dtype'])}",
-            _field(m["profile"]),
-            _field(m["date"])[:10],
-            f"{formatting.number(m['duration_s'], digits=3)}{formatting.NBSP}s",
-        )
+        what = escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title)
         rows.append(
-            f"<tr><td><code>{escape.text(exp)}</code></td>"
-            + "".join(f"<td>{escape.text(c, None)}</td>" for c in cells)
-            + "</tr>"
+            {
+                "experiment": f"<code>{_breakable(exp)}</code>",
+                "what": escape.text(what, None),
+                "model": escape.text(_field(m["model"]["name"]), None),
+                "device": escape.text(f"{_device(m['device'])}, {_field(m['dtype'])}", None),
+                "profile": escape.text(_field(m["profile"]), None),
+                "date": escape.text(_field(m["date"])[:10], None),
+                "run time": escape.text(f"{formatting.number(m['duration_s'], digits=3)}{formatting.NBSP}s", None),
+            }
         )
     if not rows:
         raise SiteDataError("site_data holds no experiment")
-    head = "".join(
-        f"<th>{escape.text(_(h, 'experiments table'))}</th>"
-        for h in ("experiment", "what", "model", "device", "profile", "date", "run time")
-    )
+    shared = [k for k in ("model", "device", "profile", "date") if len({r[k] for r in rows}) == 1 and len(rows) > 1]
+    columns = [k for k in rows[0] if k not in shared]
+    head = "".join(f"<th>{escape.text(_(h, 'experiments table'))}</th>" for h in columns)
+    body = "".join("<tr>" + "".join(f"<td>{r[k]}</td>" for k in columns) + "</tr>" for r in rows)
+    common = ""
+    if shared:
+        said = "; ".join(f"{escape.text(_(k, 'experiments table'))}: {rows[0][k]}" for k in shared)
+        common = f'<p class="experiments-shared">{escape.text(_("Every run shares"), None)} {said}.</p>'
     quoted_list = (
         f'<p class="quoted-figures">{escape.text(_("Quoted, not measured here:"))}</p>'
         f'<ul class="quoted-figures">{"".join(quotes)}</ul>'
@@ -218,9 +226,14 @@ def experiments(ctx) -> str:
         else ""
     )
     return (
-        f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>" + quoted_list
+        common + f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>" + quoted_list
     )
+
+
+def _breakable(name: str) -> str:
+    """A code name that may break at its underscores on a narrow screen, never inside a word."""
+    return "_<wbr>".join(escape.text(part) for part in name.split("_"))
 
 
 def _quoted_item(ctx, exp: str) -> str:
