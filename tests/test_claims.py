@@ -224,7 +224,9 @@ def test_the_rendered_claim_says_in_words_what_it_means_and_leads_to_its_check(d
     assert (check.state, check.expression) == ("ok", "cell('exp.t', 'n', where={'ms': 4.0}) == 2")
     assert check.numbers == "exp.t.n {'ms': 4.0} = 2"
     listing = markup.unescape(claim_legend.checks_html(checks))
-    assert 'id="check-exp.n_is_two"' in listing and "exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2" in listing
+    assert (
+        'id="check-exp.n_is_two"' in listing and "exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2" in listing
+    )
     assert "exp.t.n {'ms': 4.0} = 2" in listing and "(1)" in listing
 
 

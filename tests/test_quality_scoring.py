@@ -59,10 +59,16 @@ def test_normalising_reads_subscripts_degrees_and_number_words():
         ("What do bees make?", "Bees make a waxen honeycomb"),
         (FREEZE, "- and time [ bb 0 the- ("),  # a stray number in front of another word
         (SPIDER, ""),
-        (MONA_LISA, "The painting of the Mona Lisa is attributed to Leonardo da Vinci and his wife"),  # a second painter
+        (
+            MONA_LISA,
+            "The painting of the Mona Lisa is attributed to Leonardo da Vinci and his wife",
+        ),  # a second painter
         (MONA_LISA, "Leonardo da Vinci, with his apprentice Salai"),
         ("Who wrote Romeo and Juliet?", "William Shakespeare and their company"),
-        (BRAZIL, "Brazilian Portuguese is a Bantu language spoken primarily by the indigenous peoples"),  # the wrong kind
+        (
+            BRAZIL,
+            "Brazilian Portuguese is a Bantu language spoken primarily by the indigenous peoples",
+        ),  # the wrong kind
         (STAR, "The nearest exoplanet orbiting Proxima Centauri was confirmed as Proxima b"),  # a planet, no star
         (STAR, "The closest star to the Earth is Sirius, which is approximately 86"),
     ],

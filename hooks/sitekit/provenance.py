@@ -233,7 +233,7 @@ def experiments(ctx) -> str:
 
 def _breakable(name: str) -> str:
     """A code name that may break at its underscores on a narrow screen, never inside a word."""
-    return "_<wbr>".join(escape.text(part) for part in name.split("_"))
+    return escape.text(name).replace("&#95;", "&#95;<wbr>")
 
 
 def _quoted_item(ctx, exp: str) -> str:
