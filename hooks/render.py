@@ -34,8 +34,8 @@ from sitekit import (  # noqa: E402
     maths,
     named_files,
     notebook_pages,
+    page_provenance,
     project,
-    provenance,
     source_archive,
     typed_numbers,
 )
@@ -165,7 +165,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     if "{{" in shown or "}}" in shown:
         line = next(line for line in shown.splitlines() if "{{" in line or "}}" in line)
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
-    out += provenance.page_section(ctx, claim_legend.checks_html(ctx.checks))
+    out += page_provenance.page_section(ctx, claim_legend.checks_html(ctx.checks))
     _state["figures"].update(ctx.figures)
     _state["used"] |= ctx.used
     _state["answered"] |= ctx.answered

@@ -68,7 +68,7 @@ def render_page(
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
     what would fail the build raises its PluginError. The provenance section a build adds
     at the page's end is left out unless ``section``."""
-    from sitekit import formatting, i18n, provenance
+    from sitekit import formatting, i18n, page_provenance
 
     render, config = _hook(data)
     i18n.set_language(language)
@@ -77,7 +77,7 @@ def render_page(
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
     page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
     out = render.on_page_markdown(text, page=page_, config=config, files=None)
-    return out if section else out.partition(provenance.SECTION_START)[0]
+    return out if section else out.partition(page_provenance.SECTION_START)[0]
 
 
 def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: str | None = None) -> None:

@@ -8,7 +8,7 @@ import re
 from html import unescape
 
 import pytest
-from sitekit import provenance
+from sitekit import page_provenance
 from sitekit.markers import PageContext, render_markers
 from sitekit.pagedata import SiteData
 
@@ -63,15 +63,18 @@ def test_each_table_links_its_csv_and_its_run_and_the_page_names_each_run_once(c
     assert 'class="provenance"' not in html  # no box under a table
     assert html.count('href="#provenance-exp"') == 2 and html.count('href="#provenance-other"') == 1
     assert 'href="../data/exp/short.csv"' in html
-    end = provenance.page_section(ctx)
+    end = page_provenance.page_section(ctx)
     assert ctx.read == ["exp", "other"]
-    assert end.count('<details class="provenance" id="provenance-exp" open>') == 1
-    assert end.count('id="provenance-other"') == 1 and end.startswith(provenance.SECTION_START)
+    assert end.count('<tr id="provenance-exp">') == 1 and end.count('id="provenance-other"') == 1
+    assert end.startswith(page_provenance.SECTION_START) and 'class="provenance"' not in end
+    # what both runs share is said once, above the row of each
+    shared = end.split('class="provenance-table provenance-shared"', 1)[1].split("</table>", 1)[0]
+    assert shared.count("m (1 parameters)") == 1 and 'class="provenance-runs"' in end
 
 
 def test_a_page_that_reads_no_data_has_no_provenance(ctx):
     render_markers("No data here.", ctx)
-    assert provenance.page_section(ctx) == ""
+    assert page_provenance.page_section(ctx) == ""
 
 
 def test_an_assumption_table_shows_its_csv_and_no_run(tmp_path, monkeypatch):
@@ -103,7 +106,7 @@ def test_every_page_shows_each_run_once_and_every_table_leads_to_it(built_site):
         section = article.split('class="page-provenance"', 1)[1] if "page-provenance" in article else ""
         body = article.split('class="page-provenance"', 1)[0]
         assert '<details class="provenance"' not in body, f"{path}: a provenance box outside the page's end"
-        runs = re.findall(r'<details class="provenance" id="(provenance-[a-z_]+)"', section)
+        runs = re.findall(r'<tr id="(provenance-[a-z_]+)">', section)
         assert len(runs) == len(set(runs)), f"{path}: a run shown twice"
         for target in set(re.findall(r'href="#(provenance-[a-z_]+)"', body)):
             assert target in runs, f"{path}: a table leads to #{target}, which the page's end does not hold"

@@ -1,7 +1,7 @@
 """Every page on a 390 px phone, in English and in Spanish (Debian's chromium through
-Playwright): each figure's text at 9 px or more as shown, each table's caption whole, no
-code name broken inside a word, and check marks as large as the text around them with
-the contrast the web's guidelines ask for (4.5:1)."""
+Playwright): no page wider than the screen; each figure's text at 9 px or more as shown;
+each table's caption whole; no code name broken inside a word; and check marks as large
+as the text around them, with the contrast the web's guidelines ask for (4.5:1)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ _FIGURE_TEXT = """async () => {
     const out = [];
     for (const img of document.querySelectorAll('figure.measured-figure img')) {
         const svg = await (await fetch(img.currentSrc)).text();
-        const width = parseFloat(svg.match(/<svg[^>]*\\swidth="([\\d.]+)pt"/)[1]);
+        const found = svg.match(/<svg[^>]*\\swidth="([\\d.]+)pt"/);
+        if (!found) { out.push({src: img.currentSrc, px: 0}); continue; }
+        const width = parseFloat(found[1]);
         const sizes = [...svg.matchAll(/font(?:-size:|: (?:[a-z]+ )*)\\s*([\\d.]+)px/g)].map(m => parseFloat(m[1]));
         out.push({src: img.currentSrc, px: Math.min(...sizes) * img.getBoundingClientRect().width / width});
     }
@@ -72,13 +74,16 @@ _MARKS = """() => {
 
 @pytest.mark.parametrize("edition", ["", "es/"])
 def test_every_page_reads_on_a_phone(built_site, edition):
-    small, cut, broken, faint = [], [], [], []
+    small, cut, broken, faint, wide = [], [], [], [], []
     with browsing(built_site) as (origin, browser):
         for path in _pages(built_site):
             page, _problems = _open(browser, origin, edition + path, settle="load")
             page.set_viewport_size({"width": 390, "height": 844})
-            page.wait_for_timeout(50)
+            # the phone's version of each figure, which the browser fetches once the screen is narrow
+            page.wait_for_function("[...document.images].every(i => i.complete && i.currentSrc)")
             where = edition + path or "/"
+            if page.evaluate("document.documentElement.scrollWidth") > 390:  # the page itself scrolls sideways
+                wide.append(where)
             small += [f"{where}: {f['src']} {f['px']:.1f} px" for f in page.evaluate(_FIGURE_TEXT) if f["px"] < 8.95]
             cut += [f"{where}: {c}" for c in page.evaluate(_CAPTIONS)]
             broken += [f"{where}: {b}" for b in page.evaluate(_CODE_BREAKS)]
@@ -86,6 +91,7 @@ def test_every_page_reads_on_a_phone(built_site, edition):
                 if mark["px"] < 0.8 * mark["text"] or mark["contrast"] < 4.5:
                     faint.append(f"{where}: {mark}")
             page.close()
+    assert not wide, "pages wider than a 390 px phone: " + ", ".join(wide)
     assert not small, "figures whose text reads under 9 px on a phone:\n" + "\n".join(small)
     assert not cut, "captions cut on a phone:\n" + "\n".join(cut)
     assert not broken, "code names broken inside a word:\n" + "\n".join(broken)

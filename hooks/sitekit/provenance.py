@@ -57,24 +57,23 @@ def _count(value: Any) -> str:
     return _field(value)
 
 
-def provenance_html(ctx, exp: str, csv: str | None = None, *, whole: bool = False) -> str:
-    """A run's provenance: folded under a summary line, or, ``whole``, open at the page's
-    end with the run named and an anchor the tables' lines lead to."""
+def items(ctx, exp: str, csv: str | None = None) -> list[tuple[str, str]]:
+    """A run's provenance, field by field: (the field's English name, its value as HTML,
+    escaped, each glossary term in it explained on hover)."""
     m = ctx.data.meta(exp)
     model, dev, libs = m["model"], m["device"], m["libraries"]
-    device = _device(dev)
     links = []
     if csv:
         links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
     links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
     commit = m.get("git_commit")
-    items = [
+    fields = [
         (
             "model",
             _("{name} ({count} parameters)").format(name=_field(model["name"]), count=_count(model["parameters"])),
         ),
         ("weights", _recorded(model["weights"])),
-        ("device", f"{device}, {_field(m['dtype'])}"),
+        ("device", f"{_device(dev)}, {_field(m['dtype'])}"),
         ("profile", _field(m["profile"])),
         (
             "measured",
@@ -92,76 +91,26 @@ def provenance_html(ctx, exp: str, csv: str | None = None, *, whole: bool = Fals
         ("memory method", _recorded(m["memory_method"]) if "memory_method" in m else ""),
     ]
     language = i18n.language()
-    rows = "".join(
-        f"<tr><th>{escape.text(_(k, 'provenance'))}</th>"
-        f"<td>{glossary.explain(escape.text(v, None), language)}</td></tr>"
-        for k, v in items
-    )
-    rows += f"<tr><th>{escape.text(_('data', 'provenance'))}</th><td>{' · '.join(links)}</td></tr>"
-    rows += f"<tr><th>{escape.text(_('source', 'provenance'))}</th><td>{_source_line(ctx)}</td></tr>"
+    out = [(k, glossary.explain(escape.text(v, None), language)) for k, v in fields]
+    return out + [("data", " · ".join(links)), ("source", _source_line(ctx))]
+
+
+def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
+    """A run's provenance, folded under a summary line (the marker ``provenance()``)."""
+    m = ctx.data.meta(exp)
+    rows = "".join(f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{v}</td></tr>" for k, v in items(ctx, exp, csv))
     summary = escape.text(
         _("Provenance: {model} · {device} · {dtype} · {date}").format(
-            model=_field(model["name"]), device=device, dtype=_field(m["dtype"]), date=_field(m["date"])[:10]
+            model=_field(m["model"]["name"]),
+            device=_device(m["device"]),
+            dtype=_field(m["dtype"]),
+            date=_field(m["date"])[:10],
         ),
         None,
     )
-    if whole:
-        title = m["title"]
-        named = escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title)
-        return (
-            f'<details class="provenance" id="{anchor(exp)}" open><summary><code>{escape.text(exp)}</code> · '
-            f"{escape.text(named, None)}</summary>"
-            f'<table class="provenance-table">{rows}</table></details>'
-        )
     return (
         f'<details class="provenance"><summary>{summary}</summary>'
         f'<table class="provenance-table">{rows}</table></details>'
-    )
-
-
-def anchor(exp: str) -> str:
-    return f"provenance-{exp}"
-
-
-def table_line(ctx, exp: str, name: str) -> str:
-    """Under a measured table: its CSV, and a link to its run's provenance at the page's
-    end; under a table computed from stated assumptions, its CSV alone."""
-    csv = f'<a href="{_csv_link(ctx, exp, name)}">{escape.text(name)}.csv</a>'
-    if quoted.is_assumed(exp, name):
-        words = escape.text(_("Computed from the stated assumptions, not measured"), None)
-        return f'<p class="table-data">{words} · {csv}</p>'
-    how = escape.text(_("how it was measured"), None)
-    return f'<p class="table-data">{escape.text(_("Data"), None)}: {csv} · <a href="#{anchor(exp)}">{how}</a></p>'
-
-
-# Where a page's own text ends and its provenance section begins (the tests read a page's
-# text alone: tests/helpers.render_page).
-SECTION_START = "\n\n<!-- the page's provenance -->"
-
-
-def page_section(ctx, checks_html: str = "") -> str:
-    """The end of a page: every run it read, in full, once; the sources of the figures it
-    quotes; and the list of its checked sentences. Empty for a page that read no data."""
-    runs, sources = [], []
-    for exp in list(ctx.read):
-        if quoted.is_quoted(exp):
-            sources.append(quoted.source_html(ctx, exp))
-        elif exp in ctx.data.experiments:
-            runs.append(provenance_html(ctx, exp, whole=True))
-    if not (runs or sources or checks_html):
-        return ""
-    title = escape.text(_("Where the numbers come from"), None)
-    intro = escape.text(
-        _(
-            "Every table, figure and number on this page comes from the runs below, each "
-            "recorded once in full; the line under a table links its CSV and its run here."
-        ),
-        None,
-    )
-    return (
-        f'{SECTION_START}\n\n## {title} {{#provenance}}\n\n<div class="page-provenance">\n<p>{intro}</p>\n'
-        + "\n".join(runs + sources)
-        + f"\n{checks_html}\n</div>\n"
     )
 
 

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sitekit import escape, formatting, i18n, quoted, statuses
-from sitekit import provenance as provenance_module
+from sitekit import escape, formatting, i18n, page_provenance, quoted, statuses
 from sitekit.cells import _byte_column_styles, _header, _td, quoted_td
 from sitekit.context import PageContext
 from sitekit.i18n import _
@@ -105,7 +104,7 @@ def table(
     if quoted.is_quoted(t.experiment, t.name):
         out += quoted.source_html(ctx, t.experiment, t.name)
     else:
-        out += provenance_module.table_line(ctx, t.experiment, t.name)
+        out += page_provenance.table_line(ctx, t.experiment, t.name)
     return out + "\n</div>"
 
 
