@@ -33,20 +33,19 @@ class ReadData:
         if experiment not in self.read:
             self.read.append(experiment)
 
-    def table(self, ref: str) -> Any:
-        found = self.inner.table(ref)
+    def _read(self, how: str, ref: str, *args: Any) -> Any:
+        found = getattr(self.inner, how)(ref, *args)
         self.note(ref)
         return found
+
+    def table(self, ref: str) -> Any:
+        return self._read("table", ref)
 
     def value(self, ref: str) -> Any:
-        found = self.inner.value(ref)
-        self.note(ref)
-        return found
+        return self._read("value", ref)
 
     def cell(self, ref: str, column: str, where: Any = None) -> Any:
-        found = self.inner.cell(ref, column, where)
-        self.note(ref)
-        return found
+        return self._read("cell", ref, column, where)
 
     def meta(self, experiment: str) -> Any:
         found = self.inner.meta(experiment)
