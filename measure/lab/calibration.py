@@ -11,7 +11,12 @@ each with its 95 % interval of the median):
   one bandwidth (``ctx.calibration.bandwidth_bytes_per_s``);
 * a reference step: the model's eager decode step, batch 1, against a random cache of
   ``CACHE_TOKENS`` tokens cut back before each sample (untimed): the same work at every
-  calibration of a model, so that a change is the machine's.
+  calibration of a model, so that a change is the machine's;
+* the probes of the machine's roofline (``measure/lab/machine_probes.py``), which run no
+  model code: a streaming read of the copy's buffer, matrix multiplies of the model's
+  projection shape at each row count in each dtype the experiments time, and a trivial
+  operator's fixed cost. ``Calibration.roofline`` is the model they give
+  (``measure/lab/roofline.py``); the drift gate sets two runs' timings against them.
 
 On a GPU both are read from CUDA events (the device's clock), as the bandwidth probe
 always was. Torch is imported inside the functions that measure: the folder's
@@ -26,6 +31,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from measure.lab.machine_probes import DISPATCH_CALLS, DISPATCH_CALLS_SMOKE, ROWS, ROWS_SMOKE
+from measure.lab.roofline import Rate, Roofline
 
 if TYPE_CHECKING:
     import torch
@@ -44,7 +52,9 @@ CACHE_TOKENS = 16  # the reference step's context: short, so the step is the wei
 # CPU one, since a copy of 256 MiB or more takes milliseconds, and a sample more is worth
 # more to the interval than a longer one.
 COPIES = {"cpu": 1, "cuda": 4}
-BUDGET_S = 3.0  # per calibration: start and end together stay under 10 s on two CPU cores
+# per calibration: start and end together stay under 12 s on two CPU cores (the roofline's
+# 24 probes beside the copy and the step take about 40 ms a round there)
+BUDGET_S = 4.0
 SMOKE_BUDGET_S = 0.3  # the smoke profile (tests) times the code path, not the machine
 MIN_COPY_BYTES = {"cpu": 256 << 20, "cuda": 1 << 30}  # when the cache size cannot be read
 SMOKE_COPY_BYTES = 4 << 20
@@ -60,6 +70,8 @@ class Plan:
     copies_per_sample: int
     target: float = TARGET
     cache_tokens: int = CACHE_TOKENS
+    rows: tuple[int, ...] = ROWS  # the roofline's matmul probes, one per row count and dtype
+    dispatch_calls: int = DISPATCH_CALLS
 
 
 def last_level_cache_bytes(root: Path = _SYS_CACHE) -> int | None:
@@ -83,7 +95,13 @@ def plan(profile: str, device: torch.device) -> Plan:
     minimum of the device type; the smoke profile a small buffer and budget."""
     copies = COPIES.get(device.type, COPIES["cpu"])
     if profile == "smoke":
-        return Plan(copy_bytes=SMOKE_COPY_BYTES, budget_s=SMOKE_BUDGET_S, copies_per_sample=copies)
+        return Plan(
+            copy_bytes=SMOKE_COPY_BYTES,
+            budget_s=SMOKE_BUDGET_S,
+            copies_per_sample=copies,
+            rows=ROWS_SMOKE,
+            dispatch_calls=DISPATCH_CALLS_SMOKE,
+        )
     if device.type == "cuda":
         import torch
 
@@ -110,6 +128,10 @@ class Calibration:
     step: Estimate  # seconds per reference step
     sweep: dict  # Sweep.describe(): seed, rounds, seconds, budget, points met
     seconds: float  # the whole calibration, buffers and cache made included
+    read: Estimate | None = None  # seconds per streaming read of copy_bytes
+    dispatch: Estimate | None = None  # seconds per trivial operator
+    matmuls: dict | None = None  # (dtype, rows) -> seconds per multiply of the projection shape
+    shape: tuple[int, int] | None = None  # the projection shape (hidden, intermediate)
 
     @property
     def moved_bytes(self) -> int:
@@ -126,6 +148,23 @@ class Calibration:
     @property
     def bandwidth_high_bytes_per_s(self) -> float:
         return self.moved_bytes / self.copy.low_s
+
+    def roofline(self) -> Roofline:
+        """The machine's model these probes give (``measure/lab/roofline.py``)."""
+        from measure.lab.machine_probes import matmul_flops
+
+        def rate(amount: float, est: Estimate) -> Rate:
+            return Rate(amount / est.median_s, amount / est.high_s, amount / est.low_s)
+
+        ceilings: dict[str, list] = {}
+        for (dtype, rows), est in sorted((self.matmuls or {}).items()):
+            ceilings.setdefault(dtype, []).append((rows, rate(matmul_flops(rows, self.shape), est)))
+        return Roofline(
+            bandwidth=rate(self.moved_bytes, self.copy),
+            read_bandwidth=rate(self.copy_bytes, self.read),
+            ceilings={d: tuple(points) for d, points in ceilings.items()},
+            dispatch=Rate(self.dispatch.median_s, self.dispatch.low_s, self.dispatch.high_s),
+        )
 
     def floor_s(self, moved_bytes: float) -> tuple[float, float, float]:
         """The time to move ``moved_bytes`` at this run's bandwidth, in seconds, and its
@@ -171,10 +210,21 @@ def drift(start: Calibration, end: Calibration | None) -> dict:
     return {"step_drift": step, "bandwidth_drift": bandwidth, "drifted": max(abs(step), abs(bandwidth)) > DRIFT_LIMIT}
 
 
-def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str = "start") -> Calibration:
-    """The copy bandwidth and the reference step, interleaved (seed 0 at the start, 1 at the end)."""
+def probed_dtypes(dtype: torch.dtype, device: torch.device) -> tuple[torch.dtype, ...]:
+    """The run's dtype, and bfloat16 beside float32 on a CPU (the settings and the low-bit
+    kernels time it there), float16 beside bfloat16 on a GPU."""
     import torch
 
+    other = torch.bfloat16 if device.type == "cpu" else torch.float16
+    return (dtype,) if other == dtype else (dtype, other)
+
+
+def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str = "start") -> Calibration:
+    """The copy bandwidth, the reference step and the roofline's probes, interleaved
+    (seed 0 at the start, 1 at the end)."""
+    import torch
+
+    from measure.lab import machine_probes as probes
     from measure.lab.bandwidth import clocked, copier
     from measure.lab.generation import crop_cache, decode_step, random_cache
     from measure.lab.sampling import interleaved
@@ -183,19 +233,30 @@ def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str
     copies = copier(copy_bytes=plan.copy_bytes, device=device, copies_per_sample=plan.copies_per_sample)
     cache = random_cache(model, batch=1, tokens=plan.cache_tokens)
     token = torch.ones((1, 1), dtype=torch.long, device=device)
+    shape = probes.projection_shape(model.config)
+    dtypes = probed_dtypes(next(model.parameters()).dtype, device)
+    matmuls = probes.matmuls(shape=shape, dtypes=dtypes, rows=plan.rows, device=device)
 
-    def before(key: str) -> None:
+    def before(key) -> None:
         if key == "step":
             crop_cache(cache, plan.cache_tokens)  # the previous step grew it by one
 
+    points = {
+        "copy": copies,
+        "read": probes.reader(copies.source),
+        "dispatch": probes.dispatcher(calls=plan.dispatch_calls, device=device),
+        "step": lambda: decode_step(model, token, cache),
+        **matmuls,
+    }
     sweep = interleaved(
-        {"copy": copies, "step": lambda: decode_step(model, token, cache)},
+        points,
         device=device,
         seed=0 if moment == "start" else 1,
         target=plan.target,
         budget_s=plan.budget_s,
         warmup=1,
         before=before,
+        min_sample_s=probes.MIN_SAMPLE_S,
         timer=(lambda fn: clocked(fn, device)) if device.type == "cuda" else None,
     )
     return Calibration(
@@ -204,6 +265,10 @@ def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str
         copy_bytes=plan.copy_bytes,
         copy=sweep.points["copy"].scaled(1 / plan.copies_per_sample),
         step=sweep.points["step"],
+        read=sweep.points["read"],
+        dispatch=sweep.points["dispatch"].scaled(1 / plan.dispatch_calls),
+        matmuls={key: sweep.points[key] for key in matmuls},
+        shape=shape,
         sweep=sweep.describe(),
         seconds=time.perf_counter() - t0,
     )

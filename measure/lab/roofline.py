@@ -1,0 +1,146 @@
+"""The machine's roofline: the model every timed step of the site is explained by.
+
+Measured once per run beside its calibration (``measure/lab/machine_probes.py``), from
+probes that run none of the project's model code, so that a slower program never reads
+as a slower machine:
+
+* the memory ceiling: the copy bandwidth (bytes moved per second: a copy reads and
+  writes its buffer), and the read bandwidth of a streaming sum beside it;
+* the compute ceilings: the FLOP/s a matrix multiply of the model's own projection shape
+  (hidden x intermediate) reaches with ``rows`` rows of input, for each dtype the
+  experiments time, its weights in cache so that memory does not cap it: a one-row
+  multiply is a matrix-vector product and reaches a small part of what a thousand rows do;
+* the fixed cost of one operator: a trivial operator (``torch.add`` of one-element
+  tensors) called many times in a row, the cost of dispatching an operator that does
+  no work.
+
+A step that moves ``B`` bytes, does ``F`` FLOPs on ``rows`` rows of input in one dtype and
+dispatches ``ops`` operators is then predicted to take at least
+
+    max(B / bandwidth, F / ceiling(dtype, rows)) + ops x dispatch
+
+(the roofline, with each kernel's fixed cost added: Williams, Waterman and Patterson,
+2009). Every range is the cautious one: each bound takes the end of every interval that
+makes it widest. Torch-free: the pages, the drift gate and the tests read it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A measured quantity with its 95 % range."""
+
+    value: float
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (0 < self.low <= self.value <= self.high) or not math.isfinite(self.high):
+            raise ValueError(f"a rate needs 0 < low <= value <= high, not {self.value} [{self.low}, {self.high}]")
+
+    def inverse(self, amount: float) -> Rate:
+        """``amount / self``: a time from a rate (the range from the high end to the low)."""
+        return Rate(amount / self.value, amount / self.high, amount / self.low)
+
+    def times(self, factor: float) -> Rate:
+        return Rate(self.value * factor, self.low * factor, self.high * factor)
+
+
+ZERO = 0.0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The three terms of a step's time (seconds, each with its range), and their sum."""
+
+    memory: Rate | None  # bytes over bandwidth (None for a step that moves nothing counted)
+    compute: Rate | None  # FLOPs over the ceiling at the step's rows
+    fixed: Rate | None  # operators times the cost of one
+
+    @property
+    def total(self) -> Rate:
+        """max(memory, compute) + fixed, each end from the same end of every term."""
+        ends = []
+        for pick in (lambda r: r.value, lambda r: r.low, lambda r: r.high):
+            roof = max((pick(t) for t in (self.memory, self.compute) if t is not None), default=ZERO)
+            ends.append(roof + (pick(self.fixed) if self.fixed is not None else ZERO))
+        return Rate(*ends)
+
+    @property
+    def bound(self) -> str:
+        """Which ceiling the step sits under: "memory" or "compute" (by the medians)."""
+        memory = self.memory.value if self.memory else ZERO
+        compute = self.compute.value if self.compute else ZERO
+        return "memory" if memory >= compute else "compute"
+
+    def share(self, term: str) -> float:
+        """One term's median over the total's median (the three need not sum to one: the
+        smaller of memory and compute overlaps the larger)."""
+        part = getattr(self, term)
+        return (part.value if part is not None else ZERO) / self.total.value
+
+
+def measured_over_predicted(median: float, low: float, high: float, predicted: Rate) -> Rate:
+    """A measured time (its median and 95 % interval) over a prediction: the cautious
+    range, the measurement's low end over the prediction's high end and the reverse."""
+    return Rate(median / predicted.value, low / predicted.high, high / predicted.low)
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """One run's model of its machine (see the module's docstring)."""
+
+    bandwidth: Rate  # bytes per second, copy
+    read_bandwidth: Rate  # bytes per second, a streaming sum
+    ceilings: dict[str, tuple[tuple[int, Rate], ...]]  # dtype -> ((rows, FLOP/s), ...) by rows
+    dispatch: Rate  # seconds per operator
+
+    def __post_init__(self) -> None:
+        for dtype, points in self.ceilings.items():
+            rows = [r for r, _ in points]
+            if not rows or rows != sorted(set(rows)) or rows[0] < 1:
+                raise ValueError(f"the {dtype} ceilings need distinct row counts from 1 up, in order: {rows}")
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return tuple(self.ceilings)
+
+    def ceiling(self, dtype: str, rows: float) -> Rate:
+        """The compute ceiling at ``rows`` rows: measured, or between two measured row
+        counts a straight line on log-log axes (a rate that doubles from 64 to 128 rows
+        is taken to grow by 2**0.5 at 90); outside the measured range, the nearest end."""
+        if dtype not in self.ceilings:
+            raise KeyError(f"no compute ceiling measured for {dtype}; measured: {', '.join(self.ceilings)}")
+        points = self.ceilings[dtype]
+        if rows <= points[0][0]:
+            return points[0][1]
+        if rows >= points[-1][0]:
+            return points[-1][1]
+        for (r0, a), (r1, b) in zip(points, points[1:], strict=False):
+            if r0 <= rows <= r1:
+                w = math.log(rows / r0) / math.log(r1 / r0)
+                ends = ((a.value, b.value), (a.low, b.low), (a.high, b.high))
+                return Rate(*(x0 ** (1 - w) * x1**w for x0, x1 in ends))
+        raise AssertionError("unreachable: the rows lie between two measured points")
+
+    def peak(self, dtype: str) -> Rate:
+        """The highest compute ceiling measured in ``dtype`` (at whichever rows reached it)."""
+        return max((rate for _, rate in self.ceilings[dtype]), key=lambda r: r.value)
+
+    def balance(self, dtype: str) -> Rate:
+        """FLOPs per byte moved at which the peak and the bandwidth take equal time: a step
+        of lower intensity waits on memory, one of higher on arithmetic."""
+        peak, bw = self.peak(dtype), self.bandwidth
+        return Rate(peak.value / bw.value, peak.low / bw.high, peak.high / bw.low)
+
+    def predict(self, *, moved_bytes: float, flops: float, rows: float, dtype: str, ops: int = 0) -> Prediction:
+        """The roofline's time for a step (see the module's docstring)."""
+        return Prediction(
+            memory=self.bandwidth.inverse(moved_bytes) if moved_bytes > 0 else None,
+            compute=self.ceiling(dtype, rows).inverse(flops) if flops > 0 else None,
+            fixed=self.dispatch.times(ops) if ops > 0 else None,
+        )
