@@ -24,7 +24,7 @@ from typing import Any
 
 from measure.calibration_roofline import ROOFLINE, ROOFLINE_COLUMNS, probe_rows, probes_of
 from measure.errors import UserError
-from measure.lab.calibration import DRIFT_LIMIT, Calibration, drift
+from measure.lab.calibration import DRIFT_LIMIT, MARGIN, Calibration, drift
 from sitedata import (
     Column,
     DataError,
@@ -88,6 +88,14 @@ VALUES = (
         "drift_limit",
         "",
         description="a run whose reference step or bandwidth changed by more than this between start and end drifted",
+    ),
+    Value(
+        "margin",
+        "",
+        description=(
+            "the smallest effect a timing sentence calls a difference: a ratio of two timings whose interval lies "
+            "within this of one is practically the same"
+        ),
     ),
 )
 COLUMNS = TABLES[0].column_names
@@ -204,7 +212,7 @@ def write(root: Path, rows: list[dict[str, Any]], provenance: dict, probes: list
     # published empty: then the folder holds table runs alone
     tables = {"runs": rows, "roofline": probes} if probes else {"runs": rows}
     declared = TABLES if probes else TABLES[:1]
-    result = Result(tables=tables, values={"drift_limit": DRIFT_LIMIT})
+    result = Result(tables=tables, values={"drift_limit": DRIFT_LIMIT, "margin": MARGIN})
     return write_experiment(root, FOLDER, result, tables=declared, values=VALUES, provenance=provenance)
 
 

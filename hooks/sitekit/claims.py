@@ -15,7 +15,8 @@ whole column as a list; plus literals, arithmetic, comparisons, ``and``/``or``
 (short-circuit)/``not`` and ``all any min max abs len sum sorted round``; and the
 words for timings, which decide on intervals and may answer "within this machine's
 noise" (intervals.py): ``interval faster within_noise increasing flat inside_band
-below``.
+below``, and against a smallest effect that matters ``exceeds undercuts same faster_by
+same_time``.
 
 A claim that does not hold fails the build, naming the page, the claim and the
 numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
@@ -43,6 +44,11 @@ INTERVAL_WORDS = {
     "within_noise": intervals.within_noise,
     "inside_band": intervals.inside_band,
     "below": intervals.below,
+    "exceeds": intervals.exceeds,
+    "undercuts": intervals.undercuts,
+    "same": intervals.same,
+    "faster_by": intervals.faster_by,
+    "same_time": intervals.same_time,
 }
 DATA_CALLS = ("column", "cell", "interval", "increasing", "flat")
 # the functions a claim may call: the data's, the timings', then Python's few (claim_syntax.FUNCTIONS)

@@ -21,6 +21,21 @@ rendered "within this machine's noise", neither ✓ nor ⚠.
 - ``below(low, high, limit)``: such an interval wholly below ``limit``; false when wholly
   above it; otherwise ``NOISE`` (``not below(...)``: above).
 
+Against a smallest effect that matters, ``margin`` (``calibration.margin``, stated once
+on the methods page), for a ratio of two timings whose interval an experiment computed
+(1 is no difference), so that an effect of +3 % [+1 %, +5 %] reads "practically the
+same" in every run instead of flipping between "apart" and "within noise":
+
+- ``exceeds(low, high, margin)``: the ratio wholly above ``1 + margin`` (larger by more
+  than the margin); false when wholly at or below it; otherwise ``NOISE``;
+- ``undercuts(low, high, margin)``: the ratio wholly below ``1 / (1 + margin)``; false
+  when wholly at or above it; otherwise ``NOISE``;
+- ``same(low, high, margin)``: the ratio wholly inside ``[1 / (1 + margin), 1 + margin]``,
+  practically the same; false when wholly outside that band; otherwise ``NOISE``;
+- ``faster_by(a, b, margin)`` and ``same_time(a, b, margin)``: the same decisions for two
+  intervals ``interval(...)`` sampled apart, on the cautious range of ``b / a``
+  (``b.low / a.high`` to ``b.high / a.low``).
+
 ``and``, ``or`` and ``not`` follow Kleene's three-valued logic (``False and NOISE`` is
 false, ``True or NOISE`` true, ``not NOISE`` is ``NOISE``); anything else that meets
 ``NOISE`` (a comparison, ``all``, ``if``) is an error naming the claim, since it would
@@ -165,6 +180,63 @@ def below(low: Any, high: Any, limit: Any) -> bool | _Noise:
     if low > limit:
         return False
     return NOISE
+
+
+def _margin(margin: Any) -> float:
+    if not isinstance(margin, (int, float)) or not 0 < margin < 1:
+        raise ValueError(f"a margin must be a fraction between 0 and 1 (0.05 is 5 %), not {margin!r}")
+    return 1.0 + margin
+
+
+def exceeds(low: Any, high: Any, margin: Any) -> bool | _Noise:
+    """A ratio's interval wholly above ``1 + margin``: true; wholly at or below: false."""
+    _bounds(low, high)
+    edge = _margin(margin)
+    if low > edge:
+        return True
+    if high <= edge:
+        return False
+    return NOISE
+
+
+def undercuts(low: Any, high: Any, margin: Any) -> bool | _Noise:
+    """A ratio's interval wholly below ``1 / (1 + margin)``: true; wholly at or above: false."""
+    _bounds(low, high)
+    edge = 1 / _margin(margin)
+    if high < edge:
+        return True
+    if low >= edge:
+        return False
+    return NOISE
+
+
+def same(low: Any, high: Any, margin: Any) -> bool | _Noise:
+    """A ratio's interval wholly inside ``[1 / (1 + margin), 1 + margin]``: practically the
+    same (true); wholly outside it: false; straddling an edge: ``NOISE``."""
+    _bounds(low, high)
+    top = _margin(margin)
+    if 1 / top <= low and high <= top:
+        return True
+    if low > top or high < 1 / top:
+        return False
+    return NOISE
+
+
+def _cautious_ratio(a: Any, b: Any) -> tuple[float, float]:
+    a, b = _interval(a), _interval(b)
+    if a.low <= 0:
+        raise ValueError(f"a ratio of timings needs positive times, not {a!r}")
+    return b.low / a.high, b.high / a.low
+
+
+def faster_by(a: Any, b: Any, margin: Any) -> bool | _Noise:
+    """Time ``a`` below time ``b`` by more than the margin: ``exceeds`` on ``b / a``."""
+    return exceeds(*_cautious_ratio(a, b), margin)
+
+
+def same_time(a: Any, b: Any, margin: Any) -> bool | _Noise:
+    """Times ``a`` and ``b`` practically the same: ``same`` on ``b / a``."""
+    return same(*_cautious_ratio(a, b), margin)
 
 
 def _bounds(low: Any, high: Any) -> None:

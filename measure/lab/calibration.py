@@ -45,6 +45,12 @@ if TYPE_CHECKING:
 # still overlap can be at most 6 % apart; 10 % is beyond that, and below the smallest
 # effect a timing page draws a conclusion from (issue 23: a 19 % rise of the decode step).
 DRIFT_LIMIT = 0.10
+# The smallest effect a timing sentence calls a difference: two timings whose ratio's
+# interval lies within ±5 % are "practically the same", one wholly beyond it "apart", one
+# that straddles the edge "cannot tell" (the claims' ``same``, ``exceeds``, ``undercuts``).
+# Five per cent is above what two runs on one machine disagree by when both are calm
+# (their intervals are about ±2 to ±3 % wide) and below every effect a page explains.
+MARGIN = 0.05
 TARGET = 0.03  # the relative half-width of each interval, as every timing of a run asks
 CACHE_TOKENS = 16  # the reference step's context: short, so the step is the weights' read
 # Copies per bandwidth sample: on a GPU four, so that the events' and the launch's own
