@@ -93,3 +93,18 @@ def test_a_rate_refuses_an_impossible_range():
 def test_an_empty_prediction_totals_zero_terms_it_has():
     p = Prediction(memory=None, compute=Rate(0.01, 0.009, 0.011), fixed=None)
     assert p.total == Rate(0.01, 0.009, 0.011) and p.bound == "compute"
+
+
+def test_a_prediction_fills_the_columns_it_declares():
+    from measure.lab.medians import Estimate
+    from measure.lab.prediction import prediction_cells, prediction_columns
+
+    step = Estimate.of([0.040, 0.039, 0.040, 0.041, 0.042, 0.040], 0.03)  # median 40 ms [39, 42]
+    p = machine().predict(moved_bytes=540e6, flops=0.27e9, rows=1, dtype="float32", ops=2000)  # 37 ms
+    cells = prediction_cells("step", step, p)
+    assert list(cells) == [c.name for c in prediction_columns("step")]
+    assert cells["step_predicted_ms"] == pytest.approx(37.0)
+    assert (cells["step_memory_ms"], cells["step_compute_ms"], cells["step_fixed_ms"]) == pytest.approx((21.6, 27, 10))
+    assert cells["step_bound"] == "compute"
+    assert cells["step_over_predicted"] == pytest.approx(40 / 37)
+    assert cells["step_over_predicted_low"] == pytest.approx(0.039 / p.total.high)

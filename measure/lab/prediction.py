@@ -1,0 +1,59 @@
+"""A timed step set against the roofline's prediction (``measure/lab/roofline.py``), in the
+columns every timing table declares for it, written once.
+
+``prediction_columns("step")`` declares, beside a timing column ``step_ms``:
+
+* ``step_predicted_ms`` with its 95 % range: ``max(memory, compute) + fixed``;
+* ``step_memory_ms``, ``step_compute_ms``, ``step_fixed_ms``: the three terms (medians);
+* ``step_bound``: "memory" or "compute", the ceiling the step sits under;
+* ``step_over_predicted`` with its range: the measured time over the predicted one. Near
+  one, the model explains the step; well above it, something the three terms do not count
+  takes the rest (the pages then say what the profiler found).
+
+``prediction_cells("step", estimate, prediction)`` gives their cells for one row.
+Torch-free: a step's bytes, FLOPs and operators are counted by the experiment.
+"""
+
+from __future__ import annotations
+
+from measure.lab.roofline import Prediction, measured_over_predicted
+from sitedata.schema import Column, derived_columns, interval_names
+from sitedata.policies import TIMING
+
+
+def prediction_columns(stem: str, label: str = "") -> tuple[Column, ...]:
+    """The columns of ``stem``'s prediction (see the module's docstring)."""
+    what = f"{label}: " if label else ""
+    return (
+        *derived_columns(f"{stem}_predicted_ms", "ms", f"{what}predicted by the roofline"),
+        Column(f"{stem}_memory_ms", "ms", f"{what}bytes over bandwidth", policy=TIMING),
+        Column(f"{stem}_compute_ms", "ms", f"{what}FLOPs over the compute ceiling", policy=TIMING),
+        Column(f"{stem}_fixed_ms", "ms", f"{what}operators times their fixed cost", policy=TIMING),
+        Column(f"{stem}_bound", "", f"{what}the ceiling it sits under", policy=TIMING),
+        *derived_columns(f"{stem}_over_predicted", "", f"{what}measured over predicted"),
+    )
+
+
+def _ms(term) -> float:
+    return term.value * 1e3 if term is not None else 0.0
+
+
+def prediction_cells(stem: str, estimate, prediction: Prediction) -> dict[str, float | str]:
+    """The row's cells for ``prediction_columns(stem)``; ``estimate`` is the measured
+    point (``medians.Estimate``: its median and 95 % interval, in seconds)."""
+    total = prediction.total
+    over = measured_over_predicted(estimate.median_s, estimate.low_s, estimate.high_s, total)
+    p_low, p_high, _ = interval_names(f"{stem}_predicted_ms")
+    o_low, o_high, _ = interval_names(f"{stem}_over_predicted")
+    return {
+        f"{stem}_predicted_ms": total.value * 1e3,
+        p_low: total.low * 1e3,
+        p_high: total.high * 1e3,
+        f"{stem}_memory_ms": _ms(prediction.memory),
+        f"{stem}_compute_ms": _ms(prediction.compute),
+        f"{stem}_fixed_ms": _ms(prediction.fixed),
+        f"{stem}_bound": prediction.bound,
+        f"{stem}_over_predicted": over.value,
+        o_low: over.low,
+        o_high: over.high,
+    }
