@@ -17,8 +17,8 @@ Torch-free: a step's bytes, FLOPs and operators are counted by the experiment.
 from __future__ import annotations
 
 from measure.lab.roofline import Prediction, measured_over_predicted
-from sitedata.schema import Column, derived_columns, interval_names
 from sitedata.policies import TIMING
+from sitedata.schema import Column, derived_columns, interval_names
 
 
 def prediction_columns(stem: str, label: str = "") -> tuple[Column, ...]:
