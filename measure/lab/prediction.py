@@ -8,7 +8,9 @@ columns every timing table declares for it, written once.
 * ``step_bound``: "memory" or "compute", the ceiling the step sits under;
 * ``step_over_predicted`` with its range: the measured time over the predicted one. Near
   one, the model explains the step; well above it, something the three terms do not count
-  takes the rest (the pages then say what the profiler found).
+  takes the rest (the pages then say what the profiler found);
+* ``step_flops``, ``step_moved_bytes``, ``step_ops``: what was counted, which places the
+  step on the roofline's figure (FLOPs per byte moved, FLOPs per second measured).
 
 ``prediction_cells("step", estimate, prediction)`` gives their cells for one row.
 Torch-free: a step's bytes, FLOPs and operators are counted by the experiment.
@@ -31,6 +33,9 @@ def prediction_columns(stem: str, label: str = "") -> tuple[Column, ...]:
         Column(f"{stem}_fixed_ms", "ms", f"{what}operators times their fixed cost", policy=TIMING),
         Column(f"{stem}_bound", "", f"{what}the ceiling it sits under", policy=TIMING),
         *derived_columns(f"{stem}_over_predicted", "", f"{what}measured over predicted"),
+        Column(f"{stem}_flops", "FLOP", f"{what}FLOPs counted"),
+        Column(f"{stem}_moved_bytes", "bytes", f"{what}bytes counted as moved"),
+        Column(f"{stem}_ops", "", f"{what}operators dispatched"),
     )
 
 
@@ -56,4 +61,7 @@ def prediction_cells(stem: str, estimate, prediction: Prediction) -> dict[str, f
         f"{stem}_over_predicted": over.value,
         o_low: over.low,
         o_high: over.high,
+        f"{stem}_flops": prediction.flops,
+        f"{stem}_moved_bytes": prediction.moved_bytes,
+        f"{stem}_ops": prediction.ops,
     }

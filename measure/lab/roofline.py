@@ -60,6 +60,10 @@ class Prediction:
     memory: Rate | None  # bytes over bandwidth (None for a step that moves nothing counted)
     compute: Rate | None  # FLOPs over the ceiling at the step's rows
     fixed: Rate | None  # operators times the cost of one
+    # what was counted: where the step stands on the roofline's figure (FLOPs per byte)
+    moved_bytes: float = 0.0
+    flops: float = 0.0
+    ops: int = 0
 
     @property
     def total(self) -> Rate:
@@ -143,4 +147,7 @@ class Roofline:
             memory=self.bandwidth.inverse(moved_bytes) if moved_bytes > 0 else None,
             compute=self.ceiling(dtype, rows).inverse(flops) if flops > 0 else None,
             fixed=self.dispatch.times(ops) if ops > 0 else None,
+            moved_bytes=moved_bytes,
+            flops=flops,
+            ops=ops,
         )
