@@ -119,6 +119,8 @@ def scope_gap(scope: str, old_meta: dict, new_meta: dict) -> str:
     """Why a value of this scope cannot be compared between the two runs ("" if it can)."""
     if scope == "any":
         return ""
+    if scope == "run":
+        return "a record of the run that measured it, never reproduced (a compiler's time, say)"
     old, new = _where(old_meta)[scope], _where(new_meta)[scope]
     if old == new:
         return ""

@@ -1,6 +1,6 @@
 """What §2 writes (``site_data/prefill_decode/``): its tables and values, declared once."""
 
-from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
+from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, RECORDED, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
@@ -222,7 +222,7 @@ VALUES = (
         "compile_s",
         "s",
         description="time spent compiling: each context's first call beyond a timed step",
-        policy=TIMING,
+        policy=RECORDED,
     ),
     Value("compiled_fraction_smallest", "fraction", policy=TIMING),
     Value("compiled_fraction_largest", "fraction", policy=TIMING),
