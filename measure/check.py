@@ -32,7 +32,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from measure import registry
-from measure.check_report import FAILING, check_report_path, coverage, print_report, table_summary, write_report
+from measure.check_report import (
+    FAILING,
+    check_report_path,
+    coverage,
+    print_brief,
+    print_report,
+    table_summary,
+    write_report,
+)
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
@@ -184,6 +192,7 @@ def run_check(
     docs: Path | None,
     regenerated: Path | None = None,
     quiet: bool = False,
+    brief: bool = False,
 ) -> int:
     from measure.lab.provenance import code_hash
     from measure.runner import run_experiments
@@ -239,7 +248,10 @@ def run_check(
         findings += _pages_findings(names, docs)
     summary = coverage(findings)
     passed = not any(f.verdict in FAILING for f in findings) and summary["compared"] > 0
-    print_report(findings, kinds, summary, passed, speeds)
+    if brief:
+        print_brief(findings, summary, passed, speeds)
+    else:
+        print_report(findings, kinds, summary, passed, speeds)
     if report is not None:
         payload = {
             "kinds": list(kinds),

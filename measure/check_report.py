@@ -129,3 +129,26 @@ def print_report(
         w("\nFAILED: no cell could be compared here, so nothing was checked\n")
     else:
         w("\npassed: every compared value is within its tolerance\n")
+
+
+def print_brief(findings: list[Finding], summary: dict, passed: bool, speeds: dict | None = None) -> None:
+    """The report a reviewer reads first: the machine's speed, the counts, then only what
+    failed (the full report is the JSON one)."""
+    w = sys.stdout.write
+    for line, names in (speeds or {}).items():
+        w(f"Machine: {line} ({', '.join(names)}).\n\n")
+    counts = Counter(f.verdict for f in findings)
+    w(
+        f"{summary['compared']} of {summary['cells']} cells compared: {counts.get('ok', 0)} within tolerance, "
+        f"{counts.get('drift', 0)} drifted, {counts.get('cannot tell', 0)} timings that cannot be told; "
+        f"{summary['not_comparable']} not comparable on this machine.\n"
+    )
+    bad = [f for f in findings if f.verdict in FAILING]
+    for f in bad[:50]:
+        where = f"{f.experiment}.{f.table}" + ("" if f.row is None else f" row {f.row}")
+        where += f" {f.column}" if f.column else ""
+        change = f"{_short(f.committed, 24)} -> {_short(f.new, 24)}"
+        w(f"- {f.verdict}: {where}: {change} {f.tolerance} {f.reason}".rstrip() + "\n")
+    if len(bad) > 50:
+        w(f"- ... and {len(bad) - 50} more (the JSON report lists them)\n")
+    w("\nPassed.\n" if passed else f"\nFailed: {len(bad)} finding(s).\n")

@@ -195,3 +195,32 @@ def test_a_machine_twelve_percent_slower_is_reported_once_and_drifts_nothing(run
     assert rc == 1
     drifted = {(f["table"], f["row"], f["column"]) for f in report["findings"] if f["verdict"] == "drift"}
     assert len(drifted) >= 5 and not drifted & undecided  # each was decided within the band before
+
+
+def test_the_brief_report_says_the_machine_once_then_only_what_failed(capsys):
+    from measure.check_report import print_brief
+    from sitedata.findings import Finding
+
+    findings = [
+        Finding(experiment="kv_cache", table="head_step", row=2, column="cached_ms", verdict="ok"),
+        Finding(experiment="kv_cache", table="head_step", row=3, column="cached_ms", verdict="cannot tell"),
+        Finding(
+            experiment="prefill_decode",
+            table="decode",
+            row=1,
+            column="step_ms",
+            verdict="drift",
+            committed="33.7",
+            new="39.0",
+            tolerance="+15.7% [+11.2%, +20.4%] against ±8%",
+        ),  # fmt: skip
+    ]
+    summary = {"compared": 3, "cells": 3, "not_comparable": 0}
+    print_brief(findings, summary, False, {"the regenerated run's machine ...: overall -1.0%": ["kv_cache"]})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Machine: ") and sum(line.startswith("Machine") for line in out) == 1
+    assert "1 within tolerance, 1 drifted, 1 timings that cannot be told" in out[2]
+    assert [line for line in out if line.startswith("- ")] == [
+        "- drift: prefill_decode.decode row 1 step_ms: 33.7 -> 39.0 +15.7% [+11.2%, +20.4%] against ±8%"
+    ]
+    assert out[-1] == "Failed: 1 finding(s)."
