@@ -2,11 +2,16 @@
 
 Not an experiment (no page of its own, no parameters to sweep, nothing the drift gate
 can regenerate: it records when and on what the others were measured), so it is not in
-the registry: the runner writes it at the end of every run that measured something, and
-a merge brings a GPU run's rows in beside the rows already there. Table ``runs`` holds
-one row per run id that some experiment's meta.json (``run.id``) names: a row is kept as
-long as an experiment names its run and dropped once none does. A run stopped before
-its end calibration has its end columns empty.
+the registry: the runner writes it, and a merge brings a GPU run's rows in beside the
+rows already there. Table ``runs`` holds one row per run id that some experiment's
+meta.json (``run.id``) names: a row is kept as long as an experiment names its run and
+dropped once none does. A run stopped before its end calibration has its end columns
+empty.
+
+A row is written before the first experiment that names its run is swapped in (the
+runner writes the run's start, a merge the incoming rows, first), and the rows nothing
+names are dropped afterwards: a stop anywhere can leave a row that no experiment names
+yet, until the next write, but never an experiment naming a run without a row.
 
 Written through the data layer like an experiment's folder (whole, atomically, its own
 meta.json); the rows already there are carried over as written, column by column by
@@ -123,12 +128,16 @@ def runs_named(root: Path) -> set[str]:
         if name == FOLDER:
             continue
         try:
-            run = read_experiment(root, name).meta.get("run")
+            named |= run_named(read_experiment(root, name))
         except DataError:
             continue
-        if isinstance(run, dict) and isinstance(run.get("id"), str):
-            named.add(run["id"])
     return named
+
+
+def run_named(experiment: Experiment) -> set[str]:
+    """The run id an experiment's meta.json names ({} if none)."""
+    run = experiment.meta.get("run")
+    return {run["id"]} if isinstance(run, dict) and isinstance(run.get("id"), str) else set()
 
 
 def _normalized(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -159,22 +168,35 @@ def incoming(source: Path) -> Experiment | None:
     return exp
 
 
-def merge_into(into: Path, source: Experiment) -> str:
+def merge_into(into: Path, source: Experiment, naming: set[str]) -> None:
     """The runs of ``source`` (verified by ``incoming``) beside those already in ``into``,
-    the folder's provenance the source's; the line a merge prints."""
-    theirs = _normalized(source.rows("runs"))
-    rows = kept(into, rows_in(into), theirs)
-    provenance = {k: v for k, v in source.meta.items() if k not in _FORMAT_KEYS}
-    write(into, rows, provenance)
-    new = {r["run"] for r in theirs} & {r["run"] for r in rows}
+    written before the experiments that name them (``naming``: the runs they name) are
+    swapped in; the folder's provenance the source's."""
+    rows = kept(into, rows_in(into), _normalized(source.rows("runs")), naming=naming)
+    write(into, rows, _provenance(source))
+
+
+def settle(into: Path, source: Experiment) -> str:
+    """After a merge's experiments are in place: the rows that nothing names any more
+    dropped; the line a merge prints."""
+    before = rows_in(into)
+    rows = kept(into, before)
+    if rows != before:
+        write(into, rows, _provenance(source))
+    new = {r["run"] for r in source.rows("runs")} & {r["run"] for r in rows}
     kept_runs = f"{len(rows)} run{'s' if len(rows) != 1 else ''} kept"
     return f"calibration: {kept_runs}, {len(new)} of them from {source.folder.parent}"
 
 
-def kept(root: Path, *row_lists: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _provenance(source: Experiment) -> dict:
+    return {k: v for k, v in source.meta.items() if k not in _FORMAT_KEYS}
+
+
+def kept(root: Path, *row_lists: list[dict[str, Any]], naming: set[str] = frozenset()) -> list[dict[str, Any]]:
     """The rows of ``row_lists`` (a later list's row replaces an earlier one of the same
-    run) whose run an experiment in ``root`` names, in the order of their run ids."""
-    named, by_run = runs_named(root), {}
+    run) whose run an experiment in ``root`` names, or one about to be written there
+    (``naming``), in the order of their run ids."""
+    named, by_run = runs_named(root) | set(naming), {}
     for rows in row_lists:
         for r in rows:
             by_run[r["run"]] = r
@@ -189,27 +211,42 @@ def write(root: Path, rows: list[dict[str, Any]], provenance: dict) -> Path | No
     return write_experiment(root, FOLDER, result, tables=TABLES, values=VALUES, provenance=provenance)
 
 
-def record(root: Path, start: Calibration, end: Calibration | None, provenance: dict) -> Path | None:
-    """The run's row added to those already in ``root``, the rows no experiment names dropped."""
-    return write(root, kept(root, rows_in(root), [row(start, end, provenance)]), provenance)
+def record(root: Path, start: Calibration, end: Calibration | None, provenance: dict, *, first: bool = False):
+    """The run's row added to those already in ``root``, the rows no experiment names
+    dropped; ``first``: before the run's first experiment is swapped in (kept, though
+    none names it yet)."""
+    rows = kept(root, rows_in(root), [row(start, end, provenance)], naming={start.run_id} if first else set())
+    return write(root, rows, provenance)
+
+
+def on_disk(root: Path, run_id: str) -> str:
+    """What ``root/calibration`` holds of the run ``run_id``, read back, for a message."""
+    mine = [r for r in rows_in(root) if r["run"] == run_id]
+    if not mine:
+        return f"{root}/{FOLDER} holds no row of run {run_id}"
+    if mine[0]["end_step_ms"] in ("", None):
+        return f"its row in {root}/{FOLDER} holds the start calibration only (its end columns are empty)"
+    return f"its row in {root}/{FOLDER} is complete"
 
 
 class RunRecord:
-    """A run's calibration, written into ``root`` when the run ends: with the end
-    calibration, or, after a stop or an error, without it (then never raising: the stop
-    or the error is what the user is told). Only a run that an experiment on disk names
-    has a row to add (one that wrote nothing leaves the folder as it was)."""
+    """A run's calibration in ``root``: its row written with the start calibration before
+    its first experiment is swapped in (``before_first_experiment``), then rewritten when
+    the run ends, with the end calibration, or, after a stop or an error, without it (then
+    never raising: the stop or the error is what the user is told). A run that wrote
+    nothing leaves the folder as it was."""
 
     def __init__(self, root: Path, start: Calibration, *, model, machine: dict, dtype, profile: str, plan, log) -> None:
         self.root, self.start, self.log = Path(root), start, log
         self.about = {"model": model, "machine": machine, "dtype": dtype, "profile": profile, "plan": plan}
+        self.row_written = False
 
-    def _write(self, end: Calibration | None) -> None:
+    def _write(self, end: Calibration | None, *, first: bool = False) -> None:
         from dataclasses import asdict
 
         from measure.lab.provenance import folder_provenance
 
-        if self.start.run_id not in runs_named(self.root):
+        if not (first or self.row_written or self.start.run_id in runs_named(self.root)):
             return
         a = self.about
         provenance = folder_provenance(
@@ -222,7 +259,13 @@ class RunRecord:
             profile=a["profile"],
             duration_s=self.start.seconds + (end.seconds if end else 0.0),
         )
-        record(self.root, self.start, end, provenance)
+        record(self.root, self.start, end, provenance, first=first)  # drops its row if nothing names it
+        self.row_written = True
+
+    def before_first_experiment(self) -> None:
+        """The run's row, its start only, before any experiment names the run."""
+        if not self.row_written:
+            self._write(None, first=True)
 
     def finished(self, end: Calibration | None) -> None:
         if end is None:  # the run wrote nothing
@@ -236,11 +279,12 @@ class RunRecord:
         try:
             self._write(end)
         except (FolderError, OSError) as e:
-            where = f"the calibration of run {self.start.run_id} could not be written to {self.root}"
-            raise UserError(f"{where} ({e}); the experiments written are whole, the next run writes it") from None
+            where = f"the end calibration of run {self.start.run_id} could not be written to {self.root}"
+            row = on_disk(self.root, self.start.run_id)
+            raise UserError(f"{where} ({e}); the experiments written are whole, {row}") from None
 
     def stopped(self) -> None:
         try:
             self._write(None)
         except (KeyboardInterrupt, FolderError, OSError, DataError):
-            pass  # the stop or the error is what is reported; the next run rewrites the folder
+            pass  # the stop or the error is what is reported; the row written first stays
