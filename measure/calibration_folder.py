@@ -259,8 +259,8 @@ class RunRecord:
             profile=a["profile"],
             duration_s=self.start.seconds + (end.seconds if end else 0.0),
         )
+        self.row_written = True  # or about to be: a stop during the write still has it removed
         record(self.root, self.start, end, provenance, first=first)  # drops its row if nothing names it
-        self.row_written = True
 
     def before_first_experiment(self) -> None:
         """The run's row, its start only, before any experiment names the run."""
