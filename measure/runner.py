@@ -29,7 +29,7 @@ from pathlib import Path
 
 from measure import registry
 from measure.calibration_folder import FOLDER as CALIBRATION
-from measure.calibration_folder import RunRecord
+from measure.calibration_record import RunRecord
 from measure.errors import UserError
 from measure.ondisk import Writes
 from measure.out_folder import check_place, holding

@@ -11,6 +11,7 @@ import torch
 
 from measure import calibration_folder as folder
 from measure import merge as merging
+from measure.calibration_record import RunRecord
 from measure.errors import UserError
 from measure.lab import calibration
 from measure.lab.provenance import code_hash
@@ -20,11 +21,11 @@ from tests.test_calibration import _cal, _experiment, _runs
 from tests.test_cli import SMOKE, run_cli
 
 
-def _record(root, run_id: str) -> folder.RunRecord:
+def _record(root, run_id: str) -> RunRecord:
     model = SimpleNamespace(describe=lambda: PROVENANCE["model"])
     plan = calibration.plan("smoke", torch.device("cpu"))
     machine = PROVENANCE["device"]
-    return folder.RunRecord(
+    return RunRecord(
         root, _cal(run_id), model=model, machine=machine, dtype="float32", profile="smoke", plan=plan, log=print
     )
 
