@@ -10,9 +10,9 @@ empty.
 
 A row is written before the first experiment that names its run is swapped in (the
 runner writes the run's start, ``measure/calibration_record.py``, a merge the incoming
-rows, first), and the rows nothing
-names are dropped afterwards: a stop anywhere can leave a row that no experiment names
-yet, until the next write, but never an experiment naming a run without a row.
+rows, first), and the rows nothing names are dropped afterwards: a stop anywhere can
+leave a row that no experiment names yet, until the next write, but never an experiment
+naming a run without a row.
 
 Written through the data layer like an experiment's folder (whole, atomically, its own
 meta.json); the rows already there are carried over as written, column by column by
