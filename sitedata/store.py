@@ -46,6 +46,7 @@ from sitedata.folder import (
     target_problem,
     write_marker,
 )
+from sitedata.lock import held
 from sitedata.names import check_name
 from sitedata.schema import Result, SchemaError, Table, Value, check
 
@@ -217,6 +218,12 @@ def write_files(root: Path, experiment: str, files: dict[str, str]) -> Path:
     problem = target_problem(root, experiment)
     if problem:
         raise FolderError(problem)
+    with held(root):  # refused (FolderBusy) while another process writes into root
+        return _swap_files(root, experiment, files)
+
+
+def _swap_files(root: Path, experiment: str, files: dict[str, str]) -> Path:
+    """``write_files`` with the folder's lock held: every staging folder is a stopped write's."""
     recover(root)
     target = root / experiment
     staging = root / f".{experiment}.new-{uuid.uuid4().hex[:8]}"

@@ -181,6 +181,9 @@ def test_comparisons_at_their_edges_hold(data, expr):
         ("10001 * 'x'", "repeating a sequence to more than 10000 items refused"),
         ("1 / 0", "1 / 0: division by zero"),
         ("'a' - 1", "'a' - 1: unsupported operand type(s) for -: 'str' and 'int'"),
+        ("cell('exp.t', 'ms', where=1)", "cell(): where must be a {column: value} dictionary, not 1"),
+        ("column('exp.t', 'ms', [1])", "column(): where must be a {column: value} dictionary, not [1]"),
+        ("increasing('exp.t', 'ms', 'n', 'n')", "increasing(): where must be a {column: value} dictionary, not 'n'"),
     ],
 )
 def test_refusals_say_exactly_why(data, expr, message):

@@ -26,6 +26,7 @@ hold on another machine: they render a visible warning on the page instead.
 from __future__ import annotations
 
 import ast
+import inspect
 import weakref
 from typing import Any
 
@@ -175,7 +176,12 @@ class Evaluator:
             args = [self._eval(a) for a in node.args]
             kwargs = {k.arg: self._eval(k.value) for k in node.keywords}
             if node.func.id in DATA_CALLS:
-                return getattr(self, node.func.id)(*args, **kwargs)
+                call = getattr(self, node.func.id)
+                where = inspect.signature(call).bind(*args, **kwargs).arguments.get("where")  # TypeError: caught
+                if where is not None and not isinstance(where, dict):
+                    shown = escape.cut(repr(where), 60, note=False)
+                    raise ClaimError(f"{node.func.id}(): where must be a {{column: value}} dictionary, not {shown}")
+                return call(*args, **kwargs)
             if node.func.id in INTERVAL_WORDS:
                 return INTERVAL_WORDS[node.func.id](*args, **kwargs)
             if node.func.id in FUNCTIONS:
