@@ -57,7 +57,10 @@ def test_the_category_of_a_number_as_shown(lang, shown, category):
         ("cs", "3", "tokens", "tokeny"),
         ("cs", "18,5", "tokens", "tokenu"),
         ("cs", "7,44", "bits", "bitu"),
-        ("cs", "16,6", "tokens/s", "tokenů/s"),
+        ("cs", "16,6", "tokens/s", "tokenu/s"),  # a decimal: the genitive singular
+        ("cs", "2,85", "requests/s", "požadavku/s"),
+        ("cs", "2", "threads", "vlákna"),
+        ("cs", "5", "threads", "vláken"),
         ("cs", f"46{NBSP}080", "tokens", "tokenů"),
     ],
 )
