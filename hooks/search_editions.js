@@ -5,16 +5,16 @@
    one), this file, then a line that registers the edition (lunr.edition(...)). Its index
    names <name> as its language, and the worker loads that file and uses the plugin.
 
-   Each word is indexed under two terms: its stem as the language writes it, with the
-   accents then folded (so that "caché" and "cache" meet), and the stem of the word with
-   its accents folded first (so that a word typed without its accents, "cuantizacion",
-   finds the word the page writes with them). A query's words are read the same way.
+   Each word is indexed under one term: the word with its accents folded (so that "caché"
+   and "cache", or a word typed without its accents, meet), read back into the spelling
+   its stemmer knows where folding lost it, then stemmed. A query's words are read the
+   same way.
 
    The theme's worker adds a trailing wildcard to every word of a query ("cache*", so
    that a word matches while it is still being typed), and lunr skips its pipeline for
    such a word: the query's words were never stemmed, and a whole word ("quantization*")
    missed the stem its pages were indexed under ("quantiz"). The query is therefore
-   rewritten here, each wildcard word to its stems, each with the wildcard kept. */
+   rewritten here, each wildcard word to its stem, with the wildcard kept. */
 (function (lunr) {
   "use strict";
 
@@ -24,13 +24,15 @@
 
   /* Czech: lunr has no stemmer. The light stemmer of Dolamic and Savoy ("Indexing and
      stemming approaches for the Czech language", 2009), as Lucene's CzechStemmer writes
-     it: case endings, then possessive endings, then a few consonant alternations. */
+     it (case endings, then possessive endings, then the alternations c/k and z/h), on
+     words whose accents are folded: its endings are folded with them, and the
+     alternations that only accents tell apart (čt/ct, št/st) are left out. */
   var CZECH_CASE = [
     [7, ["atech"]],
-    [6, ["ětem", "etem", "atům"]],
-    [5, ["ech", "ich", "ích", "ého", "ěmi", "emi", "ému", "ěte", "ete", "ěti", "eti", "ího", "iho", "ími",
-      "ímu", "imu", "ách", "ata", "aty", "ých", "ama", "ami", "ové", "ovi", "ými"]],
-    [4, ["em", "es", "ém", "ím", "ům", "at", "ám", "os", "us", "ým", "mi", "ou"]],
+    [6, ["etem", "atum"]],
+    [5, ["ech", "ich", "eho", "emi", "emu", "ete", "eti", "iho", "imi", "imu", "ach", "ata", "aty", "ych", "ama",
+      "ami", "ove", "ovi", "ymi"]],
+    [4, ["em", "es", "im", "um", "at", "am", "os", "us", "ym", "mi", "ou"]],
   ];
 
   function czechStem(word) {
@@ -47,16 +49,13 @@
         }
       }
     }
-    if (!cut && s.length > 3 && "aeiouůyáéíýě".indexOf(s.charAt(s.length - 1)) >= 0) s = s.slice(0, -1);
-    if (s.length > 5 && /(ov|in|ův)$/.test(s)) s = s.slice(0, -2);
+    if (!cut && s.length > 3 && "aeiouy".indexOf(s.charAt(s.length - 1)) >= 0) s = s.slice(0, -1);
+    if (s.length > 5 && /(ov|in|uv)$/.test(s)) s = s.slice(0, -2);
     if (!s) return s;
-    if (/čt$/.test(s)) return s.slice(0, -2) + "ck";
-    if (/št$/.test(s)) return s.slice(0, -2) + "sk";
     var last = s.charAt(s.length - 1);
-    if (last === "c" || last === "č") return s.slice(0, -1) + "k";
-    if (last === "z" || last === "ž") return s.slice(0, -1) + "h";
+    if (last === "c") return s.slice(0, -1) + "k";
+    if (last === "z") return s.slice(0, -1) + "h";
     if (s.length > 1 && s.charAt(s.length - 2) === "e") return s.slice(0, -2) + last;
-    if (s.length > 2 && s.charAt(s.length - 2) === "ů") return s.slice(0, -2) + "o" + last;
     return s;
   }
 
@@ -69,20 +68,16 @@
     };
   }
 
-  /* The terms a word is indexed and searched under. ``before`` rewrites a word before it
-     is stemmed (Galician: a plural in -ns, "cuantizacións", as the singular Spanish's
-     stemmer knows, "cuantización"). */
-  function terms(stem, before) {
-    return function (word) {
-      var w = before(word.toLowerCase());
-      var found = [fold(stem(w)), stem(fold(w))];
-      return found[0] === found[1] ? [found[0]] : found;
-    };
+  /* A folded word in the spelling its stemmer knows: Spanish's knows the suffix -ción
+     with its accent only (every word in -cion is written -ción), and Galician's plural
+     in -ns ("cuantizacións") is Spanish's singular ("cuantización"). */
+  function accentCion(w) {
+    return w.replace(/cion$/, "ción");
   }
-
   var BEFORE = {
+    es: accentCion,
     gl: function (w) {
-      return w.replace(/ns$/, "n");
+      return accentCion(w.replace(/ns$/, "n"));
     },
   };
 
@@ -100,11 +95,12 @@
     var own = options.stemmer === "en" ? lunr : lunr[options.stemmer] || {};
     var stop = options.stopWords ? lunr.generateStopWordFilter(options.stopWords) : own.stopWordFilter;
     var before = BEFORE[options.language] || function (w) { return w; };
-    var words = terms(wordStemmer(options.stemmer), before);
+    var stem = wordStemmer(options.stemmer);
+    var term = function (word) {
+      return fold(stem(before(fold(word.toLowerCase()))));
+    };
     var stemmer = function (token) {
-      return words(token.toString()).map(function (term) {
-        return token.clone(function () { return term; });
-      });
+      return token.update(term);
     };
     lunr.Pipeline.registerFunction(stemmer, "stemmer-" + name);
     if (options.stopWords) lunr.Pipeline.registerFunction(stop, "stopWordFilter-" + name);
@@ -118,7 +114,7 @@
     plugin.stemmer = stemmer;
     plugin.stopWordFilter = stop;
     plugin.trimmer = trimmer;
-    plugin.words = words;
+    plugin.term = term;
     lunr[name] = plugin;
   };
 
@@ -129,20 +125,11 @@
     var pipeline = this.pipeline;
     return query.call(this, function (q) {
       build.call(q, q);
-      var clauses = [];
       q.clauses.forEach(function (clause) {
         var m = /^([^*]+)\*$/.exec(clause.term);
         var found = m && !clause.usePipeline ? pipeline.runString(m[1]) : [];
-        if (!found.length) {
-          clauses.push(clause);
-          return;
-        }
-        found.forEach(function (term) {
-          var copy = Object.assign({}, clause, { term: term + "*" });
-          clauses.push(copy);
-        });
+        if (found.length === 1 && found[0]) clause.term = found[0] + "*";
       });
-      q.clauses = clauses;
     });
   };
 })(self.lunr);

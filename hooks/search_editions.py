@@ -16,7 +16,8 @@ edition's settings). English, Spanish and Italian are stemmed by their own stemm
 (lunr's and lunr-languages'); Galician by Spanish's, a plural in -ns read as its
 singular first (lunr has no Galician stemmer, and Portuguese's keeps "cuantizacións"
 apart from "cuantización"); Czech by the light stemmer of Dolamic and Savoy (lunr has
-none for Czech). Accents are folded after stemming, so that "caché" finds "cache".
+none for Czech). Accents are folded before stemming, so that "caché" finds "cache" and
+a word typed without its accents finds the page's.
 Why the theme's worker found nothing in a stemmed index before, and how the query is
 read now: search_editions.js."""
 
