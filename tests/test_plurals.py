@@ -1,22 +1,11 @@
 """A unit after a number agrees with it, in each language's CLDR plural forms (Babel):
 "1 token" in English, "7,44 bitu" (a decimal: genitive singular) and "3 tokeny" in Czech."""
 
-from contextlib import contextmanager
-
 import pytest
-from sitekit import formatting, i18n
+from sitekit import i18n
 from sitekit.formatting import NBSP, plural_category, unit_suffix
 
-
-@contextmanager
-def edition(lang: str):
-    i18n.set_language(lang)
-    formatting.set_locale(lang)
-    try:
-        yield
-    finally:
-        i18n.set_language("en")
-        formatting.set_locale("en")
+from tests.helpers import edition
 
 
 @pytest.mark.parametrize(

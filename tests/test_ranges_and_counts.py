@@ -6,25 +6,14 @@ a count, in each edition's words."""
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 
 import pytest
-from sitekit import formatting, i18n
+from sitekit import formatting
 from sitekit.markers import PageContext, render_markers
 from sitekit.pagedata import SiteData
 
 from tests.conftest import write_data
-
-
-@contextmanager
-def edition(lang: str):
-    i18n.set_language(lang)
-    formatting.set_locale(lang)
-    try:
-        yield
-    finally:
-        i18n.set_language("en")
-        formatting.set_locale("en")
+from tests.helpers import edition
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def first_results(browser, origin: str, lang: str, query: str) -> list[str]:
     root = f"{origin}/{lang + '/' if lang != 'en' else ''}"
     page.goto(root)
     page.fill("input.md-search__input", query)
-    page.wait_for_selector(".md-search-result__item", timeout=15000)
+    page.wait_for_selector(".md-search-result__item", timeout=60000)  # the worker indexes first
     links = page.eval_on_selector_all(
         ".md-search-result__item > .md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
     )
