@@ -109,6 +109,17 @@ def _comments(source: str) -> list[str]:
         return []
 
 
+def notebook_comments(path) -> list[str]:
+    """The comments and docstrings of a notebook's code cells, as written."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    found = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            found += _comments(source) + re.findall(r'"""(.*?)"""', source, re.S)
+    return found
+
+
 def notebooks(lang: str) -> Iterator[tuple[str, int, str]]:
     """(file, cell, words) of every notebook of the edition: its text cells, its code's
     comments and the literals it translates."""

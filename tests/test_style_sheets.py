@@ -94,3 +94,13 @@ def test_no_catalog_puts_a_count_after_a_colon_to_escape_agreeing_with_it(lang):
             if not re.search(rf"[^\W\d_]: \{{{name}\}}\)", str(m.id)):
                 problems.append(f"{m.id!r} -> {m.string!r}")
     assert not problems, f"{lang}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_comment_and_docstring_of_an_editions_notebooks_is_in_its_words(lang):
+    """An edition's notebook keeps the English code and writes its comments and docstrings
+    in its own words (sitedata.hashes.literal_pairs lets it): none is the English one."""
+    for path in sorted((REPO / "docs").glob(f"*.{lang}.ipynb")):
+        ours = edition_words.notebook_comments(path)
+        english = edition_words.notebook_comments(path.with_name(path.name.split(".")[0] + ".ipynb"))
+        assert ours and not set(ours) & set(english), f"{path.name}: in English: {sorted(set(ours) & set(english))}"
