@@ -82,6 +82,9 @@ _FIELD = re.compile(r"\{([a-z_]+)\}")
 # no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
 NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
 NUMBERS |= {"penalty", "percent", "dim", "max"}
+# Fields an edition writes with their unit, which agrees with the count (Czech "2 průchody
+# vpřed", "5 průchodů vpřed"): a template's translation leaves that unit out, "({passes})".
+COUNTED = {"passes": "forward passes"}
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 

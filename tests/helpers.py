@@ -1,10 +1,13 @@
 """What several test files share: the rows of an experiment's table, read through the
-data layer, and the site's hook (hooks/render.py) driven in this process, for tests of
+data layer, the site's hook (hooks/render.py) driven in this process, for tests of
 what fails a build: one page rendered, or the end of the English edition's build, each
-raising the PluginError whose message is the line the build prints."""
+raising the PluginError whose message is the line the build prints; and an edition's
+words and numbers for a while (``edition``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -87,3 +90,17 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
         set(render._state["answers"].entries),
     )
     render.on_post_build(config)
+
+
+@contextmanager
+def edition(lang: str) -> Iterator[None]:
+    """The catalogs and number format of edition ``lang`` for a while, then English again."""
+    from sitekit import formatting, i18n
+
+    i18n.set_language(lang)
+    formatting.set_locale(lang)
+    try:
+        yield
+    finally:
+        i18n.set_language("en")
+        formatting.set_locale("en")

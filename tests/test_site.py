@@ -252,7 +252,7 @@ def test_a_header_tooltip_names_the_csv_column_as_written_in_every_edition():
     finally:
         i18n.set_language("en")
     # the label translated; the column's name as the CSV has it, never translated
-    assert th == '<th title="a description (columna step_ms de decode.csv)">paso de decodificación (ms)</th>'
+    assert th == '<th title="a description (columna step_ms de decode.csv)">paso de decode (ms)</th>'
 
 
 @pytest.mark.build
@@ -314,7 +314,7 @@ def test_provenance_cuts_a_long_name_and_says_so():
     meta = _meta_with_nulls()
     meta["model"] = {**meta["model"], "name": "m" * 50_000_000, "parameters": float("inf")}
     html = provenance_html(SimpleNamespace(data=_Stub(meta), url_prefix=""), "e")
-    assert len(html) < 5_000 and "50,000,000 characters in all" in html and "(∞ parameters)" in html
+    assert len(html) < 5_000 and "50,000,000 characters in all" in html and "(∞\u00a0parameters)" in html
 
 
 def test_a_source_address_elsewhere_fails_the_build(tmp_path):

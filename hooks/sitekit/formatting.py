@@ -153,7 +153,8 @@ def format_value(value: Any, unit: str = "", *, style: str = "auto", digits: int
 
     Styles: auto, int, bytes (exact integer), iec (KiB/MiB/GiB), kib, mib, gib, tib (one
     unit, ``digits`` significant digits), sci, ratio (decimals by magnitude, none from 100
-    on, and ×), percent (fraction shown as %), fixed (``digits`` decimals), raw.
+    on, and ×), percent (fraction shown as %), fixed (``digits`` decimals), words (a
+    small count in a sentence, in words: in_words), raw.
     """
     if digits is not None and not 0 <= digits <= MAX_DIGITS:
         raise ValueError(f"digits {digits} refused: a number is written with 0 to {MAX_DIGITS} digits")
@@ -221,11 +222,43 @@ def _styled(value: int | float, unit: str, style: str, digits: int | None) -> st
         return number(100 * value, digits=digits if digits is not None else 1, fixed=True) + symbols()["percent"]
     if style == "fixed":
         return number(value, digits=digits if digits is not None else 2, fixed=True)
+    if style == "words":
+        return in_words(value)
     if style == "num":
         if 0 < abs(value) < 1e-3:  # 2.42 × 10⁻⁷, not 0.000000242: the zeros are not the number
             return scientific(value, digits or 3)
         return number(value, digits=digits or 3)
     raise ValueError(f"unknown number style {style!r}")
+
+
+# A count a sentence writes in words ("until two measured growths"), as prose writes a small
+# number in every language of the site; from thirteen on, in digits. Each word is a
+# message of its own, in the form a language uses before a masculine noun, which the
+# sentences that ask for one give it (the style sheets, style/<lang>.md).
+def _number_words() -> list[str]:
+    return [
+        _("zero", "number"),
+        _("one", "number"),
+        _("two", "number"),
+        _("three", "number"),
+        _("four", "number"),
+        _("five", "number"),
+        _("six", "number"),
+        _("seven", "number"),
+        _("eight", "number"),
+        _("nine", "number"),
+        _("ten", "number"),
+        _("eleven", "number"),
+        _("twelve", "number"),
+    ]
+
+
+def in_words(value: float) -> str:
+    """A whole count of 0 to 12 in the language's words; any other number in digits."""
+    words = _number_words()
+    if float(value).is_integer() and 0 <= value < len(words):
+        return words[int(value)]
+    return number(value)
 
 
 def plural_category(shown: str, locale: str | None = None) -> str:

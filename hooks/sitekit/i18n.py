@@ -53,6 +53,7 @@ ENGLISH_ONE = {
     "bits": "bit",
     "bytes": "byte",
     "dimensions": "dimension",
+    "forward passes": "forward pass",
     "layers": "layer",
     "levels": "level",
     "matrices": "matrix",
@@ -67,6 +68,7 @@ ENGLISH_ONE = {
     "slot-steps": "slot-step",
     "slots": "slot",
     "steps": "step",
+    "threads": "thread",
     "tokens": "token",
     "tokens/s": "tokens/s",
     "users": "user",
@@ -186,11 +188,13 @@ def recorded_text(text: str, where: str) -> str:
     def field(name: str, value: str) -> str:
         if name in wording.NUMBERS:  # parse read a number there, as the run wrote it ("2,048")
             number = float(value.replace(",", ""))
-            return (
+            shown = (
                 formatting.integer(int(number))
                 if number.is_integer() and "." not in value
                 else formatting.number(number)
             )
+            # a count whose unit the template's translation leaves to it, agreeing (wording.COUNTED)
+            return shown + formatting.unit_suffix(wording.COUNTED[name], shown) if name in wording.COUNTED else shown
         return translations(_language).get((None, value), value)
 
     return _(template, where).format(**{k: field(k, v) for k, v in fields.items()})
@@ -256,6 +260,8 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
         everything.setdefault((None, message), set()).update(places)
     for template in wording.TEMPLATES:  # every sentence a run may record, recorded by this run or not
         everything.setdefault((None, template), set()).add("recorded")
+    for unit in ENGLISH_ONE:  # every unit counted, in every form (a recorded sentence's only in an edition)
+        everything.setdefault((COUNT, unit), set()).add("unit")
     lifted: dict[tuple[str | None, str], set[str]] = defaultdict(set)
     for (context, message), places in everything.items():  # as _ asks for it: its numbers lifted out
         lifted[(context, typed_numbers.lift(message)[0])] |= places

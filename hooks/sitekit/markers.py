@@ -1,5 +1,6 @@
 """The page markers: ``{{ table('kv_cache.memory') }}``, ``{{ value('kv_cache.speedup') }}``,
 ``{{ cell('cache_size.measured', 'measured_bytes', where={'batch': 1}) }}``,
+``{{ between('batching.ratio_low', 'batching.ratio_high') }}`` (a range),
 ``{{ answer('kv_cache.longest_generation') }}`` (a number worked out from the data, answer_files.py),
 ``{{ figure('kv_cache.head_step', alt='...') }}``, ``{{ provenance('kv_cache') }}``,
 ``{{ meta('kv_cache', 'model', 'name') }}``, ``{{ claim('kv_cache.tokens_identical', '...') }}``
@@ -147,6 +148,15 @@ def value(
     return _as_recorded(v["value"], v, _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit))
 
 
+def between(ctx: PageContext, low: str, high: str, style: str = "auto", digits: int | None = None) -> str:
+    """Two values as the ends of a range, "between 2.31× and 2.45×"; where the two are
+    written alike, "2.38× at both ends": a sentence never prints a range whose ends are equal."""
+    ends = [value(ctx, ref, style, digits) for ref in (low, high)]
+    if ends[0] == ends[1]:
+        return _("{value} at both ends").format(value=ends[0])
+    return _("between {low} and {high}").format(low=ends[0], high=ends[1])
+
+
 def cell(
     ctx: PageContext,
     ref: str,
@@ -244,6 +254,7 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "constant": constant,
     "table": table,
     "value": value,
+    "between": between,
     "cell": cell,
     "answer": answer,
     "figure": figure,

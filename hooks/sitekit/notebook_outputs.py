@@ -16,6 +16,9 @@ editions), which the notebooks write so that a page can read them:
   are messages (asked) and its numbers written as the language writes them.
 
 Anything else is code or data as the run wrote it.
+
+An edition's code prints what its page shows: each string literal of its code is the
+English notebook's, or that literal translated as its output is (``untranslated``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 from html import unescape
 
 from sitedata import wording
+from sitedata.hashes import code_cells, literal_pairs
 from sitekit import escape, formatting, i18n, typed_numbers
 
 _PRINTED = re.compile(
@@ -42,7 +46,11 @@ _PYTHON_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
 
 
 def translate(html: str) -> str:
-    """The outputs of a notebook page's ``html`` in the current language."""
+    """The outputs of a notebook page's ``html`` in the current language, and the copy
+    button of each code cell, which the notebook renderer names in English."""
+    if i18n.language() != i18n.DEFAULT:
+        copy = escape.attribute(i18n._("Copy to clipboard", "theme"), None)
+        html = html.replace('aria-label="Copy to Clipboard"', f'aria-label="{copy}"')
     html = _PRINTED.sub(lambda m: m.group(1) + _printed(m.group(2)) + m.group(3), html)
     html = _HEAD.sub(lambda m: _CELL.sub(lambda c: _swap(c, _words), m.group(0)), html)
     html = _BODY.sub(lambda m: _body(m.group(0)), html)
@@ -120,3 +128,37 @@ def _figure(encoded: str) -> str:
 
     svg = _SVG_TEXT.sub(lambda m: _swap(m, _words), svg)
     return base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def source_literal(text: str) -> str:
+    """A string literal of the English code as the edition's code writes it: a printed
+    label ("tokens in the prompt:") as the page shows the line it printed, any other text
+    (a table's header, a word it prints) as the page shows that header or word."""
+    if text.endswith(":") and text[:-1].strip():
+        return i18n._(text[:-1], "notebook") + ":"
+    return _words(text)
+
+
+def untranslated(english: dict, edition: dict, language: str) -> str | None:
+    """Why an edition's code does not print what its page shows, or None: a literal that is
+    neither the English one nor its translation (source_literal), or one translated in
+    one place and kept in another (the code would no longer run: a key renamed in a table
+    and not where it is read). Code that differs otherwise is sitedata.hashes.staleness's."""
+    kept, changed = set(), {}
+    before = i18n.language()
+    i18n.set_language(language)  # the check of every edition runs in the English build
+    try:
+        for ours, theirs in zip(code_cells(english), code_cells(edition), strict=False):
+            for text, written in literal_pairs(ours, theirs) or []:
+                if text == written:
+                    kept.add(text)
+                    continue
+                if written != source_literal(text):
+                    return f": the literal {text!r} is {written!r}, not its translation {source_literal(text)!r}"
+                changed[text] = written
+    finally:
+        i18n.set_language(before)
+    both = sorted(kept & changed.keys())
+    if both:
+        return f": the literal {both[0]!r} is translated in one place and kept in another"
+    return None

@@ -54,6 +54,14 @@ def _count(value: Any) -> str:
     return _field(value)
 
 
+def _counted(value: Any, unit: str) -> str:
+    """A count and its unit, which agrees with it ("1 thread", Czech "2 vlákna", "5 vláken")."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return _field(value)  # not recorded, or text: no count to agree with
+    shown = _count(value)
+    return shown + formatting.unit_suffix(unit, shown)
+
+
 def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
     m = ctx.data.meta(exp)
     model, dev, libs = m["model"], m["device"], m["libraries"]
@@ -66,7 +74,9 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
     items = [
         (
             "model",
-            _("{name} ({count} parameters)").format(name=_field(model["name"]), count=_count(model["parameters"])),
+            _("{name} ({parameters})").format(
+                name=_field(model["name"]), parameters=_counted(model["parameters"], "parameters")
+            ),
         ),
         ("weights", _recorded(model["weights"])),
         ("device", f"{device}, {_field(m['dtype'])}"),
@@ -107,7 +117,9 @@ def _device(dev: dict) -> str:
     """The GPU's name, or the CPU's with the threads torch used."""
     if dev.get("gpu"):
         return _field(dev["gpu"])
-    return _("{cpu} ({threads} threads)").format(cpu=_field(dev.get("cpu")), threads=_field(dev.get("torch_threads")))
+    return _("{cpu} ({threads})").format(
+        cpu=_field(dev.get("cpu")), threads=_counted(dev.get("torch_threads"), "threads")
+    )
 
 
 def provenance(ctx, exp: str) -> str:

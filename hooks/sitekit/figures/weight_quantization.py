@@ -7,7 +7,7 @@ from matplotlib.patches import Patch
 
 from sitekit.escape import figure_text
 from sitekit.figures import figure, log_if_wide
-from sitekit.formatting import format_value
+from sitekit.formatting import format_value, unit_suffix
 from sitekit.i18n import _, data_text
 
 INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
@@ -15,6 +15,12 @@ INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"
 
 def _colour(scheme: str) -> str:
     return INT8 if scheme.startswith("int8") else NF4 if scheme.startswith("nf4") else INT4
+
+
+def _bits(b: float) -> str:
+    """Bits per weight and their unit, which agrees with the number (Czech "4,125 bitu", "8 bitů")."""
+    shown = format_value(b, "bits")
+    return shown + unit_suffix("bits", shown)
 
 
 @figure("weight_quantization.errors")
@@ -27,7 +33,7 @@ def errors(data):
     (worst,) = ax.plot(df.worst_rel_error, y, "k|", ms=14, mew=2, label=_("worst matrix"))
     # Bits as the tables write them: 4.125 for group-128, never rounded to 4.12.
     ticks = [
-        _("{label} ({bits} bits)").format(label=figure_text(data_text(lab, label_column)), bits=format_value(b, "bits"))
+        _("{label} ({bits})").format(label=figure_text(data_text(lab, label_column)), bits=_bits(b))
         for lab, b in zip(df.label, df.bits_per_weight, strict=True)
     ]
     ax.set_yticks(list(y), ticks)
