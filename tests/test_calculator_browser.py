@@ -593,7 +593,7 @@ BAD = [
 
 # The fields each of the memory's results needs (docs/javascripts/calculator/compute.js)
 NEEDS = {
-    "weights": {"params", "weight_bits", "cards"},
+    "weights": {"params", "weight_bits"},  # each card's share needs the cards too
     "kv_per_token": {"layers", "kv_heads", "head_dim"},
     "cache_per_user": {"layers", "kv_heads", "head_dim", "window", "windowed_layers", "context"},
     "free": {"params", "weight_bits", "cards", "vram_gib", "reserve_gib"},
