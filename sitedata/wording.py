@@ -53,6 +53,11 @@ PROMPT_BOOK = "book {percent}%"
 ACTIVATION_DIM = "dim {dim} (max |h| {max})"
 ACTIVATION_TOP_EXCLUDED = "top {count} dimensions excluded"
 
+# The calculator's architecture rules in words (memory_budget.architectures)
+RULE_AS_FIELD = "as {field} says"
+RULE_WINDOW_PATTERN = "all but one in every {field}"
+RULE_WINDOW_FROM = "from layer {field} on, if {flag}"
+
 TEMPLATES = (
     WEIGHTS_EMBEDDED,
     WEIGHTS_RANDOM,
@@ -75,6 +80,9 @@ TEMPLATES = (
     PROMPT_BOOK,
     ACTIVATION_DIM,
     ACTIVATION_TOP_EXCLUDED,
+    RULE_AS_FIELD,
+    RULE_WINDOW_PATTERN,
+    RULE_WINDOW_FROM,
 )
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")

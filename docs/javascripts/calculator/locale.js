@@ -272,9 +272,12 @@
       },
       tokens: function (n) { return N.unit(integer(n), t("tokens")); },
       echo: function (text, most) {
-        var chars = Array.from(String(text));
+        // only the characters it may show are split (a character is at most two code
+        // units): a pasted name of megabytes costs no more than a short one
+        text = String(text);
         most = most || ECHO;
-        return chars.length > most ? chars.slice(0, most - 1).join("") + "\u2026" : String(text);
+        var chars = Array.from(text.slice(0, 2 * most + 2));
+        return chars.length > most ? chars.slice(0, most - 1).join("") + "\u2026" : text;
       },
     };
   }
