@@ -11,18 +11,14 @@ import logging
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
-HOOKS = Path(__file__).resolve().parent
-sys.path.insert(0, str(HOOKS))  # sitekit, the page side
-sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
-
-from sitekit import (  # noqa: E402
+from sitedata import hashes
+from sitekit import (
     answer_files,
     calculator_locale,
     claim_files,
@@ -38,10 +34,8 @@ from sitekit import (  # noqa: E402
     source_archive,
     typed_numbers,
 )
-from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
-from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
-
-from sitedata import hashes  # noqa: E402
+from sitekit.markers import MarkerError, PageContext, render_markers
+from sitekit.pagedata import SiteData, SiteDataError
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # sitekit, as render.py reads it
-from sitekit import escape  # noqa: E402
+from sitekit import escape
 
 # the lunr language whose stop words each edition's index uses
 LUNR = {"en": "en", "es": "es", "it": "it", "gl": "es", "cs": "en"}

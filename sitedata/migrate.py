@@ -21,7 +21,7 @@ from typing import Any
 
 OLDEST = 2  # the oldest format a reader migrates; an older one is refused
 
-# hooks/sitekit/data_words.py of version 2, by experiment.table.column or experiment.value.
+# sitekit/data_words.py of version 2, by experiment.table.column or experiment.value.
 _WORDS_2 = frozenset(
     {
         "batching.sweep_stop_reason",

@@ -27,8 +27,7 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
             for lang in plugin["i18n"]["languages"]:
                 lang["build"] = lang["locale"] == "en"
     (dest / "mkdocs.yml").write_text(yaml.safe_dump(project, allow_unicode=True), encoding="utf-8")
-    for folder in ("hooks", "sitedata"):
-        shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "hooks", dest / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     # each experiment's claims and answers files, read as data; the measuring code beside them stays behind
     shutil.copytree(
         REPO / "measure/experiments", dest / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")

@@ -2,9 +2,9 @@
 the work it bounds, each refusal one line naming it (and, on a page, the page)."""
 
 import pytest
+
 from sitekit.claims import ClaimError, check
 from sitekit.pagedata import SiteData
-
 from tests.conftest import write_data
 
 

@@ -4,6 +4,7 @@ import re
 from html import unescape
 
 import pytest
+
 from sitekit.claim_files import Claim
 from sitekit.claims import NOISE, ClaimError, check, render
 from sitekit.intervals import (
@@ -19,7 +20,6 @@ from sitekit.intervals import (
     within_noise,
 )
 from sitekit.pagedata import SiteData
-
 from tests.conftest import PROVENANCE
 
 # step at C: 10 [9, 11], 10.5 [9.8, 11.2] (overlaps the first), 13 [12, 14] (apart), 26 [25, 27]

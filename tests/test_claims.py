@@ -4,10 +4,10 @@ import shutil
 
 import pytest
 from mkdocs.exceptions import PluginError
+
 from sitekit.claim_files import Claim, ClaimBook
 from sitekit.claims import NOISE, ClaimError, check, render
 from sitekit.pagedata import SiteData
-
 from tests.conftest import REPO, edit_table, write_data
 from tests.helpers import render_page
 

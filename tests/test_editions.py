@@ -10,8 +10,8 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from sitekit import escape, formatting, i18n
 
+from sitekit import escape, formatting, i18n
 from tests.conftest import LANGUAGES, REPO, english_pages
 
 EDITIONS = ("en", *LANGUAGES)

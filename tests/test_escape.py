@@ -1,4 +1,4 @@
-"""The one escaping path (hooks/sitekit/escape.py), context by context, through the
+"""The one escaping path (sitekit/escape.py), context by context, through the
 Markdown the site is built with (mkdocs.yml's extensions): hostile text from the data
 is shown literally and makes no link, image, emphasis, code, element or comment, in a
 paragraph, a Markdown table, a blockquote, a list, an admonition, a raw HTML block, a
@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 import markdown
 import pytest
 import yaml
-from sitekit import escape
 
+from sitekit import escape
 from tests.conftest import REPO
 
 HOSTILE = [

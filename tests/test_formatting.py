@@ -6,6 +6,7 @@ changes the size of a GiB fails here, not only in a browser."""
 import math
 
 import pytest
+
 from sitekit import formatting, i18n
 
 

@@ -6,6 +6,7 @@ test_formatting.py."""
 import re
 
 import pytest
+
 from sitekit import formatting, i18n
 
 
@@ -27,7 +28,6 @@ def test_a_nan_cell_keeps_its_columns_formatting(tmp_path):
     numbers, so its other cells are grouped and rounded; the cell reads as what it is."""
     from sitekit.markers import PageContext, table
     from sitekit.pagedata import SiteData
-
     from tests.conftest import edit_table, write_data
 
     folder = write_data(tmp_path, "e", {"t": [{"n": 1, "bytes_used": 123456}, {"n": 2, "bytes_used": 2048}]})
@@ -51,7 +51,6 @@ def test_a_nan_or_infinite_value_in_meta_json_is_refused_with_one_line(tmp_path)
 
     from sitekit.markers import PageContext, value
     from sitekit.pagedata import SiteData, SiteDataError
-
     from tests.conftest import write_data
 
     for bad, word in ((float("nan"), "NaN"), (float("inf"), "Infinity")):

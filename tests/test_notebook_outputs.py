@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from sitekit import escape, formatting, i18n, notebook_outputs
 
 # As pandas writes a table: the index in <th>, the cells in <td>.

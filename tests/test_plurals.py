@@ -4,6 +4,7 @@
 from contextlib import contextmanager
 
 import pytest
+
 from sitekit import formatting, i18n
 from sitekit.formatting import NBSP, plural_category, unit_suffix
 

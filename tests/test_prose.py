@@ -8,7 +8,6 @@ import re
 
 from sitekit.typed_numbers import prose
 from sitekit.typed_numbers import typed as typed_numbers
-
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"

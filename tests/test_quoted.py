@@ -1,4 +1,4 @@
-"""Figures quoted, never measured here (hooks/sitekit/quoted.py): the source chapter's own
+"""Figures quoted, never measured here (sitekit/quoted.py): the source chapter's own
 and the published facts a few tables copy. A page names their source in one line, in its
 own language, never a measurement's provenance; writes each number as its source gave it,
 with the row's unit, as the page's locale writes numbers; and a chapter figure set beside
@@ -10,8 +10,8 @@ import html
 import re
 
 import pytest
-from sitekit import formatting, i18n, quoted
 
+from sitekit import formatting, i18n, quoted
 from tests.conftest import LANGUAGES, write_data
 
 EDITIONS = ("en", *LANGUAGES)

@@ -8,13 +8,13 @@ import re
 from dataclasses import replace
 
 import pytest
+
 from sitekit import answer_files, claims
 from sitekit import references as refs
 from sitekit.claim_files import load
 from sitekit.markers import MarkerError, PageContext, render_markers
 from sitekit.pagedata import SiteData
 from sitekit.works import PAGES, WORKS, Work
-
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"

@@ -1,11 +1,8 @@
 """Search per edition: the one index of all editions split by edition, worked by hand."""
 
-import sys
+from tests.conftest import hook
 
-from tests.conftest import REPO
-
-sys.path.insert(0, str(REPO / "hooks"))
-from search_editions import split_index  # noqa: E402
+split_index = hook("search_editions").split_index
 
 INDEX = {
     "config": {"lang": ["en", "es", "it"], "separator": "[\\s\\-]+", "pipeline": ["stopWordFilter"]},

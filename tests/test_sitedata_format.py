@@ -10,13 +10,13 @@ import json
 import shutil
 
 import pytest
-from sitekit import i18n
-from sitekit.markers import PageContext, render_markers
-from sitekit.pagedata import SiteData
 
 from sitedata import SCHEMA_VERSION, DataError, read_experiment
 from sitedata.migrate import _spread_2, migrated, update_to_3
 from sitedata.store import install_experiment
+from sitekit import i18n
+from sitekit.markers import PageContext, render_markers
+from sitekit.pagedata import SiteData
 from tests.conftest import AWAITING_MEASUREMENT, REPO
 
 FORMAT2 = REPO / "tests" / "fixtures" / "format2"

@@ -10,8 +10,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from sitekit import source_archive
 
+from sitekit import source_archive
 from tests.conftest import LANGUAGES
 
 

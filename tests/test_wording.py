@@ -7,10 +7,10 @@ import re
 
 import pytest
 import torch
-from sitekit import formatting, i18n
 
 from measure.lab import memory
 from sitedata import wording
+from sitekit import formatting, i18n
 from tests.conftest import LANGUAGES
 
 

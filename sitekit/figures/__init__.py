@@ -36,7 +36,7 @@ REGISTRY: dict[str, Callable] = {}
 # Drawn figures kept between builds, by edition and by what they were drawn from (_key):
 # five editions draw over a hundred figures, and an unchanged one is read, not redrawn.
 # SITEKIT_FIGURE_CACHE moves it (the tests' builds of copies of the project share the repository's).
-CACHE = Path(os.environ.get("SITEKIT_FIGURE_CACHE") or Path(__file__).resolve().parents[3] / ".cache" / "figures")
+CACHE = Path(os.environ.get("SITEKIT_FIGURE_CACHE") or Path(__file__).resolve().parents[2] / ".cache" / "figures")
 plt.rcParams.update(
     {
         "svg.hashsalt": "site",  # deterministic element ids

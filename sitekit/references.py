@@ -59,7 +59,7 @@ def _work(key: str) -> Work:
 
 def page_works(page: str) -> tuple[Work, ...]:
     if page not in PAGES:
-        raise CitationError(f"page {page} has no list of works in hooks/sitekit/works.py (PAGES)")
+        raise CitationError(f"page {page} has no list of works in sitekit/works.py (PAGES)")
     return tuple(_work(k) for k in PAGES[page])
 
 
@@ -83,7 +83,7 @@ def cite(ctx: PageContext, *keys: str) -> str:
     for key in keys:
         work = _work(key)
         if key not in listed:
-            raise CitationError(f"{ctx.page} cites {key!r}, which is not on its list in hooks/sitekit/works.py")
+            raise CitationError(f"{ctx.page} cites {key!r}, which is not on its list in sitekit/works.py")
         parts.append(f"[{html.escape(short(work))}](#{anchor(key)})")
     return "(" + "; ".join(parts) + ")"
 

@@ -118,6 +118,6 @@ def link(url: Any) -> str:
     if not plain or not any(host == s or host.endswith("." + s) for s in LINK_SITES):
         raise SiteDataError(
             f"source address {cut(address, 80)!r} is not on a site the pages link to ({', '.join(LINK_SITES)}); "
-            "add its site to LINK_SITES in hooks/sitekit/escape.py if it is a source"
+            "add its site to LINK_SITES in sitekit/escape.py if it is a source"
         )
     return f'<a href="{attribute(address, None)}">{text(host.removeprefix("www."))}</a>'

@@ -17,7 +17,7 @@ from sitekit import claim_files, claims
 from sitekit.pagedata import SiteData, SiteDataError
 
 HOLDS, NOISE, FAILS = "✓", "≈", "⚠"
-CLAIMS = Path(__file__).resolve().parents[2] / "measure" / "experiments"
+CLAIMS = Path(__file__).resolve().parents[1] / "measure" / "experiments"
 
 
 def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:

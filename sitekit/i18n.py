@@ -24,14 +24,16 @@ from babel.messages.pofile import read_po, write_po
 from sitedata import wording
 from sitekit import typed_numbers
 
-LOCALES = Path(__file__).resolve().parent.parent / "locales"
+PACKAGE = Path(__file__).resolve().parent  # sitekit
+HOOKS = PACKAGE.parent / "hooks"  # the MkDocs hooks that drive it, and the catalogs
+LOCALES = HOOKS / "locales"
 DEFAULT = "en"
 # A fixed date in the catalogs' headers: a catalog changes only when its messages do.
 _STAMP = datetime(2026, 1, 1, tzinfo=UTC)
 _HEADER = (
     "# {language} texts of the site's generated parts: table headers and captions, units,\n"
     "# provenance, claims, figure labels, the calculator's messages. The message id is the\n"
-    "# English text; `make messages` updates the list, see hooks/sitekit/i18n.py."
+    "# English text; `make messages` updates the list, see sitekit/i18n.py."
 )
 
 _language = DEFAULT
@@ -203,7 +205,7 @@ def written_in_code() -> dict[str, set[str]]:
     import ast
 
     found: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):  # hooks/, sitekit with it
+    for path in sorted((*PACKAGE.rglob("*.py"), *HOOKS.glob("*.py"))):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
