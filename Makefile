@@ -84,11 +84,11 @@ check: $(PROJECT) ## regenerate and compare with site_data/; non-zero exit on dr
 	$(BIN)/python -m measure check --device '$(DEVICE)' --kinds '$(KINDS)' $(if $(ONLY),--only '$(ONLY)')
 
 editions: $(PROJECT) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
-	$(BIN)/python -m sitekit.editions stamp '$(PAGES)' '$(LANGS)'
+	$(BIN)/python -m sitekit.language.editions stamp '$(PAGES)' '$(LANGS)'
 
 verdicts: $(PROJECT) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
 	@test -n "$(A)" || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
-	$(BIN)/python -m sitekit.verdicts '$(A)' $(if $(B),'$(B)')
+	$(BIN)/python -m sitekit.claims.verdicts '$(A)' $(if $(B),'$(B)')
 
 merge: $(PROJECT) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
 	@test -n "$(FROM)" || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }

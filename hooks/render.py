@@ -18,24 +18,13 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
 from sitedata import hashes
-from sitekit import (
-    answer_files,
-    calculator_locale,
-    claim_files,
-    claim_legend,
-    claims,
-    escape,
-    figures,
-    formatting,
-    i18n,
-    maths,
-    named_files,
-    notebook_outputs,
-    source_archive,
-    typed_numbers,
-)
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData, SiteDataError
+from sitekit import figures
+from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
+from sitekit.language import calculator_locale, formatting, i18n, typed_numbers
+from sitekit.rendering import escape, maths, notebook_outputs
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData, SiteDataError
+from sitekit.sources import source_archive
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")

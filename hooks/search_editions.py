@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-from sitekit import escape
+from sitekit.rendering import escape
 
 # the lunr language whose stop words each edition's index uses
 LUNR = {"en": "en", "es": "es", "it": "it", "gl": "es", "cs": "en"}

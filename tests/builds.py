@@ -47,8 +47,8 @@ def claims_of(dest: Path, pages: list[Path]) -> dict:
     """The project's ``extra`` with its claims folder ``dest``/claims holding only the
     claims ``pages`` name: a build of some of the pages uses every claim it defines. The
     folder defines no answers: pages that name one are not built this way."""
-    from sitekit import claims
-    from sitekit.claim_files import load
+    from sitekit.claims import claims
+    from sitekit.claims.claim_files import load
 
     book = load(REPO / "measure/experiments", REPO, claims.CALLS)
     named = re.compile(r"""claim\(\s*['"]([a-z0-9_.]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_.]+)\s*-->""")

@@ -43,7 +43,7 @@ def _hook(data: Path | None, **config):
     """hooks/render.py after its on_config over ``data`` (site_data/ by default), which
     verifies every experiment before any page, as a build's first step; then set to the
     English edition, as its on_pre_build would (less the figures it draws ahead)."""
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
     render = hook("render")
     config = SimpleNamespace(
@@ -65,7 +65,7 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
     what would fail the build raises its PluginError."""
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
     render, config = _hook(data)
     i18n.set_language(language)

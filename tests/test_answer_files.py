@@ -9,12 +9,13 @@ from types import SimpleNamespace
 import pytest
 from mkdocs.exceptions import PluginError
 
-from sitekit import claims, formatting
-from sitekit.answer_files import AnswerBook, load
-from sitekit.claim_syntax import ClaimError
-from sitekit.context import PageContext
-from sitekit.markers import MarkerError, render_markers
-from sitekit.pagedata import SiteData
+from sitekit.claims import claims
+from sitekit.claims.answer_files import AnswerBook, load
+from sitekit.claims.claim_syntax import ClaimError
+from sitekit.language import formatting
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.markers import MarkerError, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import DOCS, REPO, english_pages, hook, write_data
 from tests.helpers import write_named
 

@@ -10,7 +10,7 @@ import string
 import pytest
 from babel.messages.pofile import read_po
 
-from sitekit import i18n
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES
 
 FIELDS = string.Formatter()

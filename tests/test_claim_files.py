@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from sitekit import claims
-from sitekit.branches import choose_branches
-from sitekit.claim_files import ClaimBook, load
-from sitekit.claim_syntax import ClaimError
-from sitekit.context import PageContext
-from sitekit.markers import MarkerError, render_markers
-from sitekit.pagedata import SiteData
+from sitekit.claims import claims
+from sitekit.claims.branches import choose_branches
+from sitekit.claims.claim_files import ClaimBook, load
+from sitekit.claims.claim_syntax import ClaimError
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.markers import MarkerError, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import DOCS, REPO, english_pages, hook, write_data
 from tests.helpers import write_named
 

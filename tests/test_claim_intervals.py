@@ -5,9 +5,9 @@ from html import unescape
 
 import pytest
 
-from sitekit.claim_files import Claim
-from sitekit.claims import NOISE, ClaimError, check, render
-from sitekit.intervals import (
+from sitekit.claims.claim_files import Claim
+from sitekit.claims.claims import NOISE, ClaimError, check, render
+from sitekit.claims.intervals import (
     ClaimNoiseError,
     Interval,
     below,
@@ -19,7 +19,7 @@ from sitekit.intervals import (
     per_doubling,
     within_noise,
 )
-from sitekit.pagedata import SiteData
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import PROVENANCE
 
 # step at C: 10 [9, 11], 10.5 [9.8, 11.2] (overlaps the first), 13 [12, 14] (apart), 26 [25, 27]
@@ -158,7 +158,7 @@ def test_the_words_in_claims(data, expr, result):
     ],
 )
 def test_misuse_is_one_error_not_a_silent_verdict(data, expr, message):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises((ClaimError, SiteDataError), match=message):
         check(data, expr)
@@ -187,8 +187,8 @@ def test_noise_renders_neither_check_nor_warning(data):
 
 
 def test_a_branch_on_noise_keeps_the_else(data):
-    from sitekit.claim_files import ClaimBook
-    from sitekit.markers import PageContext, render_markers
+    from sitekit.claims.claim_files import ClaimBook
+    from sitekit.rendering.markers import PageContext, render_markers
 
     near = f"faster({AT16}, {AT32})"
     far = f"faster({AT16}, {AT64})"

@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 import pytest
 from babel.messages.pofile import read_po
 
-from sitekit import i18n
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES, REPO, english_pages
 
 pytestmark = pytest.mark.build

@@ -9,7 +9,7 @@ import pytest
 
 from sitekit import figures
 from sitekit.figures import DISPLAY_PX, MIN_PT, log_if_wide, readable
-from sitekit.pagedata import SiteData
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import REPO
 
 figures._load_all()

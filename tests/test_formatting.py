@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sitekit import formatting, i18n
+from sitekit.language import formatting, i18n
 
 
 class _Spaced:

@@ -5,8 +5,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from sitekit import formatting, i18n
-from sitekit.formatting import NBSP, plural_category, unit_suffix
+from sitekit.language import formatting, i18n
+from sitekit.language.formatting import NBSP, plural_category, unit_suffix
 
 
 @contextmanager

@@ -280,7 +280,7 @@ def test_the_figures_draw_data_with_intervals(folder):
     import matplotlib.pyplot as plt
 
     from sitekit import figures
-    from sitekit.pagedata import SiteData
+    from sitekit.rendering.pagedata import SiteData
 
     if not figures.REGISTRY:
         figures._load_all()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from sitekit.typed_numbers import prose
-from sitekit.typed_numbers import typed as typed_numbers
+from sitekit.language.typed_numbers import prose
+from sitekit.language.typed_numbers import typed as typed_numbers
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from sitekit import answer_files, claims
-from sitekit import references as refs
-from sitekit.claim_files import load
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData
-from sitekit.works import PAGES, WORKS, Work
+from sitekit.claims import answer_files, claims
+from sitekit.claims.claim_files import load
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
+from sitekit.sources import references as refs
+from sitekit.sources.works import PAGES, WORKS, Work
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"

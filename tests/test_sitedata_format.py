@@ -14,9 +14,9 @@ import pytest
 from sitedata import SCHEMA_VERSION, DataError, read_experiment
 from sitedata.migrate import _spread_2, migrated, update_to_3
 from sitedata.store import install_experiment
-from sitekit import i18n
-from sitekit.markers import PageContext, render_markers
-from sitekit.pagedata import SiteData
+from sitekit.language import i18n
+from sitekit.rendering.markers import PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import AWAITING_MEASUREMENT, REPO
 
 FORMAT2 = REPO / "tests" / "fixtures" / "format2"

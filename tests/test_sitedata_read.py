@@ -9,9 +9,9 @@ import pytest
 
 from sitedata import DataError, read_experiment
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES
-from sitekit.claims import ClaimError, check
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData
+from sitekit.claims.claims import ClaimError, check
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import build_site, edit_table, write_data
 
 ROWS = [{"n": 1, "label": "a"}, {"n": 2, "label": "b"}, {"n": 3, "label": "c"}]

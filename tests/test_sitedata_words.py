@@ -11,8 +11,8 @@ from babel.messages.pofile import read_po, write_po
 
 from measure import registry
 from sitedata import wording
-from sitekit import i18n
-from sitekit.pagedata import SiteData
+from sitekit.language import i18n
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import LANGUAGES, REPO
 
 DATA = SiteData(REPO / "site_data")

@@ -10,7 +10,7 @@ import torch
 
 from measure.lab import memory
 from sitedata import wording
-from sitekit import formatting, i18n
+from sitekit.language import formatting, i18n
 from tests.conftest import LANGUAGES
 
 

@@ -29,8 +29,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter, ScalarFormatter  # noqa: E402
 
-from sitekit import escape, formatting, i18n  # noqa: E402
-from sitekit.pagedata import SiteDataError  # noqa: E402
+from sitekit.language import formatting, i18n
+from sitekit.rendering import escape  # noqa: E402
+from sitekit.rendering.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
 # Drawn figures kept between builds, by edition and by what they were drawn from (_key):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from sitekit import i18n
-from sitekit.escape import figure_text
 from sitekit.figures import figure
-from sitekit.formatting import number
-from sitekit.i18n import _
+from sitekit.language import i18n
+from sitekit.language.formatting import number
+from sitekit.language.i18n import _
+from sitekit.rendering.escape import figure_text
 
 # Ten colours no two of which read alike (matplotlib's tab10): one per tracked dimension.
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")

@@ -7,8 +7,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from sitekit.figures import figure, log_if_wide
-from sitekit.formatting import format_value, number
-from sitekit.i18n import _
+from sitekit.language.formatting import format_value, number
+from sitekit.language.i18n import _
 
 POINT, KNEE, PADDING, COMPILED = "#2471a3", "#c0392b", "#d5d8dc", "#1e8449"
 WORK = ("#2471a3", "#5dade2", "#1e8449", "#58d68d", "#b9770e", "#f5b041", "#7d3c98", "#bb8fce")

@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
 from sitekit.figures.kv_cache import CACHED, RECOMPUTE
-from sitekit.formatting import integer
-from sitekit.i18n import _
+from sitekit.language.formatting import integer
+from sitekit.language.i18n import _
 
 
 @figure("cache_size.context_7b")

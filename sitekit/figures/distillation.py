@@ -5,10 +5,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sitekit.escape import figure_text
 from sitekit.figures import figure, log_if_wide
-from sitekit.formatting import number
-from sitekit.i18n import _
+from sitekit.language.formatting import number
+from sitekit.language.i18n import _
+from sitekit.rendering.escape import figure_text
 
 COLORS = ("#7d3c98", "#2471a3", "#17a589", "#d68910", "#c0392b")
 

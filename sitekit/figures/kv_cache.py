@@ -5,8 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
-from sitekit.formatting import integer
-from sitekit.i18n import _
+from sitekit.language.formatting import integer
+from sitekit.language.i18n import _
 
 RECOMPUTE, CACHED = "#c0392b", "#2471a3"
 

@@ -7,8 +7,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from sitekit.figures import figure
-from sitekit.formatting import number
-from sitekit.i18n import _
+from sitekit.language.formatting import number
+from sitekit.language.i18n import _
 
 SERIES = (("7B", "#2471a3"), ("13B", "#c0392b"), ("70B", "#7d3c98"))
 HATCH = {"fp16": "", "int4 g128": "//"}

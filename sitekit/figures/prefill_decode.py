@@ -5,8 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure, log_if_wide
-from sitekit.formatting import integer
-from sitekit.i18n import _
+from sitekit.language.formatting import integer
+from sitekit.language.i18n import _
 
 PREFILL, DECODE, COMPILED, FLOOR = "#2471a3", "#c0392b", "#1e8449", "#555555"
 

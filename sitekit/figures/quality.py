@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from sitekit.escape import figure_text
 from sitekit.figures import figure, log_if_wide
-from sitekit.formatting import number
-from sitekit.i18n import _, data_text
+from sitekit.language.formatting import number
+from sitekit.language.i18n import _, data_text
+from sitekit.rendering.escape import figure_text
 
 
 @figure("quality.quality")

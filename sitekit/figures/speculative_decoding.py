@@ -5,10 +5,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sitekit.escape import figure_text
 from sitekit.figures import figure
-from sitekit.formatting import number
-from sitekit.i18n import _, data_text
+from sitekit.language.formatting import number
+from sitekit.language.i18n import _, data_text
+from sitekit.rendering.escape import figure_text
 
 FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import ast
 import re
 
-from sitekit import claims, escape
-from sitekit.claim_syntax import MAX_MARKER, parse
-from sitekit.context import PageContext
-from sitekit.pagedata import SiteDataError
+from sitekit.claims import claims
+from sitekit.claims.claim_syntax import MAX_MARKER, parse
+from sitekit.rendering import escape
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.pagedata import SiteDataError
 
 BLOCK = re.compile(r"<!--\s*if\s+(?P<cond>.+?)\s*-->\n?(?P<body>.*?)<!--\s*end\s*-->\n?", re.DOTALL)
 CLAUSE = re.compile(r"<!--\s*(?:elif\s+(?P<cond>.+?)|else)\s*-->\n?", re.DOTALL)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sitekit.i18n import _
+from sitekit.language.i18n import _
 
 # "<what failed>: <ExceptionName>: <its first line>", as the weight quantization run writes it
 _FAILED = re.compile(r"^(not built|step failed): ([A-Za-z_][\w.]*): (.*)$", re.S)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitekit import escape, formatting, i18n, quoted, source_archive
-from sitekit.i18n import _
-from sitekit.pagedata import SiteDataError
+from sitekit.language import formatting, i18n
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
+from sitekit.rendering.pagedata import SiteDataError
+from sitekit.sources import quoted, source_archive
 
 
 def _csv_link(ctx, exp: str, name: str) -> str:

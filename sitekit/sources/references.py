@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 
-from sitekit.context import PageContext
-from sitekit.i18n import _
-from sitekit.works import PAGES, WORKS, Work
+from sitekit.language.i18n import _
+from sitekit.rendering.context import PageContext
+from sitekit.sources.works import PAGES, WORKS, Work
 
 BY_KEY: dict[str, Work] = {w.key: w for w in WORKS}
 
@@ -59,7 +59,7 @@ def _work(key: str) -> Work:
 
 def page_works(page: str) -> tuple[Work, ...]:
     if page not in PAGES:
-        raise CitationError(f"page {page} has no list of works in sitekit/works.py (PAGES)")
+        raise CitationError(f"page {page} has no list of works in sitekit/sources/works.py (PAGES)")
     return tuple(_work(k) for k in PAGES[page])
 
 
@@ -83,7 +83,7 @@ def cite(ctx: PageContext, *keys: str) -> str:
     for key in keys:
         work = _work(key)
         if key not in listed:
-            raise CitationError(f"{ctx.page} cites {key!r}, which is not on its list in sitekit/works.py")
+            raise CitationError(f"{ctx.page} cites {key!r}, which is not on its list in sitekit/sources/works.py")
         parts.append(f"[{html.escape(short(work))}](#{anchor(key)})")
     return "(" + "; ".join(parts) + ")"
 

@@ -20,7 +20,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from sitekit.i18n import _
+from sitekit.language.i18n import _
 
 NAME = 200  # a name, a label, a title, a field of provenance
 TEXT = 1_000  # a text shown whole: a model's answer, a quoted prompt
@@ -52,7 +52,7 @@ def cut(value: Any, limit: int | None = NAME, *, note: bool = True) -> str:
         return text
     if not note:
         return text[:limit] + "…"
-    from sitekit.formatting import integer
+    from sitekit.language.formatting import integer
 
     return text[:limit] + "… " + _("({count} characters in all)").format(count=integer(len(text)))
 
@@ -104,7 +104,7 @@ def _bounded(node: Any) -> Any:
 def link(url: Any) -> str:
     """A source's address as a link named by its site, so that a column of addresses stays
     narrow; only an http(s) address on one of LINK_SITES, else SiteDataError."""
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     address = str(url)
     try:
@@ -118,6 +118,6 @@ def link(url: Any) -> str:
     if not plain or not any(host == s or host.endswith("." + s) for s in LINK_SITES):
         raise SiteDataError(
             f"source address {cut(address, 80)!r} is not on a site the pages link to ({', '.join(LINK_SITES)}); "
-            "add its site to LINK_SITES in sitekit/escape.py if it is a source"
+            "add its site to LINK_SITES in sitekit/rendering/escape.py if it is a source"
         )
     return f'<a href="{attribute(address, None)}">{text(host.removeprefix("www."))}</a>'

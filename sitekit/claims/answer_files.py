@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitekit import formatting, named_files
-from sitekit.claim_syntax import ClaimError
-from sitekit.named_files import Book, Kind, one_line
+from sitekit.claims import named_files
+from sitekit.claims.claim_syntax import ClaimError
+from sitekit.claims.named_files import Book, Kind, one_line
+from sitekit.language import formatting
 
 
 @dataclass(frozen=True)

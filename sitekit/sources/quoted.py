@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sitekit import escape, formatting
-from sitekit.i18n import _
+from sitekit.language import formatting
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
 
 # Experiments that measure nothing, and tables of a measuring experiment that copy
 # published facts: the sentence naming their source, and the file that holds them.

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from sitekit import formatting, i18n
+from sitekit.language import formatting, i18n
 
 MESSAGE = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"')
 # A unit the script writes after a number: `N.unit(number, t("tokens"))` or a field's

@@ -11,7 +11,7 @@ import math
 import operator
 from typing import Any
 
-from sitekit import escape
+from sitekit.rendering import escape
 
 # Bounds on what a claim may cost, each checked before the work it bounds (``9**9**9``,
 # ``'x' * 10**9``, ``'%0999999999d' % 1``, a thousand nested ``not``): a claim compares

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from sitekit.answer_files import Answer, AnswerBook
-from sitekit.claim_files import Claim, ClaimBook
-from sitekit.named_files import Book
-from sitekit.pagedata import SiteData
+from sitekit.claims.answer_files import Answer, AnswerBook
+from sitekit.claims.claim_files import Claim, ClaimBook
+from sitekit.claims.named_files import Book
+from sitekit.rendering.pagedata import SiteData
 
 T = TypeVar("T")
 

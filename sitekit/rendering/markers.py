@@ -19,9 +19,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sitekit import claims, escape, formatting, i18n, quoted, statuses
-from sitekit.branches import BranchError, choose_branches
-from sitekit.cells import (  # noqa: F401
+from sitekit.claims import claims
+from sitekit.claims.branches import BranchError, choose_branches
+from sitekit.figures import render_figure
+from sitekit.language import formatting, i18n, statuses
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
+from sitekit.rendering.cells import (  # noqa: F401
     _byte_column_styles,
     _cell_html,
     _default_style,
@@ -30,12 +34,11 @@ from sitekit.cells import (  # noqa: F401
     quoted_td,
     recorded_english,
 )
-from sitekit.context import PageContext
-from sitekit.figures import render_figure
-from sitekit.i18n import _
-from sitekit.pagedata import SiteDataError
-from sitekit.provenance import experiments, provenance, provenance_html
-from sitekit.references import bibliography, cite, references
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.pagedata import SiteDataError
+from sitekit.sources import quoted
+from sitekit.sources.provenance import experiments, provenance, provenance_html
+from sitekit.sources.references import bibliography, cite, references
 
 MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 

@@ -4,8 +4,9 @@ the methods page's account (claims.py renders the marks themselves)."""
 
 from __future__ import annotations
 
-from sitekit import escape, i18n
-from sitekit.i18n import _
+from sitekit.language import i18n
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
 
 
 def after_first_mark(html: str, *, page_id: str, url: str) -> str:

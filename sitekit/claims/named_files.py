@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sitedata.named import EXPRESSION_KEYS
-from sitekit import escape
-from sitekit.claim_syntax import ClaimError, parse, supported
+from sitekit.claims.claim_syntax import ClaimError, parse, supported
+from sitekit.rendering import escape
 
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 ID = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\Z")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sitekit import claim_files, claims
-from sitekit.pagedata import SiteData, SiteDataError
+from sitekit.claims import claim_files, claims
+from sitekit.rendering.pagedata import SiteData, SiteDataError
 
 HOLDS, NOISE, FAILS = "✓", "≈", "⚠"
-CLAIMS = Path(__file__).resolve().parents[1] / "measure" / "experiments"
+CLAIMS = Path(__file__).resolve().parents[2] / "measure" / "experiments"
 
 
 def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
@@ -44,7 +44,7 @@ def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, st
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (1, 2):
-        print("usage: python -m sitekit.verdicts FOLDER [OTHER_FOLDER]", file=sys.stderr)
+        print("usage: python -m sitekit.claims.verdicts FOLDER [OTHER_FOLDER]", file=sys.stderr)
         return 2
     folders = [Path(f) for f in argv]
     for f in folders:

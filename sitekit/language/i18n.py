@@ -22,9 +22,9 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
 from sitedata import wording
-from sitekit import typed_numbers
+from sitekit.language import typed_numbers
 
-PACKAGE = Path(__file__).resolve().parent  # sitekit
+PACKAGE = Path(__file__).resolve().parents[1]  # sitekit
 HOOKS = PACKAGE.parent / "hooks"  # the MkDocs hooks that drive it, and the catalogs
 LOCALES = HOOKS / "locales"
 DEFAULT = "en"
@@ -33,7 +33,7 @@ _STAMP = datetime(2026, 1, 1, tzinfo=UTC)
 _HEADER = (
     "# {language} texts of the site's generated parts: table headers and captions, units,\n"
     "# provenance, claims, figure labels, the calculator's messages. The message id is the\n"
-    "# English text; `make messages` updates the list, see sitekit/i18n.py."
+    "# English text; `make messages` updates the list, see sitekit/language/i18n.py."
 )
 
 _language = DEFAULT
@@ -175,7 +175,7 @@ def recorded_text(text: str, where: str) -> str:
     template of ``sitedata.wording`` is written again from the template's translation,
     its numbers as the language writes them and its words translated where the catalog
     knows them; any other text is a message of its own."""
-    from sitekit import formatting
+    from sitekit.language import formatting
 
     found = None if (None, text) in translations(_language) else wording.parse(text)
     if found is None:

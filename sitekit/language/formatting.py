@@ -18,9 +18,9 @@ from typing import Any
 from babel import Locale
 from babel.numbers import get_minus_sign_symbol
 
-from sitekit import locale_numbers
-from sitekit.i18n import _, count_word
-from sitekit.locale_numbers import NBSP, set_locale, symbols
+from sitekit.language import locale_numbers
+from sitekit.language.i18n import _, count_word
+from sitekit.language.locale_numbers import NBSP, set_locale, symbols
 
 __all__ = ["NBSP", "set_locale", "symbols"]  # the page's locale, set and read here as before
 

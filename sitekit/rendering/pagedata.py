@@ -15,8 +15,8 @@ import pandas as pd
 
 from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment, wording
 from sitedata.names import NAME
-from sitekit import typed_numbers
-from sitekit.formatting import NOT_A_NUMBER
+from sitekit.language import typed_numbers
+from sitekit.language.formatting import NOT_A_NUMBER
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _NON_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
-from sitekit import locale_numbers
+from sitekit.language import locale_numbers
 
 # A standalone number as English writes it with a separator ("4,096", "0.3"), not part of
 # a name or version ("Qwen2.5-0.5B", "§1.1", "2^0.5", "torch 2.13.0").

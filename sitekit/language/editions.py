@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LOCK = ROOT / "hooks" / "locales" / "editions.lock"
 LANGUAGES = ("gl", "es", "it", "cs")
@@ -53,7 +53,7 @@ def read_lock(lock: Path = LOCK) -> dict[tuple[str, str], str]:
 
 
 def write_lock(entries: dict[tuple[str, str], str], lock: Path = LOCK) -> None:
-    lines = ["# The English text each edition page translates (sitekit/editions.py): make editions"]
+    lines = ["# The English text each edition page translates (sitekit/language/editions.py): make editions"]
     lines += [f"{lang} {page} {h}" for (lang, page), h in sorted(entries.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
     lock.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
             return 2
         print(f"{stamp(pages, langs)} edition pages recorded as following their English page")
         return 0
-    print("usage: python -m sitekit.editions check | stamp [PAGES] [LANGS]", file=sys.stderr)
+    print("usage: python -m sitekit.language.editions check | stamp [PAGES] [LANGS]", file=sys.stderr)
     return 2
 
 

@@ -25,7 +25,8 @@ import re
 from html import unescape
 
 from sitedata import wording
-from sitekit import escape, formatting, i18n, typed_numbers
+from sitekit.language import formatting, i18n, typed_numbers
+from sitekit.rendering import escape
 
 _PRINTED = re.compile(
     r'(<div class="jp-RenderedText[^"]*" data-mime-type="text/plain"[^>]*>\s*<pre>)(.*?)(</pre>)', re.S

@@ -28,12 +28,14 @@ import ast
 import weakref
 from typing import Any
 
-from sitekit import escape, intervals, statuses
-from sitekit.claim_files import Claim
-from sitekit.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
-from sitekit.i18n import _
-from sitekit.intervals import NOISE, Interval
-from sitekit.pagedata import SiteData, SiteDataError
+from sitekit.claims import intervals
+from sitekit.claims.claim_files import Claim
+from sitekit.claims.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
+from sitekit.claims.intervals import NOISE, Interval
+from sitekit.language import statuses
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
+from sitekit.rendering.pagedata import SiteData, SiteDataError
 
 __all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "parse", "render"]
 

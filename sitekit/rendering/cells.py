@@ -7,8 +7,10 @@ import math
 import re
 from typing import Any
 
-from sitekit import escape, formatting, i18n, quoted
-from sitekit.i18n import _
+from sitekit.language import formatting, i18n
+from sitekit.language.i18n import _
+from sitekit.rendering import escape
+from sitekit.sources import quoted
 
 
 def _cell_html(value: Any, col: dict, style: str | None) -> str:

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitekit import named_files
-from sitekit.named_files import Book, Kind, one_line
+from sitekit.claims import named_files
+from sitekit.claims.named_files import Book, Kind, one_line
 
 
 @dataclass(frozen=True)
