@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES, Refused, entries, open_folder, parse_json, read_text
+from sitedata.format import META, SCHEMA_VERSION, sha256
 from sitedata.migrate import OLDEST, migrated
 from sitedata.names import NAME, BadName, check_name, plain, shown
 from sitedata.schema import COMPARE, LENGTHS, SCOPES
-from sitedata.store import META, SCHEMA_VERSION, sha256
 
 # meta.json keys a page or the gate reads, with the type each must have.
 _REQUIRED = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
-from sitekit.language import i18n
+from sitekit.language import recorded
 from sitekit.language.formatting import number
 from sitekit.language.i18n import _
 from sitekit.rendering.escape import figure_text
@@ -72,7 +72,7 @@ def prompt_layers(data):
         # book passages in one colour, the two prompts that are not prose stand out
         book = str(prompt).startswith("book")
         c = "#7f8c8d" if book else COLOURS[i % len(COLOURS)]
-        shown = i18n.data_text(prompt, data.table("activation_outliers.prompt_layers").column("prompt"))
+        shown = recorded.data_text(prompt, data.table("activation_outliers.prompt_layers").column("prompt"))
         label = _("book passages") if book and i == 0 else (None if book else figure_text(shown))
         for a, col, med in ((ax, "dim_max", "median_dim_max"), (ax2, "rest_dim_max", "rest_median_dim_max")):
             a.plot(g.layer, g[col], "-", color=c, lw=1 if book else 1.6, label=label if a is ax else None)

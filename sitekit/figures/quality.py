@@ -6,7 +6,8 @@ import matplotlib.pyplot as plt
 
 from sitekit.figures import figure, log_if_wide
 from sitekit.language.formatting import number
-from sitekit.language.i18n import _, data_text
+from sitekit.language.i18n import _
+from sitekit.language.recorded import data_text
 from sitekit.rendering.escape import figure_text
 
 

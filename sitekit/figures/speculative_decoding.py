@@ -7,7 +7,8 @@ import numpy as np
 
 from sitekit.figures import figure
 from sitekit.language.formatting import number
-from sitekit.language.i18n import _, data_text
+from sitekit.language.i18n import _
+from sitekit.language.recorded import data_text
 from sitekit.rendering.escape import figure_text
 
 FORMULA, ADJUSTED, MEASURED = "#aab7b8", "#7d3c98", "#2471a3"

@@ -7,7 +7,8 @@ from matplotlib.patches import Patch
 
 from sitekit.figures import figure, log_if_wide
 from sitekit.language.formatting import format_value
-from sitekit.language.i18n import _, data_text
+from sitekit.language.i18n import _
+from sitekit.language.recorded import data_text
 from sitekit.rendering.escape import figure_text
 
 INT8, INT4, NF4, GREY = "#2471a3", "#c0392b", "#1e8449", "#aab7b8"

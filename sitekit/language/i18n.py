@@ -12,10 +12,9 @@ catalog update: new messages added empty, vanished ones dropped).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from babel import Locale
 from babel.messages.catalog import Catalog
@@ -158,44 +157,6 @@ def count_word(word: str, category: str) -> str:
             missing[_language].add(f"{word} ({tag})")
         forms[tag] = found or general
     return forms.get(category, general)
-
-
-def data_text(value: Any, declared: Mapping[str, Any]) -> Any:
-    """A cell or a value of site_data as the page shows it: text of a column or value that
-    meta.json declares words for a reader (``words``: a method's name, a verdict, a
-    reason) in the page's language, anything else as measured (what a model wrote,
-    tokens, a matrix's name)."""
-    if isinstance(value, str) and declared.get("words"):
-        return recorded_text(value, "data")
-    return value
-
-
-def recorded_text(text: str, where: str) -> str:
-    """An English sentence a run recorded, in the page's language: one written with a
-    template of ``sitedata.wording`` is written again from the template's translation,
-    its numbers as the language writes them and its words translated where the catalog
-    knows them; any other text is a message of its own."""
-    from sitekit.language import formatting
-
-    found = None if (None, text) in translations(_language) else wording.parse(text)
-    if found is None:
-        return _(text, where)
-    template, fields = found
-    if _language == DEFAULT:
-        _(template, where)  # asked, so that `make messages` lists the template
-        return text
-
-    def field(name: str, value: str) -> str:
-        if name in wording.NUMBERS:  # parse read a number there, as the run wrote it ("2,048")
-            number = float(value.replace(",", ""))
-            return (
-                formatting.integer(int(number))
-                if number.is_integer() and "." not in value
-                else formatting.number(number)
-            )
-        return translations(_language).get((None, value), value)
-
-    return _(template, where).format(**{k: field(k, v) for k, v in fields.items()})
 
 
 def written_in_code() -> dict[str, set[str]]:

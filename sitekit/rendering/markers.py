@@ -22,7 +22,7 @@ from typing import Any
 from sitekit.claims import claims
 from sitekit.claims.branches import BranchError, choose_branches
 from sitekit.figures import render_figure
-from sitekit.language import formatting, i18n, statuses
+from sitekit.language import formatting, i18n, recorded, statuses
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.cells import (  # noqa: F401
@@ -102,9 +102,9 @@ def table(
                 row[c["name"]],
                 other,
                 row[units] if isinstance(row[units], str) else "",
-                i18n.data_text(row[other["name"]], other),
+                recorded.data_text(row[other["name"]], other),
             )
-        return _td(statuses.in_words(i18n.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
+        return _td(statuses.in_words(recorded.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
 
     body = "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for _, row in frame.iterrows())
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
@@ -147,7 +147,7 @@ def value(
     v = ctx.data.value(ref)
     if into is not None:
         return quoted.beside(v["value"], v["unit"], into, style, digits, ctx.data.split(ref)[0])
-    return _as_recorded(v["value"], v, _inline(i18n.data_text(v["value"], v), v["unit"], style, digits, unit))
+    return _as_recorded(v["value"], v, _inline(recorded.data_text(v["value"], v), v["unit"], style, digits, unit))
 
 
 def cell(
@@ -160,7 +160,7 @@ def cell(
     unit: bool = True,
 ) -> str:
     raw, col = ctx.data.cell(ref, column, where)
-    v = i18n.data_text(raw, col)
+    v = recorded.data_text(raw, col)
     if style == "auto":
         style = _default_style(col, v)
     return _as_recorded(raw, col, _inline(v, col["unit"], style, digits, unit))

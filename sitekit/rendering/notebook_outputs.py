@@ -25,7 +25,7 @@ import re
 from html import unescape
 
 from sitedata import wording
-from sitekit.language import formatting, i18n, typed_numbers
+from sitekit.language import formatting, i18n, recorded, typed_numbers
 from sitekit.rendering import escape
 
 _PRINTED = re.compile(
@@ -86,7 +86,7 @@ def _printed(pre: str) -> str:
         label, sep, value = line.partition(": ")
         if sep and not _PYTHON_NUMBER.fullmatch(label.strip()):
             if wording.parse(value):  # a sentence a run records, in the language's words
-                value = i18n.recorded_text(value, "notebook")
+                value = recorded.recorded_text(value, "notebook")
             value = i18n.known(value) or value
             line = i18n._(label, "notebook") + ": " + numbers(value)
         lines.append(line)

@@ -144,7 +144,7 @@ class SiteData:
                 frame = self.table(f"{exp}.{name}").frame
                 found.update(v for c in t["columns"] if c["words"] for v in frame[c["name"]].tolist())
             found.update(v["value"] for v in meta["values"].values() if v["words"] and isinstance(v["value"], str))
-        # a sentence written with a template is known to the catalogs as its template (i18n.recorded_text)
+        # a sentence written with a template is known to the catalogs as its template (recorded.recorded_text)
         return {_message(w) for w in found if isinstance(w, str) and w.strip()}
 
     def files(self) -> list[tuple[str, str]]:

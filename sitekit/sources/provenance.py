@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitekit.language import formatting, i18n
+from sitekit.language import formatting, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.pagedata import SiteDataError
@@ -28,7 +28,7 @@ def _field(value: Any) -> str:
 
 def _recorded(value: Any) -> str:
     """A sentence the run recorded in English (sitedata/wording.py), in the page's language."""
-    return escape.cut(i18n.recorded_text(value, "provenance")) if isinstance(value, str) else _field(value)
+    return escape.cut(recorded.recorded_text(value, "provenance")) if isinstance(value, str) else _field(value)
 
 
 def _source_line(ctx) -> str:
