@@ -20,18 +20,21 @@ import pytest
 import yaml
 from hypothesis import settings
 
+from sitekit.language.editions import editions
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
 
-def _editions() -> tuple[str, ...]:
-    """The editions beside English, as the i18n plugin in mkdocs.yml lists them."""
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    (i18n,) = [plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin]
-    return tuple(lang["locale"] for lang in i18n["languages"] if not lang.get("default"))
+LANGUAGES = editions()  # docs/<page>.<lang>.md beside docs/<page>.md, as mkdocs.yml lists them
 
 
-LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
+def nav_pages() -> list[str]:
+    """The site's pages (docs/<page>) in the order of the nav in mkdocs.yml, read as the
+    build reads it (hooks/render.py)."""
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    return [page for page, _title in hook("render")._nav_titles(nav)]
+
 
 # Experiments whose code now writes other tables, columns or values than site_data/ holds:
 # their data is measured again (on a quiet machine) before it can state what the code

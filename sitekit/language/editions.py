@@ -21,10 +21,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LOCK = ROOT / "hooks" / "locales" / "editions.lock"
-LANGUAGES = ("gl", "es", "it", "cs")
+CONFIG = ROOT / "mkdocs.yml"
+
+
+def editions(config: Path = CONFIG) -> tuple[str, ...]:
+    """The editions beside English, as the i18n plugin in mkdocs.yml lists them: the one
+    place the site's languages are written."""
+    project = yaml.safe_load(config.read_text(encoding="utf-8"))
+    (i18n,) = [plugin["i18n"] for plugin in project["plugins"] if isinstance(plugin, dict) and "i18n" in plugin]
+    return tuple(lang["locale"] for lang in i18n["languages"] if not lang.get("default"))
+
+
+LANGUAGES = editions()
 
 
 def fingerprint(text: str) -> str:

@@ -105,17 +105,17 @@ def citing_pages(key: str) -> list[str]:
 
 
 def bibliography(ctx: PageContext) -> str:
-    """Every work, by first author's family name and year, with links to the pages that cite it."""
+    """Every work, by first author's family name and year, with links to the pages that
+    cite it in the order of the site's nav (``ctx.titles``, read from mkdocs.yml)."""
     lines = []
     for w in sorted(WORKS, key=lambda w: (family(w.authors[0]), w.year)):
         pages = citing_pages(w.key)
         if not pages:
             raise CitationError(f"work {w.key!r} is cited by no page; cite it or remove it from works.py")
-        links = []
         for page in pages:
             if page not in ctx.titles:
                 raise CitationError(f"page {page} cites {w.key!r} but is not in the site's nav")
-            links.append(f"[{html.escape(ctx.titles[page])}]({page}#references)")
+        links = [f"[{html.escape(title)}]({page}#references)" for page, title in ctx.titles.items() if page in pages]
         cited = _("Cited on: {pages}.").format(pages=", ".join(links))
         lines.append(f'- <span id="{anchor(w.key)}"></span>{entry(w)}  \n  {cited}')
     return "\n".join(lines)

@@ -255,7 +255,8 @@ WORKS: tuple[Work, ...] = (
 )
 
 # Per page, the works it rests on, in the order its list numbers them. Each is there
-# because the page measures the idea the work introduced or depends on it.
+# because the page measures the idea the work introduced or depends on it. The pages'
+# order is the nav's (mkdocs.yml), wherever they are listed together (the bibliography).
 PAGES: dict[str, tuple[str, ...]] = {
     # the decoder whose inference every page measures
     "index.md": ("vaswani2017",),
