@@ -1,7 +1,7 @@
-"""§1's two generations timed against each other: recomputing every step and with the
-cache, the two interleaved in one sweep (``sampling.interleaved``), one whole generation
-of ``timed_tokens`` per sample; the speed-up paired round by round,
-with its interval (``medians.ratio``).
+"""§1's speedup: the two generations timed against each other, recomputing every step
+and with the cache, the two interleaved in one sweep (``sampling.interleaved``), one
+whole generation of ``timed_tokens`` per sample; the speedup is their ratio paired round
+by round, with its interval (``medians.ratio``).
 
 The token streams shown (``new_tokens`` long) come from the timed calls when the timed
 generation is that long, and otherwise from ``streams``, one untimed generation each way
@@ -50,14 +50,14 @@ def generation_sweep(cfg, ctx: Context, ids: torch.Tensor) -> tuple[dict, dict[s
 
 
 def identical_rows(cfg, points: dict[str, Estimate], same: bool) -> tuple[list[dict], dict]:
-    """The ``identical_output`` rows and the speed-up's values."""
+    """The ``identical_output`` rows and the speedup's values."""
     base = points["recompute"]
     rows, values = [], {}
     for name, est in points.items():
-        speed = (
-            dict.fromkeys(("speed_ratio", "speed_ratio_low", "speed_ratio_high"), 1.0)
+        speedup = (
+            dict.fromkeys(("speedup", "speedup_low", "speedup_high"), 1.0)
             if est is base
-            else ratio_cells("speed_ratio", base, est)
+            else ratio_cells("speedup", base, est)
         )
         rows.append(
             {
@@ -69,12 +69,12 @@ def identical_rows(cfg, points: dict[str, Estimate], same: bool) -> tuple[list[d
                     for k, v in est.scaled(1 / cfg.timed_tokens).columns("ms_per_token").items()
                     if not k.endswith("_samples")
                 },
-                **speed,
+                **speedup,
                 "tokens_identical": same if name == "cached" else True,
             }
         )
         if name == "cached":
-            values = ratio_cells("speedup", base, est)
+            values = dict(speedup)
     values |= {
         "timed_tokens": cfg.timed_tokens,
         "recompute_samples_ms": points["recompute"].samples_ms(),
