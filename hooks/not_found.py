@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # sitekit, as render.py reads it
-from sitekit import escape, i18n, theme_words  # noqa: E402
+from sitekit.language import i18n, theme_words
+from sitekit.rendering import escape
 
 NAME = "404.html"
 HEADING = re.compile(r"<h1>404 - Not found</h1>")

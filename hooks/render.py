@@ -11,38 +11,20 @@ import logging
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
-HOOKS = Path(__file__).resolve().parent
-sys.path.insert(0, str(HOOKS))  # sitekit, the page side
-sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
-
-from sitekit import (  # noqa: E402
-    answer_files,
-    calculator_locale,
-    claim_files,
-    claim_legend,
-    claims,
-    escape,
-    figures,
-    formatting,
-    i18n,
-    maths,
-    named_files,
-    notebook_outputs,
-    source_archive,
-    theme_words,
-    typed_numbers,
-)
-from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
-from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
-
-from sitedata import hashes  # noqa: E402
+from sitedata import hashes
+from sitekit import figures
+from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
+from sitekit.language import calculator_locale, formatting, i18n, theme_words, typed_numbers
+from sitekit.rendering import escape, maths, notebook_outputs
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData, SiteDataError
+from sitekit.sources import source_archive
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")

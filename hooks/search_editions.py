@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # sitekit, as render.py reads it
-from sitekit import escape  # noqa: E402
+from sitekit.rendering import escape
 
 # Each edition's stemmer: the language whose stemmer (lunr's for English, lunr-languages'
 # otherwise, search_editions.js's for Czech) reads its words, and its stop words where

@@ -13,7 +13,7 @@ A notebook page is executed against site_data/ and records both in its metadata,
 ``NOTEBOOK_KEY``: ``{"data": <data hash>, "code": <code hash>}``. The build compares them
 with the current ones, so a notebook can never show older numbers than the pages beside
 it (measure/notebooks.py, hooks/render.py); the figures' cache is keyed by the data's
-hash too (hooks/sitekit/figures)."""
+hash too (sitekit/figures)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from tests.conftest import DOCS, REPO
+from tests.conftest import DOCS, REPO, hook
 
 
 def paired_ratio(num_ms: list[float], den_ms: list[float]) -> tuple[float, float, float]:
@@ -46,9 +46,9 @@ def _hook(data: Path | None, **config):
     """hooks/render.py after its on_config over ``data`` (site_data/ by default), which
     verifies every experiment before any page, as a build's first step; then set to the
     English edition, as its on_pre_build would (less the figures it draws ahead)."""
-    import render
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
+    render = hook("render")
     config = SimpleNamespace(
         config_file_path=str(REPO / "mkdocs.yml"),
         extra={"site_data": str(data or REPO / "site_data")},
@@ -68,7 +68,7 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
     what would fail the build raises its PluginError."""
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
     render, config = _hook(data)
     i18n.set_language(language)

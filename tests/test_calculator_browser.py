@@ -311,9 +311,9 @@ def _paste(page, config) -> dict:
 
 
 def _python(lang: str, kind: str, x: float) -> str:
-    """x as the site's tables write it in ``lang`` (hooks/sitekit/formatting.py): kind
+    """x as the site's tables write it in ``lang`` (sitekit/language/formatting.py): kind
     "num", a measurement; "iec", bytes with their IEC unit."""
-    from sitekit import formatting
+    from sitekit.language import formatting
 
     formatting.set_locale(lang)
     try:
@@ -1323,7 +1323,7 @@ def test_fit_the_models_maximum_and_the_bits_range_are_said_in_every_edition(sit
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_numbers_are_written_to_the_tables_precision(site, lang):
     """A measurement to 3 significant digits, bytes in one IEC unit, as the site's tables
-    write them (hooks/sitekit/formatting.py), in each edition's format."""
+    write them (sitekit/language/formatting.py), in each edition's format."""
     page = site.page(lang)
     loc = Locale.of(page, lang)
     rng = random.Random(1)

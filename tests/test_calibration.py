@@ -132,9 +132,9 @@ def test_a_damaged_calibration_refuses_the_whole_merge(tmp_path):
 
 
 def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_path):
-    from sitekit.markers import PageContext
-    from sitekit.pagedata import SiteData
-    from sitekit.provenance import experiments
+    from sitekit.rendering.markers import PageContext
+    from sitekit.rendering.pagedata import SiteData
+    from sitekit.sources.provenance import experiments
 
     assert "calibration" not in registry.EXPERIMENTS
     docs = tmp_path / "docs"

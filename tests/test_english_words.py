@@ -17,8 +17,8 @@ from html.parser import HTMLParser
 
 import pytest
 from babel.messages.pofile import read_po
-from sitekit import i18n
 
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES, REPO, english_pages
 from tests.style_sheets import style_sheet
 

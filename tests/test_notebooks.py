@@ -159,7 +159,7 @@ def test_data_with_no_experiment_is_one_line_and_nothing_is_run_or_written(data,
 def test_the_build_holds_an_editions_literals_to_the_catalogs_translation():
     """The edition's code prints what its page shows: a label is the English one, or the
     catalog's translation as the page writes the English run's line (notebook_outputs)."""
-    from sitekit import notebook_outputs
+    from sitekit.rendering import notebook_outputs
 
     def nb(code: str) -> dict:
         return {"cells": [{"cell_type": "code", "source": code}]}

@@ -2,9 +2,9 @@
 "1 token" in English, "7,44 bitu" (a decimal: genitive singular) and "3 tokeny" in Czech."""
 
 import pytest
-from sitekit import i18n
-from sitekit.formatting import NBSP, plural_category, unit_suffix
 
+from sitekit.language import i18n
+from sitekit.language.formatting import NBSP, plural_category, unit_suffix
 from tests.helpers import edition
 
 

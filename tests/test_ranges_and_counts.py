@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitekit import formatting
-from sitekit.markers import PageContext, render_markers
-from sitekit.pagedata import SiteData
 
+from sitekit.language import formatting
+from sitekit.rendering.markers import PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import write_data
 from tests.helpers import edition
 

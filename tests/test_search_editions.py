@@ -1,11 +1,13 @@
 """Search per edition: the one index of all editions split by edition, worked by hand."""
 
-import sys
+from tests.conftest import hook
 
-from tests.conftest import REPO
-
-sys.path.insert(0, str(REPO / "hooks"))
-from search_editions import LUNR_FILES, language_script, split_index  # noqa: E402
+_search_editions = hook("search_editions")
+LUNR_FILES, language_script, split_index = (
+    _search_editions.LUNR_FILES,
+    _search_editions.language_script,
+    _search_editions.split_index,
+)
 
 INDEX = {
     "config": {"lang": ["en", "es", "it"], "separator": "[\\s\\-]+", "pipeline": ["stopWordFilter"]},

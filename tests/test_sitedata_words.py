@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 from babel.messages.pofile import read_po, write_po
-from sitekit import i18n
-from sitekit.pagedata import SiteData
 
 from measure import registry
 from sitedata import wording
+from sitekit.language import i18n, recorded
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import LANGUAGES, REPO
 
 DATA = SiteData(REPO / "site_data")
@@ -71,9 +71,9 @@ def test_the_catalogs_update_asks_for_every_word(tmp_path, monkeypatch):
 def test_a_text_is_translated_only_where_meta_json_says_words():
     try:
         i18n.set_language("gl")
-        assert i18n.data_text("cached", {"words": True}) == "con caché"
-        assert i18n.data_text("cached", {"words": False}) == "cached"
-        assert i18n.data_text(3, {"words": True}) == 3
+        assert recorded.data_text("cached", {"words": True}) == "con caché"
+        assert recorded.data_text("cached", {"words": False}) == "cached"
+        assert recorded.data_text(3, {"words": True}) == 3
     finally:
         i18n.set_language(i18n.DEFAULT)
 

@@ -6,7 +6,7 @@
  * text(problem, t, labels) writes it in the page's language (t: the page's lookup, see
  * locale.js); english(problem) writes it as measure/lab/model_config.py does, for the
  * checks that hold a config's problems equal to Python's. The build finds each message
- * below by its literal inside t(...) (hooks/sitekit/calculator_locale.py).
+ * below by its literal inside t(...) (sitekit/language/calculator_locale.py).
  */
 (function () {
   "use strict";
