@@ -18,6 +18,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
 from sitedata import hashes
+from sitedata.lock import FolderBusy
 from sitekit import figures
 from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
 from sitekit.language import calculator_locale, formatting, i18n, theme_words, typed_numbers
@@ -40,11 +41,10 @@ def on_config(config, **kwargs):
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
     if _state.get("data_dir") != data_dir:  # once per process, not once per edition
-        _state["data"], _state["data_dir"] = SiteData(data_dir), None
-        try:  # every experiment verified up front: one line naming the file, before any page
-            for exp in _state["data"].experiments:
-                _state["data"].experiment(exp)
-        except SiteDataError as e:
+        _state["data"], _state["data_dir"] = SiteData(data_dir, log=log.info), None
+        try:  # every experiment read and verified once, under the folder's lock: one line naming a bad file
+            _state["data"].snapshot()
+        except (SiteDataError, FolderBusy) as e:
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
     # read at every build (cheap), so that `mkdocs serve` sees a claims or answers file's edits
@@ -243,10 +243,17 @@ def on_post_build(config, **kwargs):
         target = site / "data"
         if target.exists():
             shutil.rmtree(target)
-        for exp, name in data.files():
+        for exp, files in data.published().items():  # as this build read them: never a second read
             (target / exp).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(data.root / exp / name, target / exp / name)
-        source_archive.write(_state["source"], site)  # the files it was built from
+            for name, text in files.items():
+                (target / exp / name).write_text(text, encoding="utf-8", newline="")
+        # the files it was built from, the data as this build read it
+        data_folder = str(config.extra.get("site_data", "site_data"))
+        published = data.published()
+        read = {
+            f"{exp}/{name}": text.encode("utf-8") for exp, files in published.items() for name, text in files.items()
+        }
+        source_archive.write(_state["source"], site, data=(data_folder, read))
         if os.environ.get("SITEKIT_MESSAGES"):  # make messages
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
             for lang, empty in i18n.update_catalogs(others, words=data.words()).items():
