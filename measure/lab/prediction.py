@@ -65,3 +65,9 @@ def prediction_cells(stem: str, estimate, prediction: Prediction) -> dict[str, f
         f"{stem}_moved_bytes": prediction.moved_bytes,
         f"{stem}_ops": prediction.ops,
     }
+
+
+def no_prediction(stem: str) -> dict[str, None]:
+    """The cells of ``prediction_columns(stem)`` left empty: a row whose step was not
+    measured (a compiled step where no compiler runs)."""
+    return dict.fromkeys(c.name for c in prediction_columns(stem))
