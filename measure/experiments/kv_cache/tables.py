@@ -1,6 +1,7 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
-from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
+from measure.lab.prediction import prediction_columns
+from sitedata.policies import EXACT, EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 # Token streams and what follows from them reproduce on the same device type and dtype
@@ -17,16 +18,22 @@ TABLES = (
         (
             Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            *interval_columns("total_ms", "ms", "wall time"),
+            *interval_columns("total_ms", "ms", "whole generation"),
             *derived_columns("ms_per_token", "ms", "per token"),
             *derived_columns("speed_ratio", "x", "speed vs recompute"),
+            *derived_columns("steps_ms", "ms", "after the first token"),
+            *derived_columns("steps_speed_ratio", "x", "speed vs recompute, after the first token"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
+            *prediction_columns("total", "whole generation"),
         ),
         description=(
-            "Greedy generation recomputing everything at each step against generating with the cache, the "
-            "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
-            "time per token (medians with their 95 % intervals), and the speed ratio, paired round by round: the "
-            "median of the per-round ratios with its 95 % interval."
+            "Greedy generation recomputing everything at each step against generating with the cache: the token "
+            "ids must be identical. Each generation timed as the sum of its steps, every step timed in one "
+            "interleaved sweep (the prefill, the decode step at a few contexts, the recompute pass at a few "
+            "lengths; a step between two lengths timed read off the straight line between them), one sum per "
+            "round: the whole generation (the cached one with its prefill, as the chapter counted it) and the "
+            "steps after the first token, medians with their 95 % intervals over the rounds, and the speed "
+            "ratios paired round by round; each generation against its prediction by the run's roofline."
         ),
     ),
     Table(
@@ -118,6 +125,40 @@ VALUES = (
         policy=TIMING,
     ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
+    Value(
+        "speedup_steps",
+        "x",
+        description="the same after the first token: the recompute passes after the first over the decode steps",
+        policy=TIMING,
+    ),
+    Value("speedup_steps_low", "x", description="95 % interval of speedup_steps, low", policy=TIMING),
+    Value("speedup_steps_high", "x", description="95 % interval of speedup_steps, high", policy=TIMING),
+    Value("speedup_predicted", "x", description="the speed-up the run's roofline predicts", policy=TIMING),
+    Value("speedup_steps_predicted", "x", description="the same after the first token", policy=TIMING),
+    Value(
+        "flops_ratio",
+        "x",
+        description="FLOPs of the recompute generation over the cached one's, counted",
+        policy=EXACT_ON_DEVICE,
+    ),
+    Value("recompute_points", "lengths", description="recompute passes timed, first and last included"),
+    Value("step_points", "contexts", description="decode steps timed, first and last included"),
+    *(
+        Value(f"{step}_{field}", unit, description=f"{what}: {about}", policy=EXACT if field == "tokens" else TIMING)
+        for step, what in (
+            ("recompute_pass", "the recompute pass timed in the middle of the generation"),
+            ("cached_step", "the decode step timed in the middle of the generation"),
+        )
+        for field, unit, about in (
+            ("tokens", "tokens", "its length"),
+            ("ms", "ms", "measured, median"),
+            ("predicted_ms", "ms", "predicted by the roofline"),
+            ("memory_ms", "ms", "bytes over bandwidth"),
+            ("compute_ms", "ms", "FLOPs over the compute ceiling"),
+            ("fixed_ms", "ms", "operators times their fixed cost"),
+            ("bound", "", "the ceiling it sits under"),
+        )
+    ),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
     Value("split_gap", description="top-two logit gap of the recompute path where the streams split", policy=NUMERIC),
@@ -153,7 +194,22 @@ VALUES = (
         policy=TIMING,
     ),
     Value("memory_tokens", "tokens", description="the longest generation of the memory table"),
-    Value("memory_ratio_shortest", "x", description="the same ratio at the shortest generation", policy=TIMING),
+    Value(
+        "memory_ratio_shortest",
+        "x",
+        description="the same ratio at the shortest generation, read as at the longest (last two steps, or all)",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_ratio_shortest_whole",
+        "x",
+        description="the same ratio at the shortest generation, the whole loop",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_compared_last_two",
+        description="the two lengths compared on their last two steps",
+    ),
     Value("memory_tokens_shortest", "tokens"),
     Value("memory_whole_up_to", "tokens", description="the longest generation recomputed whole for memory"),
     Value(
