@@ -81,3 +81,22 @@ def test_a_datasheets_roofline_knows_no_fixed_cost():
     assert decode_work(M, context=5).predict(roof).total.value == pytest.approx(1164 / 1e9)
     with pytest.raises(ValueError, match="ops=0"):
         decode_work(M, context=5, ops=3).predict(roof)
+
+
+def test_a_step_named_in_prose_carries_its_measurement_and_its_prediction():
+    from measure.lab.medians import Estimate
+    from measure.lab.prediction import step_value_cells, step_values
+
+    est = Estimate.of([0.010, 0.011, 0.012, 0.012, 0.013, 0.014], 0.03)  # median 12 ms, interval 10 to 14
+    ms = lambda a: Rate(a / 1e3, a / 1e3, a / 1e3)  # noqa: E731
+    pred = Prediction(memory=ms(6), compute=ms(2), fixed=ms(2), moved_bytes=1, flops=1, ops=1)  # 8 ms
+    cells = step_value_cells("s", est, pred)
+    assert set(cells) == {v.name for v in step_values("s", "a step")}
+    assert cells["s_ms"] == pytest.approx(12.0) and cells["s_predicted_ms"] == pytest.approx(8.0)
+    assert (cells["s_memory_ms"], cells["s_bound"]) == (pytest.approx(6.0), "memory")
+    assert (cells["s_over_predicted"], cells["s_over_predicted_low"], cells["s_over_predicted_high"]) == (
+        pytest.approx(1.5),
+        pytest.approx(10 / 8),
+        pytest.approx(14 / 8),
+    )
+    assert set(step_value_cells("s", None, pred).values()) == {None}  # a setting not measured

@@ -140,6 +140,7 @@ def speculation_rows(gpu: Gpu) -> list[dict]:
             rows.append(
                 {
                     "card": gpu.key,
+                    "name": gpu.name,
                     "gamma": gamma,
                     "alpha": alpha,
                     "verify_cost": verify,

@@ -49,6 +49,7 @@ PREDICTION_TABLES = (
         "Predicted by the roofline: when speculative decoding breaks even on each GPU",
         (
             _CARD,
+            Column("name", label="card"),
             Column("gamma", "tokens", "draft length γ"),
             Column("alpha", "", "acceptance α"),
             _n("verify_cost", "x", "verifying γ tokens / one target step"),

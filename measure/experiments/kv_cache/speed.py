@@ -36,7 +36,7 @@ from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, greedy_cached, greedy_recompute, prefill, random_cache
 from measure.lab.generation import recompute_step as one_recompute_step
 from measure.lab.medians import Estimate, median_interval
-from measure.lab.prediction import prediction_cells
+from measure.lab.prediction import prediction_cells, step_value_cells
 from measure.lab.roofline import Prediction, Roofline, summed
 from measure.lab.sampling import interleaved
 from measure.lab.step_work import ModelCounts, decode_work, prefill_work
@@ -252,14 +252,5 @@ def step_values(points: Mapping, p: Plan, counts: ModelCounts, roof: Roofline, o
         ("recompute_pass", ("recompute", n), prefill_work(counts, prompt=n, ops=ops["recompute"], writes_cache=False)),
         ("cached_step", ("step", c), decode_work(counts, context=c, ops=ops["step"])),
     ):
-        pred = work.predict(roof)
-        out |= {
-            f"{name}_tokens": key[1],
-            f"{name}_ms": points[key].median_ms,
-            f"{name}_predicted_ms": pred.total.value * 1e3,
-            f"{name}_memory_ms": pred.memory.value * 1e3 if pred.memory else 0.0,
-            f"{name}_compute_ms": pred.compute.value * 1e3 if pred.compute else 0.0,
-            f"{name}_fixed_ms": pred.fixed.value * 1e3 if pred.fixed else 0.0,
-            f"{name}_bound": pred.bound,
-        }
+        out |= {f"{name}_tokens": key[1], **step_value_cells(name, points[key], work.predict(roof))}
     return out

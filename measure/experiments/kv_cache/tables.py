@@ -1,7 +1,7 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
-from measure.lab.prediction import prediction_columns
-from sitedata.policies import EXACT, EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
+from measure.lab.prediction import prediction_columns, step_values
+from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 # Token streams and what follows from them reproduce on the same device type and dtype
@@ -143,22 +143,10 @@ VALUES = (
     ),
     Value("recompute_points", "lengths", description="recompute passes timed, first and last included"),
     Value("step_points", "contexts", description="decode steps timed, first and last included"),
-    *(
-        Value(f"{step}_{field}", unit, description=f"{what}: {about}", policy=EXACT if field == "tokens" else TIMING)
-        for step, what in (
-            ("recompute_pass", "the recompute pass timed in the middle of the generation"),
-            ("cached_step", "the decode step timed in the middle of the generation"),
-        )
-        for field, unit, about in (
-            ("tokens", "tokens", "its length"),
-            ("ms", "ms", "measured, median"),
-            ("predicted_ms", "ms", "predicted by the roofline"),
-            ("memory_ms", "ms", "bytes over bandwidth"),
-            ("compute_ms", "ms", "FLOPs over the compute ceiling"),
-            ("fixed_ms", "ms", "operators times their fixed cost"),
-            ("bound", "", "the ceiling it sits under"),
-        )
-    ),
+    Value("recompute_pass_tokens", "tokens", description="the recompute pass timed in the middle of the generation"),
+    *step_values("recompute_pass", "the recompute pass timed in the middle of the generation"),
+    Value("cached_step_tokens", "tokens", description="the decode step timed in the middle of the generation"),
+    *step_values("cached_step", "the decode step timed in the middle of the generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
     Value("split_gap", description="top-two logit gap of the recompute path where the streams split", policy=NUMERIC),

@@ -30,7 +30,7 @@ from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
 from measure.lab.medians import fraction_cells, ratio_cells
 from measure.lab.op_counting import count_ops
-from measure.lab.prediction import no_prediction, prediction_cells
+from measure.lab.prediction import no_prediction, prediction_cells, step_value_cells
 from measure.lab.roofline import Rate, Roofline
 from measure.lab.sampling import interleaved
 from measure.lab.step_work import STATIC_CACHE_PASSES, decode_work, model_counts
@@ -110,10 +110,14 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
     ops = {k: count_ops(partial(decode_step, m, token, caches[k])) for k, m in models.items()}
     for k in caches:
         crop_cache(caches[k], c)
-    rows = []
+    rows, predictions = [], {}
     for key in wanted:
+        predictions[key] = _predicted(key, sweep.points.get(key), models, ops, roofs, c)
         row = _row(key, sweep.points.get(key), base, models, dtypes, cal)
-        rows.append(row | _predicted(key, sweep.points.get(key), models, ops, roofs, c))
+        est = sweep.points.get(key)
+        rows.append(
+            row | (prediction_cells("step", est, predictions[key]) if predictions[key] else no_prediction("step"))
+        )
     best = max((r for r in rows if r["step_ms"] is not None), key=lambda r: r["fraction_of_floor"])
     values = {
         "settings_cache_tokens": c,
@@ -124,8 +128,13 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
         "settings_best_fraction_low": best["fraction_of_floor_low"],
         "settings_best_fraction_high": best["fraction_of_floor_high"],
         **_one_thread_values(roofs.get(1)),
-        **_setting_values("settings_other", rows[1]),
-        **_setting_values("settings_one_thread", rows[2] if threads > 1 else None),
+        "settings_other_dtype": rows[1]["dtype"],
+        **step_value_cells("settings_other", sweep.points.get(wanted[1]), predictions[wanted[1]]),
+        **step_value_cells(
+            "settings_one_thread",
+            sweep.points.get(wanted[2]) if threads > 1 else None,
+            predictions[wanted[2]] if threads > 1 else None,
+        ),
     }
     return rows, values, {"settings_sweep": sweep.describe()}
 
@@ -159,19 +168,18 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
     return row
 
 
-def _predicted(key, est, models: dict, ops: dict, roofs: dict, context: int) -> dict:
+def _predicted(key, est, models: dict, ops: dict, roofs: dict, context: int):
     """The setting's prediction: its dtype's ceilings, its threads' bandwidth, its own
-    operators (none counted for the compiled step, whose static cache is read once)."""
+    operators (none counted for the compiled step, whose static cache is read once); None
+    where it was not measured or its dtype was not probed."""
     compiled, dtype, threads = key
     counts = model_counts(models[dtype])
     roof: Roofline = roofs.get(threads, roofs[max(roofs)])
     if est is None or counts.dtype not in roof.ceilings:
-        return no_prediction("step")
+        return None
     if compiled:
-        work = decode_work(counts, context=context, cache_passes=STATIC_CACHE_PASSES)
-    else:
-        work = decode_work(counts, context=context, ops=ops[dtype])
-    return prediction_cells("step", est, work.predict(roof))
+        return decode_work(counts, context=context, cache_passes=STATIC_CACHE_PASSES).predict(roof)
+    return decode_work(counts, context=context, ops=ops[dtype]).predict(roof)
 
 
 def _one_thread_values(roof: Roofline | None) -> dict:
@@ -180,10 +188,3 @@ def _one_thread_values(roof: Roofline | None) -> dict:
         return dict.fromkeys(names)
     bw = roof.bandwidth
     return dict(zip(names, (bw.value / 1e9, bw.low / 1e9, bw.high / 1e9), strict=True))
-
-
-def _setting_values(name: str, row: dict | None) -> dict:
-    """A setting's measured step and its prediction, as named values for the page."""
-    keys = ("dtype", "step_ms", "step_predicted_ms", "step_memory_ms", "step_compute_ms", "step_fixed_ms")
-    keys += ("step_bound", "step_over_predicted", "step_over_predicted_low", "step_over_predicted_high")
-    return {f"{name}_{k.removeprefix('step_') if k != 'step_ms' else 'ms'}": (row or {}).get(k) for k in keys}

@@ -2,6 +2,7 @@
 declared once."""
 
 from measure.experiments.prefill_decode.tables import GROUPS
+from measure.lab.prediction import step_values
 from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Value, interval_names
 
@@ -193,25 +194,9 @@ VALUES = (
     Value("settings_best_fraction_low", "fraction", policy=TIMING),
     Value("settings_best_fraction_high", "fraction", policy=TIMING),
     *_ranged("one_thread_gb_s", "GB/s", "one thread copying the weights' bytes, in the settings' rounds"),
-    *(
-        Value(f"{setting}_{field}", unit, description=f"{what}: {about}", policy=TIMING)
-        for setting, what in (
-            ("settings_other", "the eager step in the other dtype, every thread"),
-            ("settings_one_thread", "the eager step on one thread, the run's dtype"),
-        )
-        for field, unit, about in (
-            ("dtype", "", "its dtype"),
-            ("ms", "ms", "measured, median"),
-            ("predicted_ms", "ms", "predicted by the roofline"),
-            ("memory_ms", "ms", "bytes over bandwidth"),
-            ("compute_ms", "ms", "FLOPs over the compute ceiling"),
-            ("fixed_ms", "ms", "operators times their fixed cost"),
-            ("bound", "", "the ceiling it sits under"),
-            ("over_predicted", "", "measured over predicted"),
-            ("over_predicted_low", "", "measured over predicted, low"),
-            ("over_predicted_high", "", "measured over predicted, high"),
-        )
-    ),
+    Value("settings_other_dtype", description="the dtype set beside the run's in the settings"),
+    *step_values("settings_other", "the eager step in the other dtype, every thread"),
+    *step_values("settings_one_thread", "the eager step on one thread, the run's dtype"),
     *(
         Value(f"breakdown_rise_{g}_ms", "ms", description=f"{words}: at flat_up_to - at the smallest", policy=TIMING)
         for g, words in GROUPS.items()
