@@ -97,3 +97,19 @@ def test_the_step_explained_or_not_by_its_decomposition(tmp_path):
         data = SiteData(tmp_path)
         found = {i: claims.check(data, BOOK.get(f"prefill_decode.{i}").expression)[0] for i in ids}
         assert (found["step_explained"], found["step_unexplained"]) == expected, (low, high)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ((1.00, 0.99, 1.01), (False, False, True)),  # the published run: practically the same, in every run alike
+        ((1.10, 1.07, 1.13), (True, False, False)),
+        ((0.90, 0.88, 0.92), (False, True, False)),
+        ((1.03, 1.01, 1.06), (N, False, N)),  # straddles the margin's edge
+    ],
+)
+def test_the_longest_prompts_cost_per_token_three_ways(tmp_path, change, expected):
+    ids = ["per_token_turned_up", "per_token_still_falling", "per_token_levelled"]
+    values = dict(zip(("per_token_change", "per_token_change_low", "per_token_change_high"), change, strict=True))
+    found = _decide(tmp_path, "prefill_decode", values, ids)
+    assert tuple(found[i] for i in ids) == expected
