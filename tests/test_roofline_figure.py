@@ -110,13 +110,18 @@ def test_the_machine_and_its_ceilings_by_hand(data):
 def test_each_run_gets_its_axes_and_its_steps(data):
     fig = figures.REGISTRY["calibration.roofline"](data)
     assert len(fig.axes) == 2
-    for ax, (x, y) in zip(fig.axes, ((10.0, 1e10), (2.0, 2e9)), strict=True):
+    for ax, (x, y) in zip(fig.axes, ((10.0, 10.0), (2.0, 2.0)), strict=True):  # GFLOP/s
         placed = [line for line in ax.get_lines() if line.get_linestyle() == "None"]
         assert len(placed) == 1
         assert list(placed[0].get_xdata()) == [pytest.approx(x)] and list(placed[0].get_ydata()) == [pytest.approx(y)]
         memory = ax.get_lines()[0]  # the copy bandwidth's line: y = bandwidth x FLOPs per byte
         xs, ys = memory.get_xdata(), memory.get_ydata()
-        assert ys[0] / xs[0] == pytest.approx(2 * (1 << 28) / 0.01)
+        assert ys[0] / xs[0] == pytest.approx(2 * (1 << 28) / 0.01 / 1e9)
+        labels = [line.get_label() for line in ax.get_lines()]
+        assert "float32: compute ceiling, 100 rows" in labels and "float32: one row" in labels
+        ceiling = ax.get_lines()[labels.index("float32: compute ceiling, 100 rows")]
+        assert list(ceiling.get_ydata()) == [pytest.approx(2.0)] * 2  # 2 GFLOP/s, from its balance point
+        assert ceiling.get_xdata()[0] == pytest.approx(2.0 / (2 * (1 << 28) / 0.01 / 1e9))
     plt.close(fig)
 
 

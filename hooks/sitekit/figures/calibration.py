@@ -59,35 +59,30 @@ def roofline(data):
         machine = _rows(data, "machine", run)[0]
         ceilings = _rows(data, "ceilings", run)
         mine = [s for s in steps if s.run == run]
-        xs = [s.intensity for s in mine] + [c.balance_flops_per_byte for c in ceilings]
+        # FLOPs per byte on x, GFLOP/s on y: the memory ceiling is the line y = GB/s x FLOPs per byte
+        xs = [s.intensity for s in mine] + [float(c["balance_flops_per_byte"]) for c in ceilings]
         lo, hi = min(xs + [1.0]) / 3, max(xs + [1.0]) * 3
-        bw = machine.copy_gb_s * 1e9
+        bw = float(machine["copy_gb_s"])
         ax.plot([lo, hi], [bw * lo, bw * hi], "-", color=MEMORY, lw=2, label=_("memory ceiling: copy bandwidth"))
-        if machine.read_gb_s == machine.read_gb_s:  # NaN where the run had no read probe
-            rd = machine.read_gb_s * 1e9
-            ax.plot([lo, hi], [rd * lo, rd * hi], ":", color=READ, lw=1.5, label=_("read bandwidth"))
-        for i, dtype in enumerate(dict.fromkeys(c.dtype for c in ceilings)):
-            mine_d = [c for c in ceilings if c.dtype == dtype]
-            peak = max(mine_d, key=lambda c: c.ceiling_gflops)
-            one = min(mine_d, key=lambda c: c.rows)
+        read = float(machine["read_gb_s"])
+        if read == read:  # NaN where the run had no read probe
+            ax.plot([lo, hi], [read * lo, read * hi], ":", color=READ, lw=1.5, label=_("read bandwidth"))
+        for i, dtype in enumerate(dict.fromkeys(c["dtype"] for c in ceilings)):
+            mine_d = [c for c in ceilings if c["dtype"] == dtype]
+            peak = max(mine_d, key=lambda c: float(c["ceiling_gflops"]))
+            one = min(mine_d, key=lambda c: int(c["rows"]))
             colour = DTYPES[i % len(DTYPES)]
             for c, style, text in ((peak, "-", _("{dtype}: compute ceiling, {rows} rows")), (one, "--", None)):
-                y = c.ceiling_gflops * 1e9
-                ax.plot(
-                    [y / bw, hi],
-                    [y, y],
-                    style,
-                    color=colour,
-                    lw=1.5,
-                    label=(text or _("{dtype}: one row")).format(dtype=dtype, rows=int(c.rows)),
-                )
+                y = float(c["ceiling_gflops"])
+                label = (text or _("{dtype}: one row")).format(dtype=dtype, rows=int(c["rows"]))
+                ax.plot([y / bw, hi], [y, y], style, color=colour, lw=1.5, label=label)
         for g, key in enumerate(groups):
             placed = [s for s in mine if (s.experiment, s.table, s.stem) == key]
             if not placed:
                 continue
             ax.plot(
                 [s.intensity for s in placed],
-                [s.achieved_flop_s for s in placed],
+                [s.achieved_flop_s / 1e9 for s in placed],
                 MARKERS[g % len(MARKERS)],
                 color=POINTS[experiments.index(key[0]) % len(POINTS)],
                 ms=6,
@@ -99,7 +94,7 @@ def roofline(data):
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_xlabel(_("FLOPs per byte moved (log scale)"))
-        ax.set_ylabel(_("FLOP/s achieved (log scale)"))
+        ax.set_ylabel(_("GFLOP/s achieved (log scale)"))
         if len(runs) > 1:
             ax.set_title(_device(data, run))
         ax.legend()
