@@ -102,6 +102,10 @@ class Prediction:
         return (part.value if part is not None else ZERO) / self.total.value
 
 
+def _ends(rate: Rate) -> tuple[float, float, float]:
+    return rate.value, rate.low, rate.high
+
+
 def summed(parts) -> Prediction:
     """Steps run one after another (a generation's prefill and decode steps): each term
     and each count summed, and the total the sum of the steps' totals (a step's larger
@@ -159,10 +163,16 @@ class Roofline:
     def ceiling(self, dtype: str, rows: float) -> Rate:
         """The compute ceiling at ``rows`` rows: measured, or between two measured row
         counts a straight line on log-log axes (a rate that doubles from 64 to 128 rows
-        is taken to grow by 2**0.5 at 90); outside the measured range, the nearest end."""
+        is taken to grow by 2**0.5 at 90); outside the measured range, the nearest end.
+        Never below the ceiling of fewer rows (each end of the range too): a multiply of
+        more rows can always run as several multiplies of fewer, so a probe that came out
+        slower than one of fewer rows (a kernel's choice, a noisy moment) does not lower it."""
         if dtype not in self.ceilings:
             raise KeyError(f"no compute ceiling measured for {dtype}; measured: {', '.join(self.ceilings)}")
-        points = self.ceilings[dtype]
+        points, best = [], None
+        for r, rate in self.ceilings[dtype]:
+            best = rate if best is None else Rate(*(max(a, b) for a, b in zip(_ends(best), _ends(rate), strict=True)))
+            points.append((r, best))
         if rows <= points[0][0]:
             return points[0][1]
         if rows >= points[-1][0]:
@@ -175,8 +185,8 @@ class Roofline:
         raise AssertionError("unreachable: the rows lie between two measured points")
 
     def peak(self, dtype: str) -> Rate:
-        """The highest compute ceiling measured in ``dtype`` (at whichever rows reached it)."""
-        return max((rate for _, rate in self.ceilings[dtype]), key=lambda r: r.value)
+        """The highest compute ceiling in ``dtype``: the one of the most rows probed."""
+        return self.ceiling(dtype, self.ceilings[dtype][-1][0])
 
     def balance(self, dtype: str) -> Rate:
         """FLOPs per byte moved at which the peak and the bandwidth take equal time: a step
