@@ -75,7 +75,7 @@ def test_smoke_memory_table_has_every_length_and_both_protocols(smoke_data):
 
 
 def test_a_generation_is_the_sum_of_its_steps_read_off_the_line_between_the_lengths_timed():
-    from measure.experiments.kv_cache.speed import interpolated_sum, plan, spaced
+    from measure.experiments.kv_cache.speedup import interpolated_sum, plan, spaced
 
     assert spaced(41, 88, 5) == (41, 53, 64, 76, 88)  # 64.5 rounds to even
     assert spaced(41, 41, 3) == (41,) and spaced(4, 5, 3) == (4, 5)
@@ -106,7 +106,7 @@ def test_each_round_gives_one_sample_of_each_whole_generation_and_their_ratio():
     prompt 4 and 3 new tokens: recomputing is 4 + 5 + 6 = 15 ms, with the cache 10 + 2 x 2
     = 14 ms; after the first token 11 ms against 4."""
     from measure.experiments.kv_cache import Config
-    from measure.experiments.kv_cache.speed import Predicted, identical_rows, plan, round_totals
+    from measure.experiments.kv_cache.speedup import Predicted, identical_rows, plan, round_totals
     from measure.lab.roofline import Prediction, Rate
 
     p = plan(4, 3, recompute_points=2, step_points=2)
@@ -125,10 +125,10 @@ def test_each_round_gives_one_sample_of_each_whole_generation_and_their_ratio():
     cached = rows[1]
     # the slow round slowed both: every round's ratio is 15 / 14, the interval too
     assert values["speedup"] == values["speedup_low"] == values["speedup_high"] == pytest.approx(15 / 14)
-    assert values["speedup_steps"] == pytest.approx(11 / 4)
+    assert values["steps_speedup"] == pytest.approx(11 / 4)
     assert cached["total_ms"] == pytest.approx(14.0) and cached["total_samples"] == 6
     assert cached["ms_per_token"] == pytest.approx(14.0 / 3) and cached["steps_ms"] == pytest.approx(4.0)
-    assert rows[0]["speed_ratio"] == 1.0 and cached["total_predicted_ms"] == pytest.approx(1.0)
+    assert rows[0]["speedup"] == 1.0 and cached["total_predicted_ms"] == pytest.approx(1.0)
     assert values["timed_tokens"] == 3 and len(values["cached_samples_ms"]) == 6
 
 

@@ -5,15 +5,15 @@ counts and its timing put it, on its own run's roofline."""
 
 import matplotlib.pyplot as plt
 import pytest
-from sitekit import figures
-from sitekit.pagedata import SiteData
-from sitekit.roofline_points import stems, timed_steps
 
 from measure import calibration_folder as folder
 from measure.lab.calibration import Calibration
 from measure.lab.medians import Estimate
 from measure.lab.prediction import prediction_columns
 from sitedata import Column, Result, Table, write_experiment
+from sitekit import figures
+from sitekit.rendering.pagedata import SiteData
+from sitekit.rendering.roofline_points import stems, timed_steps
 from tests.conftest import PROVENANCE
 from tests.test_calibration import _cal
 

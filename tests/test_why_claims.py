@@ -4,10 +4,10 @@ roofline or not) is reached, and only by the data that should reach it. The clai
 the project's own (measure/experiments/*/claims.toml)."""
 
 import pytest
-from sitekit import claims
-from sitekit.claim_files import load
-from sitekit.pagedata import SiteData
 
+from sitekit.claims import claims
+from sitekit.claims.claim_files import load
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import REPO, write_data
 
 BOOK = load(REPO / "measure/experiments", REPO, claims.CALLS)

@@ -6,8 +6,8 @@ Measures, on the run's model, every timing in interleaved rounds
 * ``identical_output``: greedy generation recomputing everything each step vs with the
   cache, over the chapter's 48 new tokens; the token ids must be identical; the time of
   each whole generation (with and without its first token's pass), time per token, and
-  the speed ratio paired round by round, with its interval, each generation timed as the
-  sum of its steps (``speed``: the steps interleaved in one sweep) and set against its
+  the speedup paired round by round, with its interval, each generation timed as the
+  sum of its steps (``speedup``: the steps interleaved in one sweep) and set against its
   prediction by the run's roofline.
 * ``generated_tokens``: the two token streams side by side (the proof, shown).
 * ``head_step``: one attention head (d = 64), one generation step at context n, both
@@ -23,7 +23,7 @@ Measures, on the run's model, every timing in interleaved rounds
   peak of its final step. At the longest length run whole, both are measured, to show
   that they agree.
 
-The package: ``tables`` declares what is written; ``speed``, ``head``, ``macs``,
+The package: ``tables`` declares what is written; ``speedup``, ``head``, ``macs``,
 ``identity`` (the float32 check) and ``memory`` build their tables; the rest is here.
 
 Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``.
@@ -40,7 +40,7 @@ from measure.experiments.kv_cache.head import head_step_rows
 from measure.experiments.kv_cache.identity import float32_identity, split_finding
 from measure.experiments.kv_cache.macs import mac_tables
 from measure.experiments.kv_cache.memory import memory_rows
-from measure.experiments.kv_cache.speed import (
+from measure.experiments.kv_cache.speedup import (
     METHODS,
     generation_sweep,
     identical_rows,
@@ -49,7 +49,7 @@ from measure.experiments.kv_cache.speed import (
     round_totals,
     step_values,
 )
-from measure.experiments.kv_cache.speed import streams as generated_streams
+from measure.experiments.kv_cache.speedup import streams as generated_streams
 from measure.experiments.kv_cache.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
@@ -159,7 +159,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
         "prefill": count_ops(partial(prefill, model, ids)),
         "step": count_ops(partial(decode_step, model, ids[:, -1:], cache)),
     }
-    rows, v_speed = identical_rows(cfg, round_totals(points, p), identical, predicted(counts, p, roof, ops))
+    rows, v_speedup = identical_rows(cfg, round_totals(points, p), identical, predicted(counts, p, roof, ops))
     split = split_finding(model, ids, a, b)
     fp32_mismatch = float32_identity(model, ids, cfg.new_tokens, (a, b))
     tok = ctx.model.tokenizer
@@ -170,7 +170,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
     ]
     text = tok.decode(b) if tok is not None else " ".join(map(str, b))
     values = {
-        **v_speed,
+        **v_speedup,
         **step_values(points, p, counts, roof, ops),
         "tokens_identical": identical,
         **split,
@@ -213,12 +213,12 @@ def work(cfg: Config) -> ForwardPasses:
 def run(cfg: Config, ctx: Context) -> Result:
     ids = _prompt(ctx)
     generated: dict = {}  # the memory table's whole generations, whose streams are reused
-    memory, v4 = memory_rows(
+    memory, v_memory = memory_rows(
         ctx, ids, lengths=cfg.memory_tokens, whole_up_to=cfg.memory_whole_up_to, generated=generated
     )
-    identical, tokens, v1, n1 = _identical_output(cfg, ctx, ids, generated)
-    head, v2, n2 = head_step_rows(cfg, ctx)
-    total, per_step, v3 = mac_tables(
+    identical, tokens, v_identical, n_identical = _identical_output(cfg, ctx, ids, generated)
+    head, v_head, n_head = head_step_rows(cfg, ctx)
+    total, per_step, v_macs = mac_tables(
         ctx, head_dim=cfg.head_dim, totals=cfg.mac_totals, step_contexts=cfg.mac_step_contexts
     )
     tables = {
@@ -229,4 +229,5 @@ def run(cfg: Config, ctx: Context) -> Result:
         "macs_per_step": per_step,
         "memory": memory,
     }
-    return Result(tables=tables, values={**v1, **v2, **v3, **v4}, notes={**n1, **n2})
+    values = {**v_identical, **v_head, **v_macs, **v_memory}
+    return Result(tables=tables, values=values, notes={**n_identical, **n_head})

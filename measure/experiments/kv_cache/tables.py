@@ -1,6 +1,7 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
 from measure.lab.prediction import prediction_columns, step_values
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
@@ -20,9 +21,9 @@ TABLES = (
             Column("new_tokens", "tokens", "new tokens"),
             *interval_columns("total_ms", "ms", "whole generation"),
             *derived_columns("ms_per_token", "ms", "per token"),
-            *derived_columns("speed_ratio", "x", "speed vs recompute"),
+            *derived_columns("speedup", "x", "speedup over recomputing"),
             *derived_columns("steps_ms", "ms", "after the first token"),
-            *derived_columns("steps_speed_ratio", "x", "speed vs recompute, after the first token"),
+            *derived_columns("steps_speedup", "x", "speedup over recomputing, after the first token"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
             *prediction_columns("total", "whole generation"),
         ),
@@ -32,8 +33,8 @@ TABLES = (
             "interleaved sweep (the prefill, the decode step at a few contexts, the recompute pass at a few "
             "lengths; a step between two lengths timed read off the straight line between them), one sum per "
             "round: the whole generation (the cached one with its prefill, as the chapter counted it) and the "
-            "steps after the first token, medians with their 95 % intervals over the rounds, and the speed "
-            "ratios paired round by round; each generation against its prediction by the run's roofline."
+            "steps after the first token, medians with their 95 % intervals over the rounds, and the speedups "
+            "paired round by round; each generation against its prediction by the run's roofline."
         ),
     ),
     Table(
@@ -55,7 +56,7 @@ TABLES = (
             Column("context", "tokens", "context n"),
             *interval_columns("recompute_ms", "ms", "recompute step"),
             *interval_columns("cached_ms", "ms", "cached step"),
-            *derived_columns("speed_ratio", "x", "ratio"),
+            *derived_columns("head_ratio", "x", "ratio"),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
         ),
@@ -111,30 +112,23 @@ TABLES = (
     ),
 )
 VALUES = (
-    Value("speedup", "x", description="cached generation is this many times faster than recomputing", policy=TIMING),
-    Value(
-        "speedup_low",
+    *interval_values(
+        "speedup",
         "x",
-        description="95 % interval of speedup, low (the ratio paired round by round)",
-        policy=TIMING,
-    ),
-    Value(
-        "speedup_high",
-        "x",
-        description="95 % interval of speedup, high (the ratio paired round by round)",
-        policy=TIMING,
+        description="cached generation is this many times faster than recomputing",
+        bounds=(
+            "95 % interval of speedup, low (the ratio paired round by round)",
+            "95 % interval of speedup, high (the ratio paired round by round)",
+        ),
     ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
-    Value(
-        "speedup_steps",
+    *interval_values(
+        "steps_speedup",
         "x",
         description="the same after the first token: the recompute passes after the first over the decode steps",
-        policy=TIMING,
     ),
-    Value("speedup_steps_low", "x", description="95 % interval of speedup_steps, low", policy=TIMING),
-    Value("speedup_steps_high", "x", description="95 % interval of speedup_steps, high", policy=TIMING),
-    Value("speedup_predicted", "x", description="the speed-up the run's roofline predicts", policy=TIMING),
-    Value("speedup_steps_predicted", "x", description="the same after the first token", policy=TIMING),
+    Value("speedup_predicted", "x", description="the speedup the run's roofline predicts", policy=TIMING),
+    Value("steps_speedup_predicted", "x", description="the same after the first token", policy=TIMING),
     Value(
         "flops_ratio",
         "x",
@@ -168,9 +162,7 @@ VALUES = (
     Value("head_largest_context", "tokens"),
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
-    Value("head_ratio_at_largest", "x", policy=TIMING),
-    Value("head_ratio_at_largest_low", "x", description="95 % interval of head_ratio_at_largest, low", policy=TIMING),
-    Value("head_ratio_at_largest_high", "x", description="95 % interval of head_ratio_at_largest, high", policy=TIMING),
+    *interval_values("head_ratio_at_largest", "x"),
     Value(
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),

@@ -3,20 +3,9 @@ declared once."""
 
 from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.prediction import step_values
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, RECORDED, TIMING
-from sitedata.schema import Value, interval_names
-
-
-def _ranged(name: str, unit: str, description: str) -> tuple[Value, ...]:
-    """A value and the two ends of its 95 % range (``<name>_low``, ``<name>_high``, before a
-    unit suffix as ``interval_names`` places them)."""
-    low, high, _ = interval_names(name)
-    return (
-        Value(name, unit, description=description, policy=TIMING),
-        Value(low, unit, description=f"{name}, low end of its range", policy=TIMING),
-        Value(high, unit, description=f"{name}, high end of its range", policy=TIMING),
-    )
-
+from sitedata.schema import Value
 
 _PER_DOUBLING = "decode step at flat_up_to over the smallest context, per doubling of the context, minus 1"
 
@@ -26,9 +15,7 @@ VALUES = (
     Value("split_prefill_ms", "ms", policy=TIMING),
     Value("split_prefill_ms_per_token", "ms", policy=TIMING),
     Value("split_decode_ms_per_token", "ms", policy=TIMING),
-    Value("split_ratio", "x", description="a generated token costs this many prompt tokens", policy=TIMING),
-    Value("split_ratio_low", "x", description="95 % interval of split_ratio, low", policy=TIMING),
-    Value("split_ratio_high", "x", description="95 % interval of split_ratio, high", policy=TIMING),
+    *interval_values("split_ratio", "x", description="a generated token costs this many prompt tokens"),
     Value(
         "split_ratio_predicted",
         "x",
@@ -44,21 +31,21 @@ VALUES = (
     Value("prompt_largest", "tokens"),
     Value("prompt_before_largest", "tokens", description="the prompt length measured before the longest"),
     Value("ttft_growth", "x", description="time to first token at the longest prompt / at the shortest", policy=TIMING),
-    Value(
+    *interval_values(
         "per_token_change",
         "x",
         description="cost per token at the longest prompt / at the one before it (the prefills paired round by round)",
-        policy=TIMING,
     ),
-    Value("per_token_change_low", "x", description="95 % interval of per_token_change, low", policy=TIMING),
-    Value("per_token_change_high", "x", description="95 % interval of per_token_change, high", policy=TIMING),
     Value("prefill_samples_ms", "ms", description="every prefill's samples, in the order taken", policy=TIMING),
     Value("weight_bytes", "bytes", description="bytes of the model's parameters", policy=EXACT_ON_DEVICE),
     Value("weight_macs", "MAC", description="multiply-adds of every Linear layer for one token", policy=EXACT),
     Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its start calibration)", policy=TIMING),
-    Value("floor_ms", "ms", description="weight bytes / the run's bandwidth", policy=TIMING),
-    Value("floor_low_ms", "ms", description="weight bytes / the bandwidth's interval, high", policy=TIMING),
-    Value("floor_high_ms", "ms", description="weight bytes / the bandwidth's interval, low", policy=TIMING),
+    *interval_values(
+        "floor_ms",
+        "ms",
+        description="weight bytes / the run's bandwidth",
+        bounds=("weight bytes / the bandwidth's interval, high", "weight bytes / the bandwidth's interval, low"),
+    ),
     Value("cache_smallest", "tokens"),
     Value("cache_largest", "tokens"),
     Value("step_smallest_ms", "ms", policy=TIMING),
@@ -75,22 +62,21 @@ VALUES = (
         description="slowest / fastest median decode step for C up to flat_up_to (medians only: no interval)",
         policy=TIMING,
     ),
-    Value("step_rise", "fraction", description="decode step at flat_up_to / at the smallest - 1", policy=TIMING),
-    Value(
-        "step_rise_low",
+    *interval_values(
+        "step_rise",
         "fraction",
-        description="95 % interval of step_rise (paired round by round), low",
-        policy=TIMING,
+        description="decode step at flat_up_to / at the smallest - 1",
+        bounds=(
+            "95 % interval of step_rise (paired round by round), low",
+            "95 % interval of step_rise (paired round by round), high",
+        ),
     ),
-    Value(
-        "step_rise_high",
+    *interval_values(
+        "rise_per_doubling",
         "fraction",
-        description="95 % interval of step_rise (paired round by round), high",
-        policy=TIMING,
+        description=_PER_DOUBLING,
+        bounds=("rise_per_doubling, low", "rise_per_doubling, high"),
     ),
-    Value("rise_per_doubling", "fraction", description=_PER_DOUBLING, policy=TIMING),
-    Value("rise_per_doubling_low", "fraction", description="rise_per_doubling, low", policy=TIMING),
-    Value("rise_per_doubling_high", "fraction", description="rise_per_doubling, high", policy=TIMING),
     Value(
         "attention_added",
         "fraction",
@@ -104,10 +90,12 @@ VALUES = (
         policy=EXACT_ON_DEVICE,
     ),
     Value("step_growth", "x", description="decode step at the largest cache / at the smallest", policy=TIMING),
-    *_ranged(
+    *interval_values(
         "step_rise_predicted",
         "fraction",
-        "the roofline's prediction at flat_up_to / at the smallest - 1 (each end from one end of the bandwidth)",
+        description=(
+            "the roofline's prediction at flat_up_to / at the smallest - 1 (each end from one end of the bandwidth)"
+        ),
     ),
     Value(
         "cache_share",
@@ -159,16 +147,16 @@ VALUES = (
     # the smallest context between its three bounds.
     Value("ops_per_step", "operators", description="ATen operators one eager step dispatches", policy=EXACT_ON_DEVICE),
     Value("ops_per_prefill", "operators", description="ATen operators one prefill dispatches", policy=EXACT_ON_DEVICE),
-    *_ranged("operator_us", "µs", "the run's fixed cost per operator (eager module code)"),
-    *_ranged("trivial_us", "µs", "a trivial operator (torch.add of two 1-element tensors)"),
-    *_ranged("fixed_ms", "ms", "ops_per_step x operator_us: the step's fixed term"),
+    *interval_values("operator_us", "µs", description="the run's fixed cost per operator (eager module code)"),
+    *interval_values("trivial_us", "µs", description="a trivial operator (torch.add of two 1-element tensors)"),
+    *interval_values("fixed_ms", "ms", description="ops_per_step x operator_us: the step's fixed term"),
     Value("fixed_share", "fraction", description="fixed_ms / the eager step", policy=TIMING),
     Value("step_flops", "FLOP", description="FLOPs of the decode step at the smallest context"),
-    *_ranged("arithmetic_ms", "ms", "step_flops at the run's one-row compute ceiling"),
+    *interval_values("arithmetic_ms", "ms", description="step_flops at the run's one-row compute ceiling"),
     Value("arithmetic_share", "fraction", description="arithmetic_ms / the eager step", policy=TIMING),
-    *_ranged("one_row_gflops", "GFLOP/s", "the run's compute ceiling at one row, the run's dtype"),
-    *_ranged("peak_gflops", "GFLOP/s", "the run's highest compute ceiling, the run's dtype"),
-    *_ranged("balance_flops_per_byte", "FLOP/byte", "peak_gflops / the run's bandwidth"),
+    *interval_values("one_row_gflops", "GFLOP/s", description="the run's compute ceiling at one row, the run's dtype"),
+    *interval_values("peak_gflops", "GFLOP/s", description="the run's highest compute ceiling, the run's dtype"),
+    *interval_values("balance_flops_per_byte", "FLOP/byte", description="peak_gflops / the run's bandwidth"),
     Value(
         "decode_flops_per_byte",
         "FLOP/byte",
@@ -176,7 +164,12 @@ VALUES = (
         policy=EXACT_ON_DEVICE,
     ),
     Value("projection_bytes", "bytes", description="bytes of the Linear layers' weights", policy=EXACT_ON_DEVICE),
-    *_ranged("matmul_read_gb_s", "GB/s", "projection_bytes / the matrix multiplies' profiled time"),
+    *interval_values(
+        "matmul_read_gb_s",
+        "GB/s",
+        description="projection_bytes / the matrix multiplies' profiled time",
+        bounds=("", ""),
+    ),
     Value("matmul_read_share", "fraction", description="matmul_read_gb_s / the run's bandwidth", policy=TIMING),
     Value("profiled_step_ms", "ms", description="the step under the profiler, smallest context", policy=TIMING),
     *(
@@ -190,10 +183,10 @@ VALUES = (
     Value(
         "settings_best_threads", "threads", description="the threads of the setting closest to its floor", policy=TIMING
     ),
-    Value("settings_best_fraction", "fraction", description="its floor / its step", policy=TIMING),
-    Value("settings_best_fraction_low", "fraction", policy=TIMING),
-    Value("settings_best_fraction_high", "fraction", policy=TIMING),
-    *_ranged("one_thread_gb_s", "GB/s", "one thread copying the weights' bytes, in the settings' rounds"),
+    *interval_values("settings_best_fraction", "fraction", description="its floor / its step", bounds=("", "")),
+    *interval_values(
+        "one_thread_gb_s", "GB/s", description="one thread copying the weights' bytes, in the settings' rounds"
+    ),
     Value("settings_other_dtype", description="the dtype set beside the run's in the settings"),
     *step_values("settings_other", "the eager step in the other dtype, every thread"),
     *step_values("settings_one_thread", "the eager step on one thread, the run's dtype"),
