@@ -63,15 +63,19 @@ COUNT = "after a number"
 # English's unit after exactly one ("1 token"): the catalogs' ids are the general forms,
 # and English has no catalog. A test keeps it to the units the catalogs list.
 ENGLISH_ONE = {
+    "FLOP": "FLOP",
+    "FLOP/byte": "FLOP/byte",
     "GB/s": "GB/s",
     "GiB": "GiB",
     "MACs": "MAC",
     "MiB": "MiB",
     "bits": "bit",
     "bytes": "byte",
+    "contexts": "context",
     "dimensions": "dimension",
     "forward passes": "forward pass",
     "layers": "layer",
+    "lengths": "length",
     "levels": "level",
     "matrices": "matrix",
     "ms": "ms",
@@ -90,6 +94,7 @@ ENGLISH_ONE = {
     "tokens/s": "tokens/s",
     "users": "user",
     "values": "value",
+    "µs": "µs",
 }
 
 
