@@ -10,7 +10,7 @@ from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
 from measure.lab.medians import Estimate
 from measure.sim.scheduler import skewed_lengths
-from tests.helpers import table_rows
+from tests.helpers import paired_ratio, table_rows
 
 
 @pytest.fixture(scope="module")
@@ -302,3 +302,56 @@ def test_the_next_batch_memory_estimate_by_hand():
 def test_the_workload_prompt_must_be_among_the_prefill_lengths():
     with pytest.raises(ValueError, match=r"must include the workload's prompt \(64 tokens\)"):
         batching.Config(prefill_lengths=(16, 32))
+
+
+@pytest.mark.smoke
+def test_each_step_carries_its_prediction_from_what_it_counted(folder, meta):
+    """The roofline's prediction beside every step: the larger of bytes and FLOPs over
+    their ceilings plus the operators' fixed cost, measured over it, and the FLOP/s the
+    step reached; every request's cache counted alike at every batch."""
+    rows = [r for r in table_rows(folder, "sweep") if r["status"] == "measured"]
+    per_request = set()
+    for r in rows:
+        memory, compute, fixed = (float(r[f"step_{t}_ms"]) for t in ("memory", "compute", "fixed"))
+        assert float(r["step_predicted_ms"]) == pytest.approx(max(memory, compute) + fixed)
+        assert float(r["step_over_predicted"]) == pytest.approx(float(r["step_ms"]) / float(r["step_predicted_ms"]))
+        assert r["step_bound"] == ("memory" if memory >= compute else "compute")
+        assert float(r["achieved_gflop_s"]) == pytest.approx(int(r["step_flops"]) / float(r["step_ms"]) / 1e6)
+        assert int(r["step_moved_bytes"]) >= meta["values"]["weight_bytes"]["value"] + int(r["cache_bytes"])
+        per_request.add(int(r["cache_bytes"]) // int(r["batch"]))
+        if r["compiled_step_ms"]:  # the compiled step: no operators counted, its cache read once
+            assert float(r["compiled_step_fixed_ms"]) == 0.0
+    assert len(per_request) == 1 and meta["values"]["cache_bytes_per_request"]["value"] == per_request.pop()
+    for r in table_rows(folder, "prefill_costs"):
+        measured, predicted = float(r["prefill_ms"]), float(r["prefill_predicted_ms"])
+        assert float(r["prefill_over_predicted"]) == pytest.approx(measured / predicted)
+
+
+@pytest.mark.smoke
+def test_each_growth_is_paired_round_by_round_within_a_sweep(folder, meta):
+    samples = meta["values"]["sweep_samples_ms"]["value"]
+    extended = set(meta["notes"]["extension_sweeps"])
+    growths = table_rows(folder, "growths")
+    assert [int(g["batch"]) for g in growths] == [int(r["batch"]) for r in table_rows(folder, "sweep")][1:]
+    for g in growths:
+        low, mid, high = (float(g[c]) for c in ("slowdown_low", "slowdown", "slowdown_high"))
+        assert low <= mid <= high
+        assert float(g["gain"]) == pytest.approx(int(g["batch"]) / int(g["from_batch"]) / mid)
+        if g["batch"] not in extended:  # both points of the main sweep
+            paired = paired_ratio(samples[g["batch"]], samples[g["from_batch"]])
+            assert (mid, low, high) == pytest.approx(paired, rel=2e-3)
+
+
+@pytest.mark.smoke
+def test_arrivals_stay_below_each_policys_capacity(folder, meta):
+    """The loads are fractions of static batching's capacity, the lower one, so both keep up."""
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    assert v["static_capacity_req_s"] < v["capacity_req_s"]
+    assert v["capacity_ratio"] == pytest.approx(v["capacity_req_s"] / v["static_capacity_req_s"])
+    assert v["capacity_ratio_low"] <= v["capacity_ratio"] <= v["capacity_ratio_high"]
+    for r in table_rows(folder, "arrivals"):
+        assert float(r["own_load"]) < 1
+        if r["policy"] == "static":
+            assert float(r["own_load"]) == pytest.approx(float(r["load"]))
+    parts = {r["part"] for r in table_rows(folder, "breakdown")}
+    assert len(parts) == 8 and {r["pass"] for r in table_rows(folder, "breakdown")} == {"decode step", "prefill"}

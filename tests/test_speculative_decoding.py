@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
+from measure.lab.formulas import binomial_interval, expected_tokens_per_verification, speculative_speedup
 from tests.helpers import table_rows
 
 
@@ -16,7 +16,23 @@ def test_smoke_run_invariants(smoke_data):
     for r in acc.values():
         assert int(r["agreed"]) <= int(r["positions"])
         assert float(r["alpha"]) == pytest.approx(int(r["agreed"]) / int(r["positions"]))
-    for r in table_rows(d, "real_run"):
+        # the proportion's interval (Wilson), from its counts
+        assert (float(r["alpha_low"]), float(r["alpha_high"])) == pytest.approx(
+            binomial_interval(int(r["agreed"]), int(r["positions"]))
+        )
+    meta = json.loads((d / "meta.json").read_text())
+    runs = table_rows(d, "real_run")
+    timed = [r for r in runs if r["timed"] == "true"]
+    # plain greedy and the runs the prediction puts first are timed; every run predicted
+    assert len(timed) == meta["parameters"]["timed_runs"] == meta["values"]["timed_runs"]["value"]
+    first = max(runs, key=lambda r: float(r["predicted_run_speedup"]))
+    assert first in timed and meta["values"]["predicted_first_gamma"]["value"] == int(first["gamma"])
+    for r in runs:
+        low, mid, high = (float(r[f"predicted_run_speedup{s}"]) for s in ("_low", "", "_high"))
+        assert low <= mid <= high
+        if r not in timed:
+            assert r["speculative_ms"] == r["measured_speedup"] == ""
+    for r in runs:
         assert r["identical_to_greedy"] == "true" and r["first_mismatch"] == "-1", r
         g, alpha = int(r["gamma"]), float(r["alpha"])
         assert float(r["predicted_tokens_per_round"]) == pytest.approx(
@@ -26,6 +42,7 @@ def test_smoke_run_invariants(smoke_data):
         assert float(r["predicted_speedup"]) == pytest.approx(
             speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
         )
+    for r in timed:
         for name in ("greedy_ms", "speculative_ms"):  # medians of the run sweep, with their intervals
             low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
             assert float(r[low]) <= float(r[name]) <= float(r[high]) and int(r[name.replace("_ms", "_samples")]) >= 6
@@ -33,6 +50,9 @@ def test_smoke_run_invariants(smoke_data):
         # runs' own samples are not published, so the pairing itself is tested in test_sampling
         low, speedup, high = (float(r[f"measured_speedup{s}"]) for s in ("_low", "", "_high"))
         assert low <= speedup <= high
+        assert float(r["measured_over_predicted"]) == pytest.approx(
+            float(r["speculative_ms"]) / float(r["predicted_ms"])
+        )
     for r in table_rows(d, "verify_cost"):
         assert (
             float(r["relative_to_one_step_low"])

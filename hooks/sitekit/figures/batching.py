@@ -171,7 +171,7 @@ def arrivals(data):
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, pos: number(v, digits=6)))
         ax.set_title(
-            _("arrivals at {share} of capacity").format(share=format_value(load, "fraction", digits=0)),
+            _("arrivals at {share} of static batching's capacity").format(share=format_value(load, "fraction", digits=0)),
             loc="left",
             fontsize=10,
         )
