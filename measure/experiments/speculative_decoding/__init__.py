@@ -187,6 +187,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "timed_runs": len(measured),
         "predicted_first_draft": ranked[0]["label"],
         "predicted_first_gamma": ranked[0]["gamma"],
+        **{f"predicted_first_speedup{e}": ranked[0][f"predicted_run_speedup{e}"] for e in ("", "_low", "_high")},
         **_runner_up(measured, sweep),
         "significance": SIGNIFICANCE,
         "exactness_draft": draft_label(cfg.exactness_draft),

@@ -249,6 +249,15 @@ VALUES = (
     Value("timed_runs", "runs", description="runs timed for real beside plain greedy", policy=TIMING),
     Value("predicted_first_draft", description="the draft of the run predicted fastest", policy=TIMING, words=True),
     Value("predicted_first_gamma", description="its γ", policy=TIMING),
+    *(
+        Value(
+            f"predicted_first_speedup{end}",
+            "x",
+            description=f"its speedup predicted from the passes{what}",
+            policy=TIMING,
+        )  # fmt: skip
+        for end, what in (("", ""), ("_low", ", the range's low end"), ("_high", ", the range's high end"))
+    ),
     Value("runner_up_draft", description="the second fastest timed run's draft", policy=TIMING, words=True),
     Value("runner_up_gamma", description="its γ", policy=TIMING),
     *(
