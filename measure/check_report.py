@@ -14,7 +14,7 @@ from measure.errors import UserError
 from sitedata.findings import Finding
 
 FAILING = {"drift", "stale", "missing", "invalid", "unused", "unknown"}
-COMPARED = {"ok", "drift"}
+COMPARED = {"ok", "drift", "cannot tell"}  # "cannot tell": a timing whose range straddles the band
 
 
 def check_report_path(report: Path) -> None:
@@ -81,15 +81,19 @@ def _short(v, width: int = 18) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def print_report(findings: list[Finding], kinds: tuple[str, ...], summary: dict, passed: bool) -> None:
+def print_report(
+    findings: list[Finding], kinds: tuple[str, ...], summary: dict, passed: bool, speeds: dict | None = None
+) -> None:
     w = sys.stdout.write
     w(f"\ndrift check (kinds compared: {', '.join(kinds)})\n\n")
-    w(f"{'table':40} {'cells':>6} {'ok':>6} {'drift':>6} {'n/c':>6} {'skip':>6}  notes\n")
+    for line, names in (speeds or {}).items():
+        w(f"machine: {line} ({len(names)} experiment{'s' if len(names) != 1 else ''})\n\n")
+    w(f"{'table':40} {'cells':>6} {'ok':>6} {'drift':>6} {'?':>6} {'n/c':>6} {'skip':>6}  notes\n")
     for table, counts in table_summary(findings).items():
         cells = sum(counts.values())
         notes = ", ".join(k for k in counts if k in FAILING - {"drift"})
         w(
-            f"{table:40} {cells:6} {counts.get('ok', 0):6} {counts.get('drift', 0):6} "
+            f"{table:40} {cells:6} {counts.get('ok', 0):6} {counts.get('drift', 0):6} {counts.get('cannot tell', 0):6} "
             f"{counts.get('not comparable', 0):6} {counts.get('not compared', 0):6}  {notes}\n"
         )
     w(
@@ -101,6 +105,14 @@ def print_report(findings: list[Finding], kinds: tuple[str, ...], summary: dict,
     if reasons:
         w("\nnot comparable here (reported, not failed):\n")
         w("".join(f"  {n:5} cells  {r}\n" for r, n in sorted(reasons.items())[:30]))
+    unsure = [f for f in findings if f.verdict == "cannot tell"]
+    if unsure:
+        w(f"\ntimings that cannot be told within or beyond the band ({len(unsure)}; reported, not failed):\n")
+        for f in unsure[:20]:
+            where = f"{f.experiment}.{f.table}" + ("" if f.row is None else f"[{f.row}]")
+            w(f"  {where:40} {_short(f.column or '', 24):24} {f.tolerance}\n")
+        if len(unsure) > 20:
+            w(f"  ... and {len(unsure) - 20} more (see the JSON report)\n")
     bad = [f for f in findings if f.verdict in FAILING]
     if bad:
         w(f"\n{'verdict':8} {'table':36} {'row':>4} {'column':24} {'committed':>18} {'new':>18}  tolerance / reason\n")
@@ -117,3 +129,26 @@ def print_report(findings: list[Finding], kinds: tuple[str, ...], summary: dict,
         w("\nFAILED: no cell could be compared here, so nothing was checked\n")
     else:
         w("\npassed: every compared value is within its tolerance\n")
+
+
+def print_brief(findings: list[Finding], summary: dict, passed: bool, speeds: dict | None = None) -> None:
+    """The report a reviewer reads first: the machine's speed, the counts, then only what
+    failed (the full report is the JSON one)."""
+    w = sys.stdout.write
+    for line, names in (speeds or {}).items():
+        w(f"Machine: {line} ({', '.join(names)}).\n\n")
+    counts = Counter(f.verdict for f in findings)
+    w(
+        f"{summary['compared']} of {summary['cells']} cells compared: {counts.get('ok', 0)} within tolerance, "
+        f"{counts.get('drift', 0)} drifted, {counts.get('cannot tell', 0)} timings that cannot be told; "
+        f"{summary['not_comparable']} not comparable on this machine.\n"
+    )
+    bad = [f for f in findings if f.verdict in FAILING]
+    for f in bad[:50]:
+        where = f"{f.experiment}.{f.table}" + ("" if f.row is None else f" row {f.row}")
+        where += f" {f.column}" if f.column else ""
+        change = f"{_short(f.committed, 24)} -> {_short(f.new, 24)}"
+        w(f"- {f.verdict}: {where}: {change} {f.tolerance} {f.reason}".rstrip() + "\n")
+    if len(bad) > 50:
+        w(f"- ... and {len(bad) - 50} more (the JSON report lists them)\n")
+    w("\nPassed.\n" if passed else f"\nFailed: {len(bad)} finding(s).\n")
