@@ -89,7 +89,12 @@ def test_a_batched_step_against_a_prefill_of_as_many_tokens(tmp_path, ratio, hol
 
 @pytest.mark.parametrize(
     "cap, saving, caps, room",
-    [((2.3, 2.7), 4.6, True, False), ((4.0, 5.2), 4.6, NOISE, NOISE), ((5.0, 6.0), 4.6, False, True)],
+    [
+        ((2.3, 2.7), 4.6, True, False),
+        ((4.0, 5.2), 4.6, NOISE, False),
+        ((5.0, 6.0), 4.6, False, True),
+        ((4.0, None), 4.6, False, False),  # the rest's range reaches zero: no upper bound
+    ],
 )
 def test_the_fixed_work_caps_what_a_weight_format_can_gain(tmp_path, cap, saving, caps, room):
     _calibration(tmp_path)
@@ -97,6 +102,9 @@ def test_the_fixed_work_caps_what_a_weight_format_can_gain(tmp_path, cap, saving
     write_data(tmp_path, "weight_quantization", {"decode_kernels": [{"variant": "fp32"}]}, values)
     assert decide(tmp_path, "weight_quantization.fixed_work_caps_gain") is caps
     assert decide(tmp_path, "weight_quantization.bytes_cap_gain") is room
+    # the third reading: cannot tell, where neither of the others holds
+    undecided = decide(tmp_path, "weight_quantization.cap_undecided")
+    assert undecided is (True if cap[1] is None else caps if caps is not True else True)
 
 
 @pytest.mark.parametrize(
