@@ -1,6 +1,7 @@
 """§4 batching: the smoke run's tables, the knee rule, and out-of-memory handling."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -157,6 +158,11 @@ def _timing(ms):
     return Estimate.of((ms / 1e3,) * 6, target=0.03)
 
 
+def _stepped(ms):
+    # a batch's result as the sweep holds it: its eager step's estimate, and more
+    return SimpleNamespace(eager=_timing(ms))
+
+
 @pytest.mark.parametrize(
     "error",
     [
@@ -189,12 +195,13 @@ def test_other_errors_are_not_swallowed():
 
 def test_an_out_of_memory_row_renders_as_such():
     cfg = batching.Config.for_profile("smoke")
-    results = {1: _timing(1), 2: _timing(1.5), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
-    rows, v = batching_sweep.sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
+    results = {1: _stepped(1), 2: _stepped(1.5), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
+    rows, growths, v = batching_sweep.sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
     rows = {r["batch"]: r for r in rows}
     assert rows[4]["status"] == batching_sweep.OOM and rows[4]["step_ms"] is None
     assert rows[8]["status"] == batching_sweep.NOT_RUN
     assert v["out_of_memory"] is True and v["largest_measured_batch"] == 2
+    assert [(g["from_batch"], g["batch"]) for g in growths] == [(1, 2)]
 
 
 # The extended sweep's stop rule, on planted sweeps. A step costing 1 s up to B = 8,
@@ -290,7 +297,6 @@ def test_extend_sweep_stops_at_the_cap_and_the_budget():
 
 
 def test_the_next_batch_memory_estimate_by_hand():
-    from types import SimpleNamespace
 
     config = SimpleNamespace(vocab_size=100, intermediate_size=20, hidden_size=10)
     # Per request: two caches of 63 + 1 positions at 8 bytes (1,024), and fp32 activations

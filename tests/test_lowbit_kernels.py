@@ -239,7 +239,7 @@ def test_the_variant_values_on_smoke(smoke_data):
 
 
 def test_a_variant_is_named_with_its_activations_once():
-    from measure.experiments.weight_quantization import _described
+    from measure.experiments.weight_quantization.kernels import _described
 
     assert _described({"label": "int4 weight-only, group 32", "activations": "bfloat16"}) == (
         "int4 weight-only, group 32, bfloat16 activations"

@@ -46,6 +46,8 @@ COUNT = "after a number"
 # English's unit after exactly one ("1 token"): the catalogs' ids are the general forms,
 # and English has no catalog. A test keeps it to the units the catalogs list.
 ENGLISH_ONE = {
+    "FLOP": "FLOP",
+    "GFLOP/s": "GFLOP/s",
     "GB/s": "GB/s",
     "GiB": "GiB",
     "MACs": "MAC",
