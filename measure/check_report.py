@@ -1,11 +1,14 @@
 """The drift gate's report: printed, and written as JSON where ``--report`` says, a path
 checked before anything is regenerated so that an unwritable one is one line, not a
-traceback after minutes of measuring."""
+traceback after minutes of measuring. It writes a new file, or over a report of its own
+(one that begins as every report does, with ``"report": REPORT``; an older one, with its
+``kinds``), never over any other file."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -13,18 +16,28 @@ from pathlib import Path
 from measure.errors import UserError
 from sitedata.findings import Finding
 
+REPORT = "the drift gate's report (python -m measure check)"  # the first key of every report
+# How a report of this command begins, as write_report writes it (json.dumps, indent=1);
+# reports written before REPORT began with their kinds.
+_OWN_STARTS = (b'{\n "report": ' + json.dumps(REPORT).encode(), b'{\n "kinds": [')
 FAILING = {"drift", "stale", "missing", "invalid", "unused", "unknown"}
 COMPARED = {"ok", "drift", "cannot tell"}  # "cannot tell": a timing whose range straddles the band
 
 
 def check_report_path(report: Path) -> None:
-    """The report can be written there: said in one line before minutes of regeneration."""
+    """The report can be written there: said in one line before minutes of regeneration
+    (and again just before it is written)."""
     report = Path(report)
     if report.is_dir():
         raise UserError(f"--report {report} is a folder, not a file")
     folder = next(p for p in [report.parent, *report.parent.parents] if p.exists())
     if not folder.is_dir():
         raise UserError(f"--report {report}: {folder} is a file, not a folder")
+    if (report.exists() or report.is_symlink()) and not is_own_report(report):
+        raise UserError(
+            f"--report {report} exists and is not a report of this command: it is never written over; "
+            "give the name of a new file"
+        )
     try:
         if report.exists():
             with open(report, "a", encoding="utf-8"):
@@ -37,10 +50,24 @@ def check_report_path(report: Path) -> None:
         raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
 
 
+def is_own_report(report: Path) -> bool:
+    """Whether ``report`` is a regular file (not a link) that begins as this command's reports do."""
+    try:
+        fd = os.open(report, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 256).startswith(_OWN_STARTS)
+    finally:
+        os.close(fd)
+
+
 def write_report(report: Path, payload: dict) -> None:
+    check_report_path(report)  # a file put there while the gate ran is not written over either
     try:
         report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(json.dumps(payload, indent=1, default=str) + "\n", encoding="utf-8")
+        text = json.dumps({"report": REPORT, **payload}, indent=1, default=str) + "\n"
+        report.write_text(text, encoding="utf-8")
     except OSError as e:
         raise UserError(f"--report {report}: cannot be written ({e.strerror or e})") from None
 

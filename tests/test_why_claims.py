@@ -3,10 +3,10 @@ claims files define them, decided on made-up values: each of their three outcome
 (apart beyond the margin, practically the same, cannot tell) where the data puts it."""
 
 import pytest
-from sitekit import claims
-from sitekit.claim_files import load
-from sitekit.claims import NOISE, check
-from sitekit.pagedata import SiteData
+from sitekit.claims import claims
+from sitekit.claims.claim_files import load
+from sitekit.claims.claims import NOISE, check
+from sitekit.rendering.pagedata import SiteData
 
 from tests.conftest import REPO, write_data
 

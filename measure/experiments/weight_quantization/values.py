@@ -3,6 +3,7 @@ declared once (the tables: tables.py)."""
 
 from measure.experiments.weight_quantization.tables import RATIO_PAIRS
 from measure.lab import quantizers as q
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Value
 
@@ -27,16 +28,15 @@ VALUES = (
     ),
     Value("q4_1_requantize_error_max", policy=NUMERIC),
     Value("kernel_cache_tokens", "tokens"),
-    Value("kernel_bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its calibration)", policy=TIMING),
-    Value("kernel_bandwidth_low_gb_s", "GB/s", description="its 95 % interval, low", policy=TIMING),
-    Value("kernel_bandwidth_high_gb_s", "GB/s", description="its 95 % interval, high", policy=TIMING),
+    *interval_values(
+        "kernel_bandwidth_gb_s",
+        "GB/s",
+        description="the run's one bandwidth (its calibration)",
+        bounds=("its 95 % interval, low", "its 95 % interval, high"),
+    ),
     Value("kernel_fp32_step_ms", "ms", policy=TIMING),
     Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
-    Value("kernel_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
-    Value("kernel_fastest_speedup_low", "x", description="95 % interval of kernel_fastest_speedup, low", policy=TIMING),
-    Value(
-        "kernel_fastest_speedup_high", "x", description="95 % interval of kernel_fastest_speedup, high", policy=TIMING
-    ),
+    *interval_values("kernel_fastest_speedup", "x", description="its speed against fp32"),
     Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
     Value(
         "kernel_not_run",
@@ -50,36 +50,10 @@ VALUES = (
         description="variants built whose output missed the tolerance",
         policy=EXACT_ON_MACHINE,
     ),
-    Value(
-        "kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step", policy=TIMING
-    ),
-    Value(
-        "kernel_fp32_fraction_of_floor_low",
-        "fraction",
-        description="95 % interval of kernel_fp32_fraction_of_floor, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_fp32_fraction_of_floor_high",
-        "fraction",
-        description="95 % interval of kernel_fp32_fraction_of_floor, high",
-        policy=TIMING,
-    ),
+    *interval_values("kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step"),
     Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
     Value("kernel_lowbit_fastest_variant", description="its key in decode_kernels", policy=TIMING),
-    Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
-    Value(
-        "kernel_lowbit_fastest_speedup_low",
-        "x",
-        description="95 % interval of kernel_lowbit_fastest_speedup, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_fastest_speedup_high",
-        "x",
-        description="95 % interval of kernel_lowbit_fastest_speedup, high",
-        policy=TIMING,
-    ),
+    *interval_values("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32"),
     Value(
         "kernel_lowbit_fastest_bytes_saving",
         "x",
@@ -93,53 +67,25 @@ VALUES = (
         words=True,
     ),
     Value("kernel_lowbit_closest_variant", description="its key in decode_kernels", policy=TIMING),
-    Value(
+    *interval_values(
         "kernel_lowbit_best_fraction_of_floor",
         "fraction",
         description="the largest floor / step among the low-bit variants",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_best_fraction_of_floor_low",
-        "fraction",
-        description="95 % interval of kernel_lowbit_best_fraction_of_floor, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_best_fraction_of_floor_high",
-        "fraction",
-        description="95 % interval of kernel_lowbit_best_fraction_of_floor, high",
-        policy=TIMING,
     ),
     Value("kernel_samples_ms", "ms", description="every timed step, per variant", policy=TIMING),
-    *(
-        Value(
-            name,
-            "x",
-            description=f"int8 codes: the step with fp32 activations over bf16 ones, paired{end}",
-            policy=TIMING,
-        )  # fmt: skip
-        for name, end in (
-            ("kernel_int8_fp32_over_bf16", ""),
-            ("kernel_int8_fp32_over_bf16_low", ", 95 % interval low"),
-            ("kernel_int8_fp32_over_bf16_high", ", 95 % interval high"),
-        )
+    *interval_values(
+        "kernel_int8_fp32_over_bf16",
+        "x",
+        description="int8 codes: the step with fp32 activations over bf16 ones, paired round by round",
     ),
     # What no weight format shortens (decomposition.cap_values): the rest of every step
     # beyond its matrix multiplies, and the fp32 step over the smallest rest.
     Value("kernel_rest_min_ms", "ms", description="the smallest rest of a step over the variants", policy=TIMING),
     Value("kernel_rest_max_ms", "ms", description="the largest rest of a step over the variants", policy=TIMING),
-    *(
-        Value(
-            name,
-            "x",
-            description=f"the fp32 step over the smallest rest: the most a format could gain{end}",
-            policy=TIMING,
-        )  # fmt: skip
-        for name, end in (
-            ("kernel_cap", ""),
-            ("kernel_cap_low", ", the cautious range's low end"),
-            ("kernel_cap_high", ", the cautious range's high end"),
-        )
+    *interval_values(
+        "kernel_cap",
+        "x",
+        description="the fp32 step over the smallest rest: the most a format could gain",
+        bounds=("its cautious range, low", "its cautious range, high"),
     ),
 )
