@@ -65,6 +65,7 @@ COUNT = "after a number"
 ENGLISH_ONE = {
     "FLOP": "FLOP",
     "FLOP/byte": "FLOP/byte",
+    "GFLOP/s": "GFLOP/s",
     "GB/s": "GB/s",
     "GiB": "GiB",
     "MACs": "MAC",

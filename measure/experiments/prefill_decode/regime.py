@@ -17,70 +17,15 @@ calibration) predicts for it.
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import partial
-
-import torch
 
 from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.medians import Estimate
+from measure.lab.profiled import group_estimates, group_of, profiled
 from measure.lab.roofline import Rate, Roofline
-from measure.lab.sampling import host_timer, interleaved
 
-_MATMUL = {"mm", "addmm", "bmm", "matmul", "linear", "t", "_unsafe_view"}
-_CONCAT = {"cat"}
-_BOOKKEEPING = {
-    "view", "as_strided", "slice", "narrow", "transpose", "reshape", "_reshape_alias", "unsqueeze", "squeeze",
-    "expand", "select", "empty", "empty_like", "empty_strided", "to", "_to_copy", "copy_", "contiguous", "clone",
-    "alias", "detach", "resolve_conj", "resolve_neg", "result_type", "lift_fresh", "zeros", "ones", "full",
-    "new_empty", "fill_", "zero_", "index", "item", "_local_scalar_dense", "permute",
-}  # fmt: skip
-_ELEMENTWISE = {
-    "mul", "add", "sub", "div", "div_", "pow", "mean", "rsqrt", "sqrt", "neg", "silu", "gelu", "sum", "cos", "sin",
-    "exp", "argmax", "embedding", "index_select", "arange", "where", "masked_fill", "tanh", "sigmoid", "add_", "mul_",
-    "softmax", "_softmax", "layer_norm", "native_layer_norm", "rms_norm", "_fused_rms_norm", "clamp", "max", "min",
-}  # fmt: skip
-
-
-def group_of(op: str) -> str:
-    """The group of a profiler record's name (``aten::mm`` is ``matmul``)."""
-    name = op.removeprefix("aten::")
-    if name in _MATMUL:
-        return "matmul"
-    if "scaled_dot_product" in name or "attention" in name:
-        return "attention"
-    if name in _CONCAT:
-        return "concat"
-    if name in _BOOKKEEPING:
-        return "bookkeeping"
-    if name in _ELEMENTWISE:
-        return "elementwise"
-    return "other"
-
-
-class _Profiling:
-    """A timer for ``interleaved`` that profiles each call it times: returns the call's
-    wall time (inside the profiler, device synchronised) and keeps, per point, each
-    call's self time and record count per group."""
-
-    def __init__(self, points: dict, device: torch.device) -> None:
-        self.key = {id(fn): key for key, fn in points.items()}
-        self.records: dict = {key: [] for key in points}
-        self.clock = host_timer(device)
-
-    def __call__(self, fn) -> float:
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            wall = self.clock(fn)
-        seconds, calls = Counter(), Counter()
-        for event in prof.key_averages():
-            seconds[group_of(event.key)] += event.self_cpu_time_total / 1e6  # microseconds
-            calls[group_of(event.key)] += event.count
-        self.records[self.key[id(fn)]].append((wall, seconds, calls))
-        return wall
+__all__ = ["breakdown", "group_of", "regime_values"]
 
 
 def breakdown(cfg, ctx: Context, contexts: tuple[int, ...]) -> tuple[list[dict], dict]:
@@ -89,29 +34,19 @@ def breakdown(cfg, ctx: Context, contexts: tuple[int, ...]) -> tuple[list[dict],
     token = ctx.prompt_ids(1)
     caches = {c: random_cache(model, batch=1, tokens=c) for c in contexts}
     points = {c: partial(decode_step, model, token, caches[c]) for c in contexts}
-    profiling = _Profiling(points, ctx.device)
     ctx.log(f"  profiling the eager step at contexts {', '.join(map(str, contexts))}, interleaved")
-    sweep = interleaved(
+    sweep, records = profiled(
         points,
         device=ctx.device,
         seed=cfg.breakdown_seed,
         budget_s=cfg.breakdown_budget_s,
         target=cfg.target,
         before=lambda c: crop_cache(caches[c], c),
-        timer=profiling,
     )
     rows = []
     for c in contexts:
-        records = profiling.records[c]
         step = sweep.points[c]
-        for group in GROUPS:
-            if group == "step":
-                samples, calls = [wall for wall, _, _ in records], sum(records[0][2].values())
-            elif group == "outside":
-                samples, calls = [wall - sum(s.values()) for wall, s, _ in records], None
-            else:
-                samples, calls = [s[group] for _, s, _ in records], records[0][2][group]
-            est = Estimate.of(samples, cfg.target)
+        for group, (est, calls) in group_estimates(records[c], cfg.target).items():
             rows.append(
                 {
                     "cache_tokens": c,

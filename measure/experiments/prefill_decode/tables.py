@@ -1,23 +1,13 @@
 """What §2 writes (``site_data/prefill_decode/``): its tables, declared once (its values: values.py)."""
 
+# GROUPS: the groups of the profiled step, in the table's order, and the words a reader
+# sees for each (measure/lab/profiled.py)
 from measure.lab.prediction import prediction_columns
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, derived_columns, interval_columns
 
 FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
 
-# The groups, in the table's order, and the words a reader sees for each. The two last
-# are not operators: the wall time beyond them, and the whole profiled step.
-GROUPS = {
-    "matmul": "matrix multiplies (projections, output head)",
-    "attention": "attention (scaled dot product)",
-    "concat": "concatenations (cache appends, rotary)",
-    "elementwise": "elementwise (norms, rotary, activation, residual)",
-    "bookkeeping": "views, copies and allocations",
-    "other": "other operators",
-    "outside": "outside the operators (Python, framework)",
-    "step": "the whole step, profiled",
-}
 
 # Bytes held in the run's dtype (fp16 on a GPU, fp32 on a CPU) reproduce on the same
 # device type and dtype (EXACT_ON_DEVICE); so do ratios with those bytes. Every median has
