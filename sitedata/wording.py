@@ -53,6 +53,11 @@ PROMPT_BOOK = "book {percent}%"
 ACTIVATION_DIM = "dim {dim} (max |h| {max})"
 ACTIVATION_TOP_EXCLUDED = "top {count} dimensions excluded"
 
+# The calculator's architecture rules in words (memory_budget.architectures)
+RULE_AS_FIELD = "as {field} says"
+RULE_WINDOW_PATTERN = "all but one in every {field}"
+RULE_WINDOW_FROM = "from layer {field} on, if {flag}"
+
 TEMPLATES = (
     WEIGHTS_EMBEDDED,
     WEIGHTS_RANDOM,
@@ -75,6 +80,9 @@ TEMPLATES = (
     PROMPT_BOOK,
     ACTIVATION_DIM,
     ACTIVATION_TOP_EXCLUDED,
+    RULE_AS_FIELD,
+    RULE_WINDOW_PATTERN,
+    RULE_WINDOW_FROM,
 )
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
@@ -82,6 +90,9 @@ _FIELD = re.compile(r"\{([a-z_]+)\}")
 # no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
 NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
 NUMBERS |= {"penalty", "percent", "dim", "max"}
+# Fields an edition writes with their unit, which agrees with the count (Czech "2 průchody
+# vpřed", "5 průchodů vpřed"): a template's translation leaves that unit out, "({passes})".
+COUNTED = {"passes": "forward passes"}
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 

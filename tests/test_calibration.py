@@ -11,6 +11,7 @@ import torch
 
 from measure import calibration_folder as folder
 from measure import registry
+from measure.calibration_record import RunRecord
 from measure.check import _pages_findings
 from measure.errors import UserError
 from measure.lab import calibration
@@ -92,7 +93,7 @@ def test_a_run_that_wrote_nothing_leaves_the_folder_as_it_was(tmp_path):
     _experiment(tmp_path, "kv_cache", "r1")
     folder.record(tmp_path, _cal("r1"), None, PROVENANCE)
     before = (tmp_path / "calibration" / "meta.json").read_bytes()
-    record = folder.RunRecord(tmp_path, _cal("r2"), model=None, machine={}, dtype="", profile="", plan=None, log=print)
+    record = RunRecord(tmp_path, _cal("r2"), model=None, machine={}, dtype="", profile="", plan=None, log=print)
     record.stopped()
     assert (tmp_path / "calibration" / "meta.json").read_bytes() == before
 
@@ -131,9 +132,9 @@ def test_a_damaged_calibration_refuses_the_whole_merge(tmp_path):
 
 
 def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_path):
-    from sitekit.markers import PageContext
-    from sitekit.pagedata import SiteData
-    from sitekit.provenance import experiments
+    from sitekit.rendering.markers import PageContext
+    from sitekit.rendering.pagedata import SiteData
+    from sitekit.sources.provenance import experiments
 
     assert "calibration" not in registry.EXPERIMENTS
     docs = tmp_path / "docs"
@@ -187,3 +188,80 @@ def test_a_floor_is_the_time_its_bytes_take_at_the_runs_bandwidth():
     floor, low, high = cal.floor_s(cal.moved_bytes)
     assert floor == pytest.approx(0.01) and low == pytest.approx(0.0099) and high == pytest.approx(0.0102)
     assert cal.floor_s(3 * cal.moved_bytes) == pytest.approx((0.03, 0.0297, 0.0306))
+
+
+def _probed(run_id: str, moment: str = "start") -> Calibration:
+    """A made-up calibration with the roofline's probes: a 1 ms read of its 256 MiB, a 5 µs
+    operator, and multiplies of a 2 x 3 projection at 1 and 4 rows."""
+    spread = (0.99, 1.0, 1.0, 1.0, 1.01, 1.02)
+    est = lambda s: Estimate.of([s * f for f in spread], 0.03)  # noqa: E731
+    base = _cal(run_id, moment=moment)
+    return Calibration(
+        **{k: getattr(base, k) for k in ("run_id", "moment", "copy_bytes", "copy", "step", "sweep", "seconds")},
+        read=est(1e-3),
+        dispatch=est(5e-6),
+        matmuls={("float32", 1): est(1e-6), ("float32", 4): est(2e-6)},
+        shape=(2, 3),
+    )
+
+
+def test_the_probes_give_the_roofline_and_their_rows():
+    cal = _probed("20260101T000000Z-00000001")
+    roof = cal.roofline()
+    assert roof.bandwidth.value == pytest.approx(2 * (1 << 28) / 0.01)  # a copy moves its bytes twice
+    assert roof.read_bandwidth.value == pytest.approx((1 << 28) / 1e-3)
+    assert roof.dispatch.value == pytest.approx(5e-6)
+    # 2 x rows x 2 x 3 FLOPs: 12 in 1 µs at one row, 48 in 2 µs at four
+    assert [(r, c.value) for r, c in roof.ceilings["float32"]] == [(1, pytest.approx(12e6)), (4, pytest.approx(24e6))]
+    rows = folder.probe_rows(cal)
+    assert [(r["probe"], r["dtype"], r["rows"], r["work"]) for r in rows] == [
+        ("copy", "", "", 2 * (1 << 28)),
+        ("read", "", "", 1 << 28),
+        ("dispatch", "", "", 1),
+        ("matmul", "float32", 1, 12),
+        ("matmul", "float32", 4, 48),
+    ]
+    assert folder.probe_rows(_cal("20260101T000000Z-00000002")) == []  # a run measured before the probes
+
+
+def test_a_runs_probes_are_kept_and_dropped_with_its_row(tmp_path):
+    one, two = "20260101T000000Z-00000001", "20260102T000000Z-00000002"
+    _experiment(tmp_path, "kv_cache", one)
+    folder.record(tmp_path, _probed(one), _probed(one, "end"), PROVENANCE)
+    probes = read_experiment(tmp_path, "calibration").rows("roofline")
+    assert {(r["run"], r["moment"]) for r in probes} == {(one, "start"), (one, "end")} and len(probes) == 10
+    _experiment(tmp_path, "kv_cache", two)  # the experiment now names the second run only
+    folder.record(tmp_path, _probed(two), None, PROVENANCE)
+    probes = read_experiment(tmp_path, "calibration").rows("roofline")
+    assert {(r["run"], r["moment"]) for r in probes} == {(two, "start")}
+
+
+def test_an_operator_in_module_code_is_the_fixed_cost_the_roofline_charges():
+    """With the operator probe, the roofline charges its cost per operator and keeps the
+    trivial operator beside it as the floor; its row is per operator (work 1)."""
+    base = _probed("20260101T000000Z-00000001")
+    spread = (0.99, 1.0, 1.0, 1.0, 1.01, 1.02)
+    cal = Calibration(
+        **{k: getattr(base, k) for k in Calibration.__dataclass_fields__ if k != "operator"},
+        operator=Estimate.of([8e-6 * f for f in spread], 0.03),
+    )
+    roof = cal.roofline()
+    assert roof.dispatch.value == pytest.approx(8e-6) and roof.trivial.value == pytest.approx(5e-6)
+    rows = {r["probe"]: r for r in folder.probe_rows(cal)}
+    assert rows["operator"]["work"] == 1 and float(rows["operator"]["time_ms"]) == pytest.approx(8e-3)
+
+
+def test_the_operator_probe_counts_what_it_dispatches():
+    from measure.lab.machine_probes import operators
+    from measure.lab.op_counting import count_ops
+
+    call, ops = operators(hidden=64, heads=4, device=torch.device("cpu"), dtype=torch.float32, layers=2)
+    one, _ = operators(hidden=64, heads=4, device=torch.device("cpu"), dtype=torch.float32, layers=1)
+    assert ops == count_ops(call) == 2 * count_ops(one) > 10  # each layer's operators, counted exactly
+    call()
+    assert calibration.plan("smoke", torch.device("cpu")).operator_layers == 1
+    # the settings' other dtype is probed beside the run's: bfloat16 on a CPU, float32 beside float16
+    from measure.lab.machine_probes import probed_dtypes
+
+    assert probed_dtypes(torch.float32) == (torch.float32, torch.bfloat16)
+    assert probed_dtypes(torch.float16) == (torch.float16, torch.float32)

@@ -10,8 +10,11 @@ from html import unescape
 
 import matplotlib.pyplot as plt
 import pytest
-from sitekit import figure_layout, figures, glossary, project, source_archive
 
+from sitekit import figures
+from sitekit.figures import layout
+from sitekit.language import glossary
+from sitekit.sources import project, source_archive
 from tests.conftest import LANGUAGES, REPO
 
 figures._load_all()
@@ -93,8 +96,8 @@ def _grid_figure(cols: int):
 
 def test_a_row_of_panels_is_stacked_for_a_phone_each_with_its_own_labels():
     fig = _grid_figure(3)
-    figure_layout.stack(fig)
-    assert fig.get_size_inches()[0] == figure_layout.NARROW_IN
+    layout.stack(fig)
+    assert fig.get_size_inches()[0] == layout.NARROW_IN
     lefts = {round(ax.get_position().x0, 3) for ax in fig.axes}
     tops = [ax.get_position().y0 for ax in fig.axes]
     assert len(lefts) == 1 and tops == sorted(tops, reverse=True)  # one column, in reading order
@@ -106,7 +109,7 @@ def test_a_log_axis_over_few_decades_is_labelled_between_its_powers_of_ten():
     fig, ax = plt.subplots()
     ax.semilogy([1, 2, 3], [3.0, 30.0, 70.0])
     tick = figures.FuncFormatter(lambda v, pos: f"{v:g}")
-    figure_layout.label_log_axes(fig, tick)
+    layout.label_log_axes(fig, tick)
     fig.canvas.draw()
     shown = {t.get_text() for t in ax.get_yticklabels() if t.get_text()}
     assert {"20", "50"} <= shown, shown  # a point at 30 or 70 reads between them
@@ -117,20 +120,20 @@ def _min_phone_px(svg: str) -> float:
     width = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg).group(1))
     sizes = [float(s) for s in re.findall(r"font(?:-size:|: (?:[a-z]+ )*)\s*([\d.]+)px", svg)]
     # user units are the SVG's pt; the phone shows it PHONE_PX wide, or its own width if narrower
-    shown = min(figure_layout.PHONE_PX, width * 4 / 3)
+    shown = min(layout.PHONE_PX, width * 4 / 3)
     return min(sizes) * shown / width
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(figures.REGISTRY))
 def test_every_figures_phone_version_keeps_its_text_at_nine_pixels(name):
-    from sitekit.pagedata import SiteData
+    from sitekit.rendering.pagedata import SiteData
 
     try:
         svg = figures.render_figure(name, SiteData(REPO / "site_data"), narrow=True)
     except Exception as e:  # noqa: BLE001 - data of an older run, or a table not measured yet
         pytest.skip(f"{name}: {e}")
-    assert _min_phone_px(svg) >= figure_layout.PHONE_MIN_PX - 0.05, name
+    assert _min_phone_px(svg) >= layout.PHONE_MIN_PX - 0.05, name
 
 
 @pytest.mark.build

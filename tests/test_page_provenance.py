@@ -8,10 +8,10 @@ import re
 from html import unescape
 
 import pytest
-from sitekit import page_provenance
-from sitekit.markers import PageContext, render_markers
-from sitekit.pagedata import SiteData
 
+from sitekit.rendering.markers import PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
+from sitekit.sources import page_provenance
 from tests.conftest import LANGUAGES, write_data
 
 LAYERS = [{"layer": i, "peak": float(i * i)} for i in range(30)]
@@ -38,7 +38,7 @@ def test_a_long_table_shows_its_summary_rows_and_folds_the_rest(ctx):
 
 
 def test_a_table_longer_than_a_screen_folds_without_being_asked_and_a_short_one_never(ctx):
-    from sitekit.table_marker import FOLD_SHOW
+    from sitekit.rendering.table_marker import FOLD_SHOW
 
     long = render_markers("{{ table('exp.layers') }}", ctx)
     assert len(_rows(long.split("<details")[0])) == FOLD_SHOW and "table-fold" in long
@@ -69,7 +69,7 @@ def test_each_table_links_its_csv_and_its_run_and_the_page_names_each_run_once(c
     assert end.startswith(page_provenance.SECTION_START) and 'class="provenance"' not in end
     # what both runs share is said once, above the row of each
     shared = end.split('class="provenance-table provenance-shared"', 1)[1].split("</table>", 1)[0]
-    assert shared.count("m (1 parameters)") == 1 and 'class="provenance-runs"' in end
+    assert shared.count("m (1\xa0parameter)") == 1 and 'class="provenance-runs"' in end
 
 
 def test_a_page_that_reads_no_data_has_no_provenance(ctx):
@@ -78,7 +78,7 @@ def test_a_page_that_reads_no_data_has_no_provenance(ctx):
 
 
 def test_an_assumption_table_shows_its_csv_and_no_run(tmp_path, monkeypatch):
-    from sitekit import quoted
+    from sitekit.sources import quoted
 
     write_data(tmp_path, "exp", {"cards": [{"gib": 8}]})
     monkeypatch.setattr(quoted, "ASSUMED", frozenset({"exp.cards"}))

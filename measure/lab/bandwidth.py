@@ -72,6 +72,7 @@ def copier(*, copy_bytes: int, device: torch.device, copies_per_sample: int = 4)
         for _ in range(copies_per_sample):
             dst.copy_(src)
 
+    copies.source = src  # the read-bandwidth probe reads the same buffer (machine_probes.reader)
     return copies
 
 

@@ -11,7 +11,13 @@ each with its 95 % interval of the median):
   one bandwidth (``ctx.calibration.bandwidth_bytes_per_s``);
 * a reference step: the model's eager decode step, batch 1, against a random cache of
   ``CACHE_TOKENS`` tokens cut back before each sample (untimed): the same work at every
-  calibration of a model, so that a change is the machine's.
+  calibration of a model, so that a change is the machine's;
+* the probes of the machine's roofline (``measure/lab/machine_probes.py``), which run no
+  model code: a streaming read of the copy's buffer, matrix multiplies of the model's
+  projection shape at each row count in each dtype the experiments time, a trivial
+  operator's fixed cost, and an operator's fixed cost in eager module code (the one the
+  roofline charges a step per operator). ``Calibration.roofline`` is the model they give
+  (``measure/lab/roofline.py``); the drift gate sets two runs' timings against them.
 
 On a GPU both are read from CUDA events (the device's clock), as the bandwidth probe
 always was. Torch is imported inside the functions that measure: the folder's
@@ -27,6 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from measure.lab.machine_probes import DISPATCH_CALLS, DISPATCH_CALLS_SMOKE, OPERATOR_LAYERS, ROWS, ROWS_SMOKE
+from measure.lab.roofline import Rate, Roofline
+
 if TYPE_CHECKING:
     import torch
 
@@ -37,6 +46,20 @@ if TYPE_CHECKING:
 # still overlap can be at most 6 % apart; 10 % is beyond that, and below the smallest
 # effect a timing page draws a conclusion from (issue 23: a 19 % rise of the decode step).
 DRIFT_LIMIT = 0.10
+# The smallest effect a timing sentence calls a difference: two timings whose ratio's
+# interval lies within ±5 % are "practically the same", one wholly beyond it "apart", one
+# that straddles the edge "cannot tell" (the claims' ``same``, ``exceeds``, ``undercuts``).
+# Five per cent is above what two runs on one machine disagree by when both are calm
+# (their intervals are about ±2 to ±3 % wide) and below every effect a page explains.
+MARGIN = 0.05
+# How far measured and predicted may differ before a page says the roofline does not
+# explain a step: measured over predicted wholly within [1 / 1.25, 1.25]. A roofline
+# predicts a floor from three terms that overlap in a real step (a kernel streams and
+# computes at once; the small operators' work hides partly behind the large ones'), and
+# its ceilings come from probes of other shapes than the step's own: a quarter either
+# way is within what that leaves unmodelled, and an unmodelled cost larger than that
+# (Python between operators, a kernel far from its ceiling) is the page's to name.
+MODEL_BAND = 0.25
 TARGET = 0.03  # the relative half-width of each interval, as every timing of a run asks
 CACHE_TOKENS = 16  # the reference step's context: short, so the step is the weights' read
 # Copies per bandwidth sample: on a GPU four, so that the events' and the launch's own
@@ -44,7 +67,9 @@ CACHE_TOKENS = 16  # the reference step's context: short, so the step is the wei
 # CPU one, since a copy of 256 MiB or more takes milliseconds, and a sample more is worth
 # more to the interval than a longer one.
 COPIES = {"cpu": 1, "cuda": 4}
-BUDGET_S = 3.0  # per calibration: start and end together stay under 10 s on two CPU cores
+# per calibration: start and end together stay under 12 s on two CPU cores (the roofline's
+# 25 probes beside the copy and the step take about 40 ms a round there)
+BUDGET_S = 4.0
 SMOKE_BUDGET_S = 0.3  # the smoke profile (tests) times the code path, not the machine
 MIN_COPY_BYTES = {"cpu": 256 << 20, "cuda": 1 << 30}  # when the cache size cannot be read
 SMOKE_COPY_BYTES = 4 << 20
@@ -60,6 +85,9 @@ class Plan:
     copies_per_sample: int
     target: float = TARGET
     cache_tokens: int = CACHE_TOKENS
+    rows: tuple[int, ...] = ROWS  # the roofline's matmul probes, one per row count and dtype
+    dispatch_calls: int = DISPATCH_CALLS
+    operator_layers: int = OPERATOR_LAYERS  # layers of small operators per call of that probe
 
 
 def last_level_cache_bytes(root: Path = _SYS_CACHE) -> int | None:
@@ -83,7 +111,14 @@ def plan(profile: str, device: torch.device) -> Plan:
     minimum of the device type; the smoke profile a small buffer and budget."""
     copies = COPIES.get(device.type, COPIES["cpu"])
     if profile == "smoke":
-        return Plan(copy_bytes=SMOKE_COPY_BYTES, budget_s=SMOKE_BUDGET_S, copies_per_sample=copies)
+        return Plan(
+            copy_bytes=SMOKE_COPY_BYTES,
+            budget_s=SMOKE_BUDGET_S,
+            copies_per_sample=copies,
+            rows=ROWS_SMOKE,
+            dispatch_calls=DISPATCH_CALLS_SMOKE,
+            operator_layers=1,
+        )
     if device.type == "cuda":
         import torch
 
@@ -110,6 +145,11 @@ class Calibration:
     step: Estimate  # seconds per reference step
     sweep: dict  # Sweep.describe(): seed, rounds, seconds, budget, points met
     seconds: float  # the whole calibration, buffers and cache made included
+    read: Estimate | None = None  # seconds per streaming read of copy_bytes
+    dispatch: Estimate | None = None  # seconds per trivial operator
+    operator: Estimate | None = None  # seconds per operator in eager module code
+    matmuls: dict | None = None  # (dtype, rows) -> seconds per multiply of the projection shape
+    shape: tuple[int, int] | None = None  # the projection shape (hidden, intermediate)
 
     @property
     def moved_bytes(self) -> int:
@@ -126,6 +166,30 @@ class Calibration:
     @property
     def bandwidth_high_bytes_per_s(self) -> float:
         return self.moved_bytes / self.copy.low_s
+
+    def roofline(self) -> Roofline:
+        """The machine's model these probes give (``measure/lab/roofline.py``)."""
+        from measure.lab.machine_probes import matmul_flops
+
+        def rate(amount: float, est: Estimate) -> Rate:
+            return Rate(amount / est.median_s, amount / est.high_s, amount / est.low_s)
+
+        ceilings: dict[str, list] = {}
+        for (dtype, rows), est in sorted((self.matmuls or {}).items()):
+            ceilings.setdefault(dtype, []).append((rows, rate(matmul_flops(rows, self.shape), est)))
+
+        def seconds(est: Estimate) -> Rate:
+            return Rate(est.median_s, est.low_s, est.high_s)
+
+        trivial = seconds(self.dispatch)
+        return Roofline(
+            bandwidth=rate(self.moved_bytes, self.copy),
+            read_bandwidth=rate(self.copy_bytes, self.read),
+            ceilings={d: tuple(points) for d, points in ceilings.items()},
+            # a calibration taken before the operator probe existed charges the trivial one
+            dispatch=seconds(self.operator) if self.operator is not None else trivial,
+            trivial=trivial,
+        )
 
     def floor_s(self, moved_bytes: float) -> tuple[float, float, float]:
         """The time to move ``moved_bytes`` at this run's bandwidth, in seconds, and its
@@ -172,9 +236,11 @@ def drift(start: Calibration, end: Calibration | None) -> dict:
 
 
 def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str = "start") -> Calibration:
-    """The copy bandwidth and the reference step, interleaved (seed 0 at the start, 1 at the end)."""
+    """The copy bandwidth, the reference step and the roofline's probes, interleaved
+    (seed 0 at the start, 1 at the end)."""
     import torch
 
+    from measure.lab import machine_probes as probes
     from measure.lab.bandwidth import clocked, copier
     from measure.lab.generation import crop_cache, decode_step, random_cache
     from measure.lab.sampling import interleaved
@@ -183,19 +249,35 @@ def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str
     copies = copier(copy_bytes=plan.copy_bytes, device=device, copies_per_sample=plan.copies_per_sample)
     cache = random_cache(model, batch=1, tokens=plan.cache_tokens)
     token = torch.ones((1, 1), dtype=torch.long, device=device)
+    shape = probes.projection_shape(model.config)
+    dtypes = probes.probed_dtypes(next(model.parameters()).dtype)
+    matmuls = probes.matmuls(shape=shape, dtypes=dtypes, rows=plan.rows, device=device)
+    heads = int(model.config.num_attention_heads)
+    small_ops, ops_per_call = probes.operators(
+        hidden=shape[0], heads=heads, device=device, dtype=dtypes[0], layers=plan.operator_layers
+    )
 
-    def before(key: str) -> None:
+    def before(key) -> None:
         if key == "step":
             crop_cache(cache, plan.cache_tokens)  # the previous step grew it by one
 
+    points = {
+        "copy": copies,
+        "read": probes.reader(copies.source),
+        "dispatch": probes.dispatcher(calls=plan.dispatch_calls, device=device),
+        "operator": small_ops,
+        "step": lambda: decode_step(model, token, cache),
+        **matmuls,
+    }
     sweep = interleaved(
-        {"copy": copies, "step": lambda: decode_step(model, token, cache)},
+        points,
         device=device,
         seed=0 if moment == "start" else 1,
         target=plan.target,
         budget_s=plan.budget_s,
         warmup=1,
         before=before,
+        min_sample_s=probes.MIN_SAMPLE_S,
         timer=(lambda fn: clocked(fn, device)) if device.type == "cuda" else None,
     )
     return Calibration(
@@ -204,6 +286,11 @@ def measure(model, device: torch.device, *, run_id: str, plan: Plan, moment: str
         copy_bytes=plan.copy_bytes,
         copy=sweep.points["copy"].scaled(1 / plan.copies_per_sample),
         step=sweep.points["step"],
+        read=sweep.points["read"],
+        dispatch=sweep.points["dispatch"].scaled(1 / plan.dispatch_calls),
+        operator=sweep.points["operator"].scaled(1 / ops_per_call),
+        matmuls={key: sweep.points[key] for key in matmuls},
+        shape=shape,
         sweep=sweep.describe(),
         seconds=time.perf_counter() - t0,
     )

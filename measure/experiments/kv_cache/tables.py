@@ -1,5 +1,7 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
+from measure.lab.prediction import prediction_columns, step_values
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
@@ -17,16 +19,22 @@ TABLES = (
         (
             Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            *interval_columns("total_ms", "ms", "wall time"),
+            *interval_columns("total_ms", "ms", "whole generation"),
             *derived_columns("ms_per_token", "ms", "per token"),
-            *derived_columns("speed_ratio", "x", "speed vs recompute"),
+            *derived_columns("speedup", "x", "speedup over recomputing"),
+            *derived_columns("steps_ms", "ms", "after the first token"),
+            *derived_columns("steps_speedup", "x", "speedup over recomputing, after the first token"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
+            *prediction_columns("total", "whole generation"),
         ),
         description=(
-            "Greedy generation recomputing everything at each step against generating with the cache, the "
-            "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
-            "time per token (medians with their 95 % intervals), and the speed ratio, paired round by round: the "
-            "median of the per-round ratios with its 95 % interval."
+            "Greedy generation recomputing everything at each step against generating with the cache: the token "
+            "ids must be identical. Each generation timed as the sum of its steps, every step timed in one "
+            "interleaved sweep (the prefill, the decode step at a few contexts, the recompute pass at a few "
+            "lengths; a step between two lengths timed read off the straight line between them), one sum per "
+            "round: the whole generation (the cached one with its prefill, as the chapter counted it) and the "
+            "steps after the first token, medians with their 95 % intervals over the rounds, and the speedups "
+            "paired round by round; each generation against its prediction by the run's roofline."
         ),
     ),
     Table(
@@ -48,7 +56,7 @@ TABLES = (
             Column("context", "tokens", "context n"),
             *interval_columns("recompute_ms", "ms", "recompute step"),
             *interval_columns("cached_ms", "ms", "cached step"),
-            *derived_columns("speed_ratio", "x", "ratio"),
+            *derived_columns("head_ratio", "x", "ratio"),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
         ),
@@ -104,20 +112,35 @@ TABLES = (
     ),
 )
 VALUES = (
-    Value("speedup", "x", description="cached generation is this many times faster than recomputing", policy=TIMING),
-    Value(
-        "speedup_low",
+    *interval_values(
+        "speedup",
         "x",
-        description="95 % interval of speedup, low (the ratio paired round by round)",
-        policy=TIMING,
-    ),
-    Value(
-        "speedup_high",
-        "x",
-        description="95 % interval of speedup, high (the ratio paired round by round)",
-        policy=TIMING,
+        description="cached generation is this many times faster than recomputing",
+        bounds=(
+            "95 % interval of speedup, low (the ratio paired round by round)",
+            "95 % interval of speedup, high (the ratio paired round by round)",
+        ),
     ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
+    *interval_values(
+        "steps_speedup",
+        "x",
+        description="the same after the first token: the recompute passes after the first over the decode steps",
+    ),
+    Value("speedup_predicted", "x", description="the speedup the run's roofline predicts", policy=TIMING),
+    Value("steps_speedup_predicted", "x", description="the same after the first token", policy=TIMING),
+    Value(
+        "flops_ratio",
+        "x",
+        description="FLOPs of the recompute generation over the cached one's, counted",
+        policy=EXACT_ON_DEVICE,
+    ),
+    Value("recompute_points", "lengths", description="recompute passes timed, first and last included"),
+    Value("step_points", "contexts", description="decode steps timed, first and last included"),
+    Value("recompute_pass_tokens", "tokens", description="the recompute pass timed in the middle of the generation"),
+    *step_values("recompute_pass", "the recompute pass timed in the middle of the generation"),
+    Value("cached_step_tokens", "tokens", description="the decode step timed in the middle of the generation"),
+    *step_values("cached_step", "the decode step timed in the middle of the generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
     Value("split_gap", description="top-two logit gap of the recompute path where the streams split", policy=NUMERIC),
@@ -139,9 +162,7 @@ VALUES = (
     Value("head_largest_context", "tokens"),
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
-    Value("head_ratio_at_largest", "x", policy=TIMING),
-    Value("head_ratio_at_largest_low", "x", description="95 % interval of head_ratio_at_largest, low", policy=TIMING),
-    Value("head_ratio_at_largest_high", "x", description="95 % interval of head_ratio_at_largest, high", policy=TIMING),
+    *interval_values("head_ratio_at_largest", "x"),
     Value(
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),
@@ -153,7 +174,22 @@ VALUES = (
         policy=TIMING,
     ),
     Value("memory_tokens", "tokens", description="the longest generation of the memory table"),
-    Value("memory_ratio_shortest", "x", description="the same ratio at the shortest generation", policy=TIMING),
+    Value(
+        "memory_ratio_shortest",
+        "x",
+        description="the same ratio at the shortest generation, read as at the longest (last two steps, or all)",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_ratio_shortest_whole",
+        "x",
+        description="the same ratio at the shortest generation, the whole loop",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_compared_last_two",
+        description="the two lengths compared on their last two steps",
+    ),
     Value("memory_tokens_shortest", "tokens"),
     Value("memory_whole_up_to", "tokens", description="the longest generation recomputed whole for memory"),
     Value(
