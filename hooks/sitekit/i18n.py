@@ -67,6 +67,7 @@ ENGLISH_ONE = {
     "slot-steps": "slot-step",
     "slots": "slot",
     "steps": "step",
+    "tensors": "tensor",
     "tokens": "token",
     "tokens/s": "tokens/s",
     "users": "user",
