@@ -171,3 +171,62 @@ def test_every_committed_page_has_a_branch_for_every_outcome_of_its_hardware_cla
     assert not problems, "\n".join(problems)
     stale = sorted(set(listed) - seen)
     assert not stale, f"tests/prose/unbranched.txt lists sentences that have their branches now: {stale}"
+
+
+@pytest.mark.build
+def test_no_sentence_the_built_site_shows_rests_on_a_claim_that_does_not_hold(built_site):
+    """Every claim mark of every page of every edition, read back from the built HTML and
+    decided again on the committed data: a ✓ holds, a ≈ cannot be told, and no page
+    carries a mark for a claim that does not hold."""
+    import html
+    import re
+
+    from sitekit import claims
+    from sitekit.claim_files import load
+    from sitekit.intervals import NOISE
+
+    book = load(REPO / "measure/experiments", REPO, claims.CALLS)
+    data = SiteData(REPO / "site_data")
+    mark = re.compile(r'<sup class="claim ([a-z-]+)" title="([^"]*)">(.)</sup>')
+    checked, pages = 0, 0
+    for page in sorted(built_site.rglob("index.html")):
+        text = page.read_text(encoding="utf-8")
+        found = mark.findall(text)
+        pages += bool(found)
+        for kind, title, sign in found:
+            ref = re.search(r"([a-z_]+\.[a-z0-9_]+): ", html.unescape(title)).group(1)
+            holds = claims.check(data, book.get(ref).expression)[0]
+            where = f"{page.relative_to(built_site)}: {ref}"
+            assert (kind, sign) in (("claim-ok", "✓"), ("claim-noise", "≈")), where
+            assert holds is (True if kind == "claim-ok" else NOISE), f"{where} is shown as {sign} but is {holds}"
+            checked += 1
+        assert "⚠" not in re.sub(r"<[^>]+>", "", text.split("<article", 1)[-1].split("</article>", 1)[0]), page
+    assert pages >= 50 and checked > 800, (pages, checked)
+
+
+def test_a_made_up_page_over_the_committed_data_builds_only_with_the_branch_the_data_picks():
+    """The hook itself, as a build runs it, on a page written for the test: a claim about
+    this hardware that the committed run did not bear out (the int8-kernel draft's step
+    is not under half a target step) refuses the page when its sentence is shown, and the
+    page builds with its branch; one the intervals cannot tell (batching's sweep) shows
+    only in its unsure clause, with ≈."""
+    from mkdocs.exceptions import PluginError
+
+    from tests.helpers import render_page
+
+    under = "{{ claim('speculative_decoding.int8_kernels_draft_under_half', 'Its step costs under half') }}"
+    with pytest.raises(PluginError, match=r"claim 'Its step costs under half' does not hold"):
+        render_page("speculative-decoding.md", f"A made-up page. {under}.")
+    branched = (
+        f"<!-- if speculative_decoding.int8_kernels_draft_under_half -->{under}.<!-- else -->"
+        "Its step costs {{ cell('speculative_decoding.draft_cost', 'draft_cost', where={'draft': 'int8_dynamic'}) }}."
+        "<!-- end -->"
+    )
+    out = render_page("speculative-decoding.md", branched)
+    assert "Its step costs" in out and "under half" not in out and "⚠" not in out
+
+    drop = "{{ claim('batching.sweep_drop_apart', 'A larger batch did not clearly take longer') }}"
+    with pytest.raises(PluginError, match=r"cannot be told by this run's intervals"):
+        render_page("batching.md", f"A made-up page. {drop}.")
+    out = render_page("batching.md", f"<!-- if unsure batching.sweep_drop_apart -->{drop}.<!-- else -->no<!-- end -->")
+    assert "did not clearly take longer" in out and "≈" in out and "claim-noise" in out
