@@ -30,7 +30,7 @@ TABLES = (
             Column("top1_token", label="token of #1", policy=EXACT_ON_DEVICE),
             Column("top1_over_median", "x", "#1 / median", policy=NUMERIC),
             Column("rest_median_dim_max", label="without the first token: median", policy=NUMERIC),
-            Column("rest_top1_dim", label="#1 dim", policy=EXACT_ON_DEVICE),
+            Column("rest_top1_dim", label="without the first token: #1 dim", policy=EXACT_ON_DEVICE),
             Column("rest_top1_max", label="#1 max |h|", policy=NUMERIC),
         ),
         description=(
