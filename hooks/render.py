@@ -11,37 +11,20 @@ import logging
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
-HOOKS = Path(__file__).resolve().parent
-sys.path.insert(0, str(HOOKS))  # sitekit, the page side
-sys.path.insert(1, str(HOOKS.parent))  # sitedata, the torch-free data layer
-
-from sitekit import (  # noqa: E402
-    answer_files,
-    calculator_locale,
-    claim_files,
-    claim_legend,
-    claims,
-    escape,
-    figures,
-    formatting,
-    i18n,
-    maths,
-    named_files,
-    notebook_outputs,
-    source_archive,
-    typed_numbers,
-)
-from sitekit.markers import MarkerError, PageContext, render_markers  # noqa: E402
-from sitekit.pagedata import SiteData, SiteDataError  # noqa: E402
-
-from sitedata import hashes  # noqa: E402
+from sitedata import hashes
+from sitekit import figures
+from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
+from sitekit.language import calculator_locale, formatting, i18n, theme_words, typed_numbers
+from sitekit.rendering import escape, maths, notebook_outputs
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData, SiteDataError
+from sitekit.sources import source_archive
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")
@@ -84,14 +67,17 @@ def on_config(config, **kwargs):
 def _check_notebooks(docs: Path, data: SiteData) -> None:
     """A notebook page shows what it printed when it was executed: it must have been
     executed against the site_data this build renders, with the code it holds now, and
-    every edition must hold the English notebook's code."""
+    every edition must hold the English notebook's code in its own words."""
 
     def read(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
 
     for path in sorted(docs.glob("*.ipynb")):
         english = docs / (path.name.split(".")[0] + ".ipynb")
-        why = hashes.staleness(read(path), data.data_hash, None if english == path else read(english))
+        source = None if english == path else read(english)
+        why = hashes.staleness(read(path), data.data_hash, source)
+        if not why and source is not None:  # its code prints what its page shows
+            why = notebook_outputs.untranslated(source, read(path), path.name.split(".")[1])
         if why:
             raise PluginError(f"docs/{path.name}{why}: run `make notebooks`")
 
@@ -217,17 +203,7 @@ def on_post_page(output, page, config, **kwargs):
     site has no site_url). The selector's links do the readers' work."""
     up = "../" * page.url.count("/")
     notebook = page.file.src_uri.split(".")[0] if page.file.src_uri.endswith(".ipynb") else None
-    if i18n.language() != i18n.DEFAULT:  # the headings' anchors, titled by the toc extension
-        output = output.replace('title="Permanent link"', f'title="{i18n._("Permanent link", "theme")}"')
-        # the palette toggles' names (mkdocs.yml) and the theme's footer line are English in
-        # every edition: the theme translates neither
-        toggles = {
-            "Switch to dark mode": i18n._("Switch to dark mode", "theme"),
-            "Switch to light mode": i18n._("Switch to light mode", "theme"),
-        }
-        for english, name in toggles.items():
-            output = output.replace(f'"{english}"', f'"{escape.attribute(name, None)}"')
-        output = output.replace("\n    Made with\n", f"\n    {escape.text(i18n._('Made with', 'theme'), None)}\n")
+    output = theme_words.translate(output)  # the theme's words it leaves in English in every edition
 
     def link(m: re.Match) -> str:
         href, lang = m.group(2), m.group(4)

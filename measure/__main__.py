@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
         "--regenerated", type=Path, default=None, help="compare this existing folder instead of regenerating"
     )
     check.add_argument("--quiet", action="store_true", help="no progress output")
+    check.add_argument(
+        "--brief", action="store_true", help="print the machine's speed, the counts and the failures only"
+    )
     merge = sub.add_parser("merge", help="bring experiments measured elsewhere (a GPU run's folder) into site_data")
     merge.add_argument("folder", type=Path, help="the folder the other run wrote (e.g. by gpu/run_systems.sh)")
     merge.add_argument(
@@ -154,6 +157,7 @@ def _main(argv: list[str] | None) -> int:
                 docs=None if args.no_pages else args.docs,
                 regenerated=args.regenerated,
                 quiet=args.quiet,
+                brief=args.brief,
             )
         writes = Writes(args.out)
         from measure.runner import Interrupted, run_experiments

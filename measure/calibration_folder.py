@@ -2,11 +2,17 @@
 
 Not an experiment (no page of its own, no parameters to sweep, nothing the drift gate
 can regenerate: it records when and on what the others were measured), so it is not in
-the registry: the runner writes it at the end of every run that measured something, and
-a merge brings a GPU run's rows in beside the rows already there. Table ``runs`` holds
-one row per run id that some experiment's meta.json (``run.id``) names: a row is kept as
-long as an experiment names its run and dropped once none does. A run stopped before
-its end calibration has its end columns empty.
+the registry: the runner writes it, and a merge brings a GPU run's rows in beside the
+rows already there. Table ``runs`` holds one row per run id that some experiment's
+meta.json (``run.id``) names: a row is kept as long as an experiment names its run and
+dropped once none does. A run stopped before its end calibration has its end columns
+empty.
+
+A row is written before the first experiment that names its run is swapped in (the
+runner writes the run's start, ``measure/calibration_record.py``, a merge the incoming
+rows, first), and the rows nothing names are dropped afterwards: a stop anywhere can
+leave a row that no experiment names yet, until the next write, but never an experiment
+naming a run without a row.
 
 Table ``roofline`` holds each run's probes of its machine's roofline
 (``measure/lab/roofline.py``) at its start and its end: one row per probe, kept and
@@ -23,13 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from measure.calibration_roofline import ROOFLINE, ROOFLINE_COLUMNS, probe_rows, probes_of
-from measure.errors import UserError
 from measure.lab.calibration import DRIFT_LIMIT, MARGIN, Calibration, drift
 from sitedata import (
     Column,
     DataError,
     Experiment,
-    FolderError,
     Result,
     Table,
     Value,
@@ -141,12 +145,16 @@ def runs_named(root: Path) -> set[str]:
         if name == FOLDER:
             continue
         try:
-            run = read_experiment(root, name).meta.get("run")
+            named |= run_named(read_experiment(root, name))
         except DataError:
             continue
-        if isinstance(run, dict) and isinstance(run.get("id"), str):
-            named.add(run["id"])
     return named
+
+
+def run_named(experiment: Experiment) -> set[str]:
+    """The run id an experiment's meta.json names ({} if none)."""
+    run = experiment.meta.get("run")
+    return {run["id"]} if isinstance(run, dict) and isinstance(run.get("id"), str) else set()
 
 
 def _normalized(rows: list[dict[str, str]], columns: tuple[str, ...] = COLUMNS) -> list[dict[str, Any]]:
@@ -180,23 +188,36 @@ def incoming(source: Path) -> Experiment | None:
     return exp
 
 
-def merge_into(into: Path, source: Experiment) -> str:
+def merge_into(into: Path, source: Experiment, naming: set[str]) -> None:
     """The runs of ``source`` (verified by ``incoming``) beside those already in ``into``,
-    the folder's provenance the source's; the line a merge prints."""
-    theirs = _normalized(source.rows("runs"))
+    written before the experiments that name them (``naming``: the runs they name) are
+    swapped in; the folder's provenance the source's."""
+    rows = kept(into, rows_in(into), _normalized(source.rows("runs")), naming=naming)
     probes = _normalized(source.rows("roofline"), ROOFLINE_COLUMNS) if "roofline" in source.texts else []
-    rows = kept(into, rows_in(into), theirs)
-    provenance = {k: v for k, v in source.meta.items() if k not in _FORMAT_KEYS}
-    write(into, rows, provenance, probes=probes_of(rows, rows_in(into, "roofline"), probes))
-    new = {r["run"] for r in theirs} & {r["run"] for r in rows}
+    write(into, rows, _provenance(source), probes=probes_of(rows, rows_in(into, "roofline"), probes))
+
+
+def settle(into: Path, source: Experiment) -> str:
+    """After a merge's experiments are in place: the rows that nothing names any more
+    dropped; the line a merge prints."""
+    before = rows_in(into)
+    rows = kept(into, before)
+    if rows != before:
+        write(into, rows, _provenance(source), probes=probes_of(rows, rows_in(into, "roofline")))
+    new = {r["run"] for r in source.rows("runs")} & {r["run"] for r in rows}
     kept_runs = f"{len(rows)} run{'s' if len(rows) != 1 else ''} kept"
     return f"calibration: {kept_runs}, {len(new)} of them from {source.folder.parent}"
 
 
-def kept(root: Path, *row_lists: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _provenance(source: Experiment) -> dict:
+    return {k: v for k, v in source.meta.items() if k not in _FORMAT_KEYS}
+
+
+def kept(root: Path, *row_lists: list[dict[str, Any]], naming: set[str] = frozenset()) -> list[dict[str, Any]]:
     """The rows of ``row_lists`` (a later list's row replaces an earlier one of the same
-    run) whose run an experiment in ``root`` names, in the order of their run ids."""
-    named, by_run = runs_named(root), {}
+    run) whose run an experiment in ``root`` names, or one about to be written there
+    (``naming``), in the order of their run ids."""
+    named, by_run = runs_named(root) | set(naming), {}
     for rows in row_lists:
         for r in rows:
             by_run[r["run"]] = r
@@ -216,60 +237,10 @@ def write(root: Path, rows: list[dict[str, Any]], provenance: dict, probes: list
     return write_experiment(root, FOLDER, result, tables=declared, values=VALUES, provenance=provenance)
 
 
-def record(root: Path, start: Calibration, end: Calibration | None, provenance: dict) -> Path | None:
-    """The run's row added to those already in ``root``, the rows no experiment names dropped."""
-    rows = kept(root, rows_in(root), [row(start, end, provenance)])
+def record(root: Path, start: Calibration, end: Calibration | None, provenance: dict, *, first: bool = False):
+    """The run's row and its probes added to those already in ``root``, the rows no
+    experiment names dropped; ``first``: before the run's first experiment is swapped in
+    (kept, though none names it yet)."""
+    rows = kept(root, rows_in(root), [row(start, end, provenance)], naming={start.run_id} if first else set())
     ours = probe_rows(start) + (probe_rows(end) if end else [])
     return write(root, rows, provenance, probes=probes_of(rows, rows_in(root, "roofline"), ours))
-
-
-class RunRecord:
-    """A run's calibration, written into ``root`` when the run ends: with the end
-    calibration, or, after a stop or an error, without it (then never raising: the stop
-    or the error is what the user is told). Only a run that an experiment on disk names
-    has a row to add (one that wrote nothing leaves the folder as it was)."""
-
-    def __init__(self, root: Path, start: Calibration, *, model, machine: dict, dtype, profile: str, plan, log) -> None:
-        self.root, self.start, self.log = Path(root), start, log
-        self.about = {"model": model, "machine": machine, "dtype": dtype, "profile": profile, "plan": plan}
-
-    def _write(self, end: Calibration | None) -> None:
-        from dataclasses import asdict
-
-        from measure.lab.provenance import folder_provenance
-
-        if self.start.run_id not in runs_named(self.root):
-            return
-        a = self.about
-        provenance = folder_provenance(
-            title=TITLE,
-            module=__name__,
-            parameters=asdict(a["plan"]),
-            model=a["model"],
-            machine=a["machine"],
-            dtype=a["dtype"],
-            profile=a["profile"],
-            duration_s=self.start.seconds + (end.seconds if end else 0.0),
-        )
-        record(self.root, self.start, end, provenance)
-
-    def finished(self, end: Calibration | None) -> None:
-        if end is None:  # the run wrote nothing
-            return
-        d = drift(self.start, end)
-        over = " (past the drift limit: the timing pages say so)" if d["drifted"] else ""
-        self.log(
-            f"calibration at the end: {end.describe()}; drift: reference step {d['step_drift']:+.1%}, "
-            f"bandwidth {d['bandwidth_drift']:+.1%}, limit ±{DRIFT_LIMIT:.0%}{over}"
-        )
-        try:
-            self._write(end)
-        except (FolderError, OSError) as e:
-            where = f"the calibration of run {self.start.run_id} could not be written to {self.root}"
-            raise UserError(f"{where} ({e}); the experiments written are whole, the next run writes it") from None
-
-    def stopped(self) -> None:
-        try:
-            self._write(None)
-        except (KeyboardInterrupt, FolderError, OSError, DataError):
-            pass  # the stop or the error is what is reported; the next run rewrites the folder

@@ -32,10 +32,19 @@ from dataclasses import asdict
 from pathlib import Path
 
 from measure import registry
-from measure.check_report import FAILING, check_report_path, coverage, print_report, table_summary, write_report
+from measure.check_report import (
+    FAILING,
+    check_report_path,
+    coverage,
+    print_brief,
+    print_report,
+    table_summary,
+    write_report,
+)
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
+from sitedata.machine_speed import MachineState, Speed
 from sitedata.named import EXPRESSION_KEYS
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
@@ -153,6 +162,16 @@ def declared(exp: Experiment) -> Declared | Finding:
     )
 
 
+def _speed(committed: Path, old: Experiment, out: Path, new: Experiment) -> Speed | None:
+    """The regenerated run's machine against the committed run's, from their calibrations
+    (None where either has none: then timings are compared as measured)."""
+    runs = [e.meta.get("run", {}).get("id") if isinstance(e.meta.get("run"), dict) else None for e in (old, new)]
+    if not all(isinstance(r, str) for r in runs):
+        return None
+    states = MachineState.of(committed, runs[0]), MachineState.of(out, runs[1])
+    return Speed.between(*states) if all(states) else None
+
+
 @contextmanager
 def _timings_not_compared() -> Iterator[None]:
     """A regeneration whose timings nobody reads: every point timed once, nothing compiled."""
@@ -173,6 +192,7 @@ def run_check(
     docs: Path | None,
     regenerated: Path | None = None,
     quiet: bool = False,
+    brief: bool = False,
 ) -> int:
     from measure.lab.provenance import code_hash
     from measure.runner import run_experiments
@@ -181,6 +201,7 @@ def run_check(
     if report is not None:
         check_report_path(report)
     findings: list[Finding] = []
+    speeds: dict[str, list[str]] = {}  # each pair of runs' speed, said once, with its experiments
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     read: dict[str, tuple[Experiment, Declared]] = {}
     for name in names:
@@ -219,12 +240,18 @@ def run_check(
                     Finding(experiment=name, table="meta", column="code_hash", verdict="stale", reason=reason)
                 )
                 continue
-            findings += compare_experiment(exp, new, code=code, kinds=kinds)
+            speed = _speed(committed, exp, out, new) if "timing" in kinds else None
+            if speed is not None:
+                speeds.setdefault(speed.describe(), []).append(name)
+            findings += compare_experiment(exp, new, code=code, kinds=kinds, speed=speed)
     if docs is not None:
         findings += _pages_findings(names, docs)
     summary = coverage(findings)
     passed = not any(f.verdict in FAILING for f in findings) and summary["compared"] > 0
-    print_report(findings, kinds, summary, passed)
+    if brief:
+        print_brief(findings, summary, passed, speeds)
+    else:
+        print_report(findings, kinds, summary, passed, speeds)
     if report is not None:
         payload = {
             "kinds": list(kinds),
@@ -234,6 +261,7 @@ def run_check(
             "counts": Counter(f.verdict for f in findings),
             "findings": [f.as_dict() for f in findings if f.verdict != "ok"],
             "tables": table_summary(findings),
+            "machine_speed": speeds,
         }
         write_report(report, payload)
     return 0 if passed else 1

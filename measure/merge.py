@@ -10,8 +10,11 @@ dtype, libraries, date) kept as measured. A stop or an error says, per experimen
 the target holds then.
 
 FOLDER's calibration folder (the runs its experiments were measured in) is verified
-with them and merged last: its rows join those already in site_data, and every row whose
-run an experiment still names is kept (``measure/calibration_folder.py``).
+with them and merged first: its rows join those already in site_data before any
+experiment that names them is swapped in, and once they are in place every row whose run
+an experiment still names is kept (``measure/calibration_folder.py``). The merge holds
+the target's lock from its first write to its last (``measure/out_folder.py``): a run or
+another merge into the same folder meanwhile is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from measure import calibration_folder, registry
 from measure.errors import UserError
 from measure.ondisk import Writes
+from measure.out_folder import check_place, holding
 from sitedata import DataError, FolderError, experiment_names, read_experiment
 from sitedata.folder import folder_problem, target_problem
 from sitedata.store import META, write_files
@@ -31,6 +35,7 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
 
     if not Path(source).is_dir():
         raise UserError(f"{source} is not a folder")
+    check_place(into, "nothing merged: --into")
     problem = folder_problem(into)
     if problem:
         raise UserError(f"nothing merged: {problem}")
@@ -62,20 +67,32 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
     if problem:
         raise UserError(f"nothing merged: {problem}")
     writes = writes if writes is not None else Writes(into, merge=True)
+    with holding(Path(into), "measure merge", "nothing merged: "):
+        return _install(Path(into), checked, calibration, writes)
+
+
+def _install(into: Path, checked: list, calibration, writes: Writes) -> list[str]:
+    """The verified experiments swapped into ``into``, the calibration's rows first."""
     lines = []
+    try:
+        if calibration is not None:
+            calibration_folder.merge_into(into, calibration, set().union(*map(calibration_folder.run_named, checked)))
+    except (OSError, FolderError) as e:
+        raise UserError(f"merging the calibration into {into} failed ({e}); {writes.describe()}") from None
     for exp in checked:
         files = exp.files()
         writes.begin(exp.name)
         writes.writing(exp.name, files[META])
         try:
-            write_files(Path(into), exp.name, files)
+            write_files(into, exp.name, files)
         except (OSError, FolderError) as e:
             raise UserError(f"merging {exp.name} into {into} failed ({e}); {writes.describe()}") from None
         m = exp.meta
         lines.append(f"merged {exp.name}: {m['device']['id']}, {m['dtype']}, {m['profile']} profile, {m['date']}")
     if calibration is not None:
         try:
-            lines.append(calibration_folder.merge_into(Path(into), calibration))
+            lines.append(calibration_folder.settle(into, calibration))
         except (OSError, FolderError) as e:
-            raise UserError(f"merging the calibration into {into} failed ({e}); {writes.describe()}") from None
+            why = f"dropping the calibration rows no experiment names failed ({e})"
+            raise UserError(f"{why}; {writes.describe()}") from None
     return lines

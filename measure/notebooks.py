@@ -2,11 +2,12 @@
 
 The English notebook, ``docs/<name>.ipynb``, is executed once with nbclient from the
 repository's root. Every edition's notebook, ``docs/<name>.<lang>.ipynb``, holds the same
-code cells with its own words around them and receives the English run's outputs cell by
-cell: five editions cost one run. Each executed notebook records the hashes of the data
-and of the code it ran (sitedata/hashes.py); the build refuses a notebook whose hashes
-are not the current ones, and this module re-executes only a notebook whose data or
-code changed.
+code cells in its own words (its comments, and the labels it prints translated as the
+page shows the English run's: sitedata/hashes.py) with its own words around them, and
+receives the English run's outputs cell by cell: five editions cost one run. Each
+executed notebook records the hashes of the data and of the code it ran
+(sitedata/hashes.py); the build refuses a notebook whose hashes are not the current
+ones, and this module re-executes only a notebook whose data or code changed.
 
 The data folder reaches the kernel as ``SITE_DATA`` (the notebooks read it there, and
 site_data/ beside them without it), so the data hash recorded is that of the
@@ -26,7 +27,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from measure.errors import UserError
-from sitedata.hashes import NOTEBOOK_KEY, code_cells, data_hash, notebook_code_hash, staleness
+from sitedata.hashes import NOTEBOOK_KEY, data_hash, notebook_code_hash, same_code, staleness
 from sitedata.read import experiment_names
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,8 +45,11 @@ def editions(english: Path) -> list[Path]:
     return sorted(english.parent.glob(f"{english.stem}.*.ipynb"))
 
 
-def is_current(path: Path, data: str) -> bool:
-    return staleness(nbformat.read(path, as_version=4), data) is None
+def is_current(path: Path, data: str, english: Path | None = None) -> bool:
+    """Whether ``path`` was executed (or, for an edition, filled from its ``english``
+    notebook's run) against ``data`` with the code it holds now."""
+    source = None if english is None else nbformat.read(english, as_version=4)
+    return staleness(nbformat.read(path, as_version=4), data, source) is None
 
 
 def execute(path: Path, data_root: Path, cwd: Path = REPO) -> nbformat.NotebookNode:
@@ -70,10 +74,10 @@ def execute(path: Path, data_root: Path, cwd: Path = REPO) -> nbformat.NotebookN
 def carry_outputs(english: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
     """An edition's notebook with the English run's outputs in its code cells."""
     nb = nbformat.read(path, as_version=4)
-    if code_cells(nb) != code_cells(english):
+    if not same_code(english, nb):
         raise UserError(
             f"{path.name}: its code cells differ from {path.name.split('.')[0]}.ipynb; an edition translates "
-            "only the text cells, the code is the English notebook's"
+            "its text cells, its code's comments and the labels it prints, never the code"
         )
     ran = iter(c for c in english.cells if c.cell_type == "code")
     for cell in nb.cells:
@@ -93,7 +97,7 @@ def run(data_root: Path, *, force: bool = False, docs: Path = DOCS, log=print) -
     ran = 0
     for english in english_notebooks(docs):
         group = [english, *editions(english)]
-        if not force and all(is_current(p, data) for p in group):
+        if not force and all(is_current(p, data, None if p == english else english) for p in group):
             log(f"notebook {english.name}: up to date with {data_root}, skipped")
             continue
         start = time.perf_counter()

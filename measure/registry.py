@@ -1,5 +1,6 @@
 """The experiments, in the order the chapter presents them. Module name = data folder
-= page marker prefix.
+= page marker prefix; a section's page is its name with hyphens (``page``), and the nav
+in mkdocs.yml holds the sections' pages in this order (tests/test_registry.py).
 
 An experiment is a module or a package of ``measure.experiments`` whose namespace holds
 the members of ``Experiment``: ``load`` reads them once, checks each, and hands the
@@ -36,6 +37,16 @@ EXPERIMENTS: tuple[str, ...] = (
     "chapter",
 )
 
+# The experiments with no page of their own: the source chapter's figures, which the
+# sections' pages quote beside their own runs. Every other experiment is a section.
+WITHOUT_PAGE: tuple[str, ...] = ("chapter",)
+SECTIONS: tuple[str, ...] = tuple(name for name in EXPERIMENTS if name not in WITHOUT_PAGE)
+
+
+def page(name: str) -> str:
+    """A section's page in docs/: its experiment's name with hyphens (kv_cache -> kv-cache.md)."""
+    return name.replace("_", "-") + ".md"
+
 
 class NotAnExperiment(TypeError):
     """An experiment's module lacks a member of the interface, or has one of the wrong kind."""
@@ -45,8 +56,9 @@ class NotAnExperiment(TypeError):
 class Experiment:
     """What an experiment is, as its module spells it (the members keep their names
     there: ``TITLE``, ``TABLES``, ``VALUES``, ``Config``, ``run``, ``NEEDS_TRAINED``,
-    ``work``). The last two are optional: a module that leaves them out gets the
-    defaults below (random weights will do; no count of its forward passes)."""
+    ``work``, ``CHAPTER_COUNTERPART``). The last three are optional: a module that leaves
+    them out gets the defaults below (random weights will do; no count of its forward
+    passes; the chapter has figures to set beside its run)."""
 
     name: str
     TITLE: str
@@ -56,6 +68,9 @@ class Experiment:
     run: Callable[[Any, Context], Result]  # (config, context) -> Result
     NEEDS_TRAINED: bool = False  # measures what only trained weights have (quality, outliers)
     work: Callable[[Any], ForwardPasses] | None = None  # config -> the forward passes a run makes
+    # Whether the source chapter has a counterpart to this run, set beside it under the page's
+    # "## Beside the chapter"; a section the chapter does not cover says False, in one line.
+    CHAPTER_COUNTERPART: bool = True
 
     def __post_init__(self) -> None:
         checks = (
@@ -66,6 +81,7 @@ class Experiment:
             ("run", _takes(self.run, 2), "a function of (config, context)"),
             ("NEEDS_TRAINED", isinstance(self.NEEDS_TRAINED, bool), "a bool"),
             ("work", self.work is None or _takes(self.work, 1), "a function of (config), or left out"),
+            ("CHAPTER_COUNTERPART", isinstance(self.CHAPTER_COUNTERPART, bool), "a bool"),
         )
         for member, ok, wanted in checks:
             if not ok:

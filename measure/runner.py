@@ -3,16 +3,20 @@ as soon as it is measured, so an interruption loses at most the experiment in pr
 and never mixes two runs in one folder.
 
 Before any file is touched the whole request is checked (an experiment list, a profile,
-a device, the model's name, an output folder that is a data folder of this project and
-can be written); then what a stopped write left is cleaned up, and an experiment whose
-committed data came from the same code, model, machine and profile is skipped unless
-``force`` is given. A stop or an error is reported by what is on disk (``Writes``).
+a device, the model's name, an output folder that is a data folder of this project in a
+place it may write (``measure/out_folder.py``) and can be written); then the folder's
+lock is taken for the whole run (a second run or a merge into it is refused), what a
+stopped write left is cleaned up, and an experiment whose committed data came from the
+same code, model, machine and profile is skipped unless ``force`` is given. A stop or an
+error is reported by what is on disk (``Writes``).
 
 A run that measures anything calibrates the machine first and last
 (``measure/lab/calibration.py``): every experiment gets the start calibration in its
 context and its provenance (``run``), and ``calibration/`` gets the run's row at the end
 (``measure/calibration_folder.py``), its end columns empty if the run stopped before
-its end was measured. A run with everything up to date measures nothing, not even that.
+its end was measured. That row is written first, with the start calibration, before the
+run's first experiment is swapped in: no experiment on disk names a run without a row.
+A run with everything up to date measures nothing, not even that.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from pathlib import Path
 
 from measure import registry
 from measure.calibration_folder import FOLDER as CALIBRATION
-from measure.calibration_folder import RunRecord
+from measure.calibration_record import RunRecord
 from measure.errors import UserError
 from measure.ondisk import Writes
+from measure.out_folder import check_place, holding
 from sitedata import DataError, FolderError, read_experiment, recover
 from sitedata.folder import STAGING, folder_problem, target_problem
 from sitedata.store import META, fault, render_files, write_files
@@ -53,6 +58,7 @@ def check_output_folder(out: Path, names: list[str] = ()) -> None:
     """The folder is new, empty or a data folder of this project, it can be written, and
     no experiment's folder in it is a link. Touches nothing of the user's."""
     out = Path(out)
+    check_place(out, "--out")
     problem = folder_problem(out) or next((p for n in names if (p := target_problem(out, n))), "")
     if problem:
         raise UserError(f"--out {problem}")
@@ -111,13 +117,9 @@ def run_experiments(
     force: bool = True,
     writes: Writes | None = None,
 ) -> list[Outcome]:
-    import torch
-
-    from measure.lab import calibration, memory
-    from measure.lab.context import PROFILES, Context, default_profile
-    from measure.lab.devices import choose_device, default_dtype, describe_machine
-    from measure.lab.models import load_model, preflight
-    from measure.lab.provenance import provenance
+    from measure.lab.context import PROFILES
+    from measure.lab.devices import choose_device
+    from measure.lab.models import preflight
 
     if not names:
         raise UserError("no experiment selected; known: " + ", ".join(registry.EXPERIMENTS))
@@ -129,6 +131,21 @@ def run_experiments(
     check_output_folder(out, [*names, CALIBRATION])  # the run writes its calibration too
     # Every input checked: from here on files are touched, and only the data layer's own.
     writes = writes if writes is not None else Writes(out)
+    with holding(Path(out), "measure run", "--out "):
+        return _measure(modules, model, dev, profile, Path(out), quiet, explicit, force, writes)
+
+
+def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, quiet, explicit, force, writes) -> list:
+    """``run_experiments`` once the request is checked, with the folder's lock held."""
+    import torch
+
+    from measure.lab import calibration, memory
+    from measure.lab.context import Context, default_profile
+    from measure.lab.devices import default_dtype, describe_machine
+    from measure.lab.models import load_model, preflight
+    from measure.lab.provenance import provenance
+
+    names = list(modules)
     prof = profile or default_profile(dev)
     dtype = default_dtype(dev)
     started = time.perf_counter()
@@ -203,6 +220,7 @@ def run_experiments(
             )
             writes.writing(name, files[META])
             try:
+                calibrated.before_first_experiment()
                 folder = write_files(out, name, files)
             except FolderError as e:  # the folder changed under the run
                 raise UserError(f"{name} was measured but not written: {e}; {writes.describe()}") from None

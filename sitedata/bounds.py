@@ -4,7 +4,10 @@ A folder is opened relative to its root without following a link, and each file
 relative to that folder the same way; what is not a regular file is refused before a
 byte of it is read, so no message can quote a file it refused. Every size, nesting
 depth and text length a page or the gate reads is bounded, each bound checked before or
-while parsing (a 100,000-deep meta.json is refused, not a RecursionError).
+while parsing (a 100,000-deep meta.json is refused, not a RecursionError). A key given
+twice in one object of meta.json is refused (JSON readers disagree on which one counts),
+and so is a control character in a table's text or in any text of meta.json (a NUL, an
+escape sequence: nothing this project writes; tab and line ends are allowed).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +29,9 @@ MAX_CSV_BYTES = 16 << 20  # the largest table so far is under 50 kB
 MAX_DEPTH = 32  # meta.json nests 5 deep
 MAX_TEXT = 4096  # characters in any one text of meta.json (a model's name, a note)
 MAX_INT = 2**63  # a count or a byte size beyond it is not a measurement
+# C0 controls but tab, line feed and carriage return (a CSV cell may hold a line end),
+# DEL, and the C1 controls
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -90,9 +97,31 @@ def read_text(fd: int, name: str, limit: int) -> str:
     if len(data) > limit:
         raise Refused(f"is more than the {limit} bytes a file of site_data may hold")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused("is not UTF-8 text") from None
+    control = control_character(text)
+    if control:  # a NUL, an escape sequence: the csv module would read them as text
+        raise Refused(f"holds the control character {control}")
+    return text
+
+
+def control_character(text: str) -> str:
+    """The first control character of ``text`` that no file of site_data may hold, as
+    U+XXXX at its line ("" if none): named, never quoted."""
+    m = _CONTROL.search(text)
+    if m is None:
+        return ""
+    return f"U+{ord(m.group()):04X} on line {text.count(chr(10), 0, m.start()) + 1}"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise Refused(f"holds the key {shown(twice, 60)} twice in one object")
+    return out
 
 
 def _no_constant(name: str) -> Any:
@@ -102,7 +131,7 @@ def _no_constant(name: str) -> Any:
 def parse_json(text: str) -> Any:
     """``text`` parsed, refused (one line, no content) beyond the depth, text and number bounds."""
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise Refused(f"nests deeper than the {MAX_DEPTH} levels meta.json may") from None
     except ValueError as e:  # JSONDecodeError (its message names a position, not content), digits
@@ -121,11 +150,15 @@ def _check_bounds(data: Any) -> None:
             for k, v in item.items():
                 if len(k) > MAX_TEXT:
                     raise Refused(f"has a key of {len(k)} characters, more than the {MAX_TEXT} a text may have")
+                if _CONTROL.search(k):
+                    raise Refused(f"has a key holding the control character {control_character(k).split()[0]}")
                 todo.append((v, depth + 1, f"{path}.{k}" if path else k))
         elif isinstance(item, list):
             todo.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
         elif isinstance(item, str) and len(item) > MAX_TEXT:
             raise Refused(f"has {_where(path)} of {len(item)} characters, more than the {MAX_TEXT} a text may have")
+        elif isinstance(item, str) and _CONTROL.search(item):
+            raise Refused(f"has {_where(path)} holding the control character {control_character(item).split()[0]}")
         elif isinstance(item, float) and not math.isfinite(item):
             raise Refused(f"has {_where(path)} that is not a finite number")
         elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= MAX_INT:

@@ -6,7 +6,9 @@ Each cell is compared only where its declared scope says it reproduces:
 * ``device``   when both runs used the same device type and dtype;
 * ``machine``  when both runs came from the same machine (device id).
 
-and then by its declared ``compare``:
+and then by its declared ``compare`` (a timing, when the two runs' machines are known,
+through ``sitedata.timing_compare``: the machine's speed divided out, then decided three
+ways against a band; otherwise as below):
 
 * exact:   equal, character for character as written to CSV;
 * numeric: |new - old| <= RTOL_NUMERIC * max(|old|, |new|) (+ a tiny absolute floor);
@@ -34,9 +36,11 @@ from typing import Any
 
 from sitedata.declared import Declared, declaration_findings, header, model_findings, run_gap
 from sitedata.findings import Finding
+from sitedata.machine_speed import Speed
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
 from sitedata.schema import Column, Table, Value
+from sitedata.timing_compare import compare_timing, predicted_by_roofline, timing_cell
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
 
@@ -115,6 +119,8 @@ def scope_gap(scope: str, old_meta: dict, new_meta: dict) -> str:
     """Why a value of this scope cannot be compared between the two runs ("" if it can)."""
     if scope == "any":
         return ""
+    if scope == "run":
+        return "a record of the run that measured it, never reproduced (a compiler's time, say)"
     old, new = _where(old_meta)[scope], _where(new_meta)[scope]
     if old == new:
         return ""
@@ -128,9 +134,12 @@ def compare_experiment(
     *,
     code: Declared,
     kinds: tuple[str, ...] = ("exact", "numeric", "timing"),
+    speed: Speed | None = None,
 ) -> list[Finding]:
     """The committed data held against the code's declarations, then every table, cell
-    and value the code declares, committed against regenerated, as Findings."""
+    and value the code declares, committed against regenerated, as Findings. With the two
+    runs' ``speed`` (``sitedata.machine_speed``), timings are compared with the machine's
+    speed divided out, three ways (``sitedata.timing_compare``)."""
     exp = committed.name
     old_meta, new_meta = committed.meta, new.meta
     out = declaration_findings(committed, code)
@@ -190,9 +199,13 @@ def compare_experiment(
             skip, why = reason(c.compare, c.scope)
             if not skip and c.name in bounds:
                 skip, why = "not compared", f"the noise of {bounds[c.name]}, held within it"
+            if not skip and speed is not None and c.compare == "timing" and predicted_by_roofline(c.name):
+                skip, why = "not compared", "the roofline's prediction: the machine's speed, reported once"
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
-                if not skip:
+                if not skip and speed is not None and c.compare == "timing":
+                    verdict, tol = timing_cell(ro, rn, c, speed, noise)
+                elif not skip:
                     ok, tol = compare_cell(
                         c.compare,
                         ro[c.name],
@@ -220,19 +233,27 @@ def compare_experiment(
     for v in code.values:
         if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
             skip, why = reason(v.compare, v.scope)
-            out.append(_compare_value(exp, v, old_meta["values"][v.name], new_meta["values"].get(v.name), skip, why))
+            old, new_value = old_meta["values"][v.name], new_meta["values"].get(v.name)
+            out.append(_compare_value(exp, v, old, new_value, skip, why, speed))
     return out
 
 
-def _compare_value(exp: str, v: Value, old: dict, new: dict | None, skip: str, why: str) -> Finding:
+def _compare_value(
+    exp: str, v: Value, old: dict, new: dict | None, skip: str, why: str, speed: Speed | None = None
+) -> Finding:
     """One named value of meta.json; lists item by item (raw timing samples are kept, not compared)."""
     tol = ""
+    a, b = _float(old["value"]), _float(new["value"]) if new is not None else None
     if new is None:
         new, verdict, why = {"value": None}, "drift", "value not produced"
     elif skip:
         verdict = skip
     elif isinstance(old["value"], (list, dict)) and v.compare == "timing":
         verdict, why = "not compared", "raw timing samples are kept, not compared"
+    elif v.compare == "timing" and speed is not None and predicted_by_roofline(v.name):
+        verdict, why = "not compared", "the roofline's prediction: the machine's speed, reported once"
+    elif v.compare == "timing" and speed is not None and a is not None and b is not None:
+        verdict, tol = compare_timing(a, b, unit=v.unit, speed=speed.overall, drifted=speed.drifted)
     else:
         old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
         new_items = new["value"] if isinstance(new["value"], list) else [new["value"]]

@@ -13,7 +13,9 @@ its ``data/`` and, where the system cannot swap two folders in one step, the pre
 folder is moved into its ``old/`` for the moment between two renames. ``recover`` acts
 only inside a marked data folder, only on entries with exactly that name that hold that
 marker (or are empty: a kill between the folder and its marker), and never follows a
-link. Nothing else, hidden or not, is ever deleted or renamed.
+link. Nothing else, hidden or not, is ever deleted or renamed. It holds the folder's
+lock (``sitedata.lock``) while it does, so a write in progress in another process is
+refused, never removed: under the lock every staging folder is a stopped write's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from sitedata.lock import held
 from sitedata.names import NAME, plain
 
 MARKER = ".sitedata"
@@ -136,7 +139,12 @@ def claim(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     if is_data_folder(root):
         return
-    write_marker(root, DATA_TEXT)
+    try:
+        write_marker(root, DATA_TEXT)
+    except FileExistsError:  # another process marked the new folder a moment ago
+        if is_data_folder(root):
+            return
+        raise
     fsync_dir(root)
 
 
@@ -160,15 +168,17 @@ def fsync_dir(path: Path) -> None:
 def recover(root: Path) -> list[str]:
     """Remove what a stopped write left in the data folder ``root`` and put back a folder
     a stop caught between two renames; returns what it did, one line each. Outside a
-    marked data folder it does nothing."""
+    marked data folder it does nothing; while another process holds the folder's lock
+    it removes nothing (``sitedata.lock.FolderBusy``)."""
     root = Path(root)
     if not is_data_folder(root):
         return []
     done = []
-    for name in sorted(os.listdir(root)):
-        m = STAGING.fullmatch(name)
-        if m:
-            done += recover_staging(root, name, m["experiment"])
+    with held(root):
+        for name in sorted(os.listdir(root)):
+            m = STAGING.fullmatch(name)
+            if m:
+                done += recover_staging(root, name, m["experiment"])
     return done
 
 

@@ -13,15 +13,23 @@ Version 3 added what version 2 left to rules kept elsewhere; those rules are wha
   ``total_ms`` against ``spread_ms``;
 * a column's or a value's ``words``, text written for a reader that a page shows in its
   language: in version 2 a list kept by hand in the hooks (``_WORDS_2`` below).
+
+Version 4 gave one quantity one name: kv_cache's speedup of cached generation over
+recomputing was ``speed_ratio`` in one table and ``speedup`` among the values, and
+head_step's ``speed_ratio``, one head's step recomputing over cached, is another
+quantity. Data written before is read under version 4's names (``RENAMED_4``): its
+meta.json's declarations by ``update_to_4``, each table's header by the reader
+(``renamed_columns``, ``renamed_header``); its files stay as written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 OLDEST = 2  # the oldest format a reader migrates; an older one is refused
 
-# hooks/sitekit/data_words.py of version 2, by experiment.table.column or experiment.value.
+# sitekit/data_words.py of version 2, by experiment.table.column or experiment.value.
 _WORDS_2 = frozenset(
     {
         "batching.sweep_stop_reason",
@@ -107,7 +115,76 @@ def update_to_3(meta: dict[str, Any]) -> dict[str, Any]:
     return {**meta, "schema_version": 3, "tables": new_tables, "values": new_values}
 
 
-UPDATES = {2: update_to_3}  # format version -> its update to the next
+# (experiment, table) -> {the name written before version 4: the name since}
+RENAMED_4 = {
+    ("kv_cache", "identical_output"): {
+        "speed_ratio": "speedup",
+        "speed_ratio_low": "speedup_low",
+        "speed_ratio_high": "speedup_high",
+    },
+    ("kv_cache", "head_step"): {
+        "speed_ratio": "head_ratio",
+        "speed_ratio_low": "head_ratio_low",
+        "speed_ratio_high": "head_ratio_high",
+    },
+}
+# What version 4 says in words of a renamed column, and of its table's description.
+_LABELS_4 = {("kv_cache", "identical_output", "speedup"): "speedup over recomputing"}
+_DESCRIPTIONS_4 = {("kv_cache", "identical_output"): ("the speed ratio", "the speedup")}
+
+
+def _named_4(name: Any, names: Mapping[str, str]) -> Any:
+    return names.get(name, name) if isinstance(name, str) else name
+
+
+def _column_4(c: dict, names: Mapping[str, str], table: tuple[str, str]) -> dict:
+    name = _named_4(c.get("name"), names)
+    noise = c.get("noise")
+    if isinstance(noise, dict):  # the bounds an interval names are renamed with it
+        noise = {
+            k: [_named_4(n, names) for n in v] if isinstance(v, list) else _named_4(v, names) for k, v in noise.items()
+        }
+    label = _LABELS_4.get((*table, name)) if isinstance(name, str) else None
+    return {**c, "name": name, "noise": noise, **({"label": label} if label else {})}
+
+
+def update_to_4(meta: dict[str, Any]) -> dict[str, Any]:
+    """A version-3 meta.json under version 4's names (RENAMED_4); anything malformed is
+    left as it is, for the verification that follows to refuse."""
+    exp = meta.get("experiment")
+    tables = meta.get("tables") if isinstance(meta.get("tables"), dict) else {}
+    new_tables = {}
+    for name, t in tables.items():
+        names = RENAMED_4.get((exp, name)) if isinstance(exp, str) else None
+        if not names or not isinstance(t, dict) or not isinstance(t.get("columns"), list):
+            new_tables[name] = t
+            continue
+        cols = [_column_4(c, names, (exp, name)) if isinstance(c, dict) else c for c in t["columns"]]
+        said, says = _DESCRIPTIONS_4.get((exp, name), ("", ""))
+        description = t.get("description")
+        if said and isinstance(description, str):
+            description = description.replace(said, says)
+        new_tables[name] = {**t, "description": description, "columns": cols}
+    return {**meta, "schema_version": 4, "tables": new_tables}
+
+
+def renamed_columns(experiment: str, table: str, written: Any) -> dict[str, str]:
+    """{as written: as read} for the columns of a table written in format ``written``
+    that a later format renamed; empty for the current format."""
+    if type(written) is int and written < 4:
+        return RENAMED_4.get((experiment, table), {})
+    return {}
+
+
+def renamed_header(text: str, names: Mapping[str, str]) -> str:
+    """A table's CSV text with the names of its header (the first line, snake_case
+    names the reader has verified) renamed, every other byte as it was."""
+    head, newline, rest = text.partition("\n")
+    end = "\r" if head.endswith("\r") else ""
+    return ",".join(names.get(n, n) for n in head.removesuffix("\r").split(",")) + end + newline + rest
+
+
+UPDATES = {2: update_to_3, 3: update_to_4}  # format version -> its update to the next
 
 
 def migrated(meta: Any, version: int) -> Any:

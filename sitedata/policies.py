@@ -14,7 +14,9 @@ Where it reproduces (``scope``):
 * ``any``      on any machine: formulas, counts, weight statistics, fp32 reference tokens;
 * ``device``   on the same device type and dtype: float results of the model's kernels;
 * ``machine``  only on the same machine (its device id): timings, OS memory, results of
-  kernels that differ by CPU model, anything chosen by a timing.
+  kernels that differ by CPU model, anything chosen by a timing;
+* ``run``      nowhere but in the run that measured it: a record of that moment, such as
+  the time a compiler spent (with or without a warm cache), shown but never compared.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 COMPARE = ("exact", "numeric", "timing")
-SCOPES = ("any", "device", "machine")
+SCOPES = ("any", "device", "machine", "run")
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,11 @@ TIMING = Policy("TIMING", "timing", "machine")
 from the OS or the allocator, ratios of those, and anything chosen by a timing (the knee
 of a sweep, the fastest variant: compared, as text equal, only where timings are)."""
 
-POLICIES = (EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING)
+RECORDED = Policy("RECORDED", "timing", "run")
+"""Shown, never compared: a record of the run that measured it, which no rerun reproduces
+(the seconds a compiler took depend on whether its cache was warm)."""
+
+POLICIES = (EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING, RECORDED)
 
 
 def named(compare: str, scope: str) -> Policy:

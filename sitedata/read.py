@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES, Refused, entries, open_folder, parse_json, read_text
-from sitedata.migrate import OLDEST, migrated
+from sitedata.format import META, SCHEMA_VERSION, sha256
+from sitedata.migrate import OLDEST, migrated, renamed_columns, renamed_header
 from sitedata.names import NAME, BadName, check_name, plain, shown
 from sitedata.schema import COMPARE, LENGTHS, SCOPES
-from sitedata.store import META, SCHEMA_VERSION, sha256
 
 # meta.json keys a page or the gate reads, with the type each must have.
 _REQUIRED = {
@@ -64,13 +64,16 @@ class Experiment:
     name: str
     folder: Path
     meta: dict[str, Any]
-    texts: dict[str, str]  # table name -> CSV text, verified
+    texts: dict[str, str]  # table name -> CSV text, verified, its header in the current format's names
     meta_text: str = field(default="", repr=False)  # meta.json as read, byte for byte
     written_version: int = SCHEMA_VERSION  # the format meta.json was written in
+    # table name -> its text byte for byte, where a later format renamed its header's columns
+    as_written: dict[str, str] = field(default_factory=dict, repr=False)
 
     def files(self) -> dict[str, str]:
-        """Every file of the folder as verified (name -> text), meta.json last."""
-        return {**{f"{t}.csv": text for t, text in self.texts.items()}, META: self.meta_text}
+        """Every file of the folder as written and verified (name -> text), meta.json last."""
+        texts = {**self.texts, **self.as_written}
+        return {**{f"{t}.csv": text for t, text in texts.items()}, META: self.meta_text}
 
     def columns(self, table: str) -> list[dict[str, str]]:
         return self.meta["tables"][table]["columns"]
@@ -130,7 +133,7 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
             written = meta.get("schema_version") if isinstance(meta, dict) else None
             meta = migrated(meta, SCHEMA_VERSION)
             _check_meta(meta, f"{where}/{META}", experiment)
-            texts = {}
+            texts, as_written = {}, {}
             for table, tmeta in meta["tables"].items():
                 file = f"{table}.csv"
                 if file not in found:
@@ -139,8 +142,11 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
                     text = read_text(fd, file, MAX_CSV_BYTES)
                 except Refused as e:
                     raise bad(f"/{file}", str(e)) from None
-                _check_table(text, tmeta, f"{where}/{file}", experiment)
-                texts[table] = text
+                renamed = renamed_columns(experiment, table, written)
+                _check_table(text, tmeta, f"{where}/{file}", experiment, renamed)
+                texts[table] = renamed_header(text, renamed) if renamed else text
+                if renamed:
+                    as_written[table] = text
     except FileNotFoundError:
         raise bad(f"/{META}", f"is missing: no data for experiment {experiment!r}") from None
     except Refused as e:
@@ -151,7 +157,7 @@ def read_experiment(root: Path, experiment: str, *, strict: bool = False) -> Exp
     unlisted = sorted(plain(n) for n in found if n not in listed and (strict or not n.startswith(".")))
     if unlisted:
         raise bad("/", f"holds {', '.join(unlisted[:5])}, not listed in meta.json")
-    return Experiment(experiment, Path(root) / experiment, meta, texts, meta_text, written)
+    return Experiment(experiment, Path(root) / experiment, meta, texts, meta_text, written, as_written)
 
 
 def _check_meta(meta: Any, where: str, experiment: str) -> None:
@@ -211,9 +217,10 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
             raise bad(f"value {name} lacks its words (true or false)")
 
 
-def _check_table(text: str, tmeta: dict, where: str, experiment: str) -> None:
-    """Columns, row count and every row's width, then the checksum: a file whose checksum
-    was edited to match still has to have the columns and rows meta.json declares."""
+def _check_table(text: str, tmeta: dict, where: str, experiment: str, renamed: dict[str, str]) -> None:
+    """Columns (as written: ``renamed`` gives the names a later format calls them by), row
+    count and every row's width, then the checksum: a file whose checksum was edited to
+    match still has to have the columns and rows meta.json declares."""
 
     def bad(what: str) -> DataError:
         return DataError(f"{where}: {what}; {_fix(experiment)}")
@@ -222,7 +229,8 @@ def _check_table(text: str, tmeta: dict, where: str, experiment: str) -> None:
         rows = list(csv.reader(io.StringIO(text)))
     except csv.Error as e:  # a cell beyond the csv module's limit, a NUL: the reason, not the text
         raise bad(f"not a readable CSV ({str(e)[:120]})") from None
-    declared = [c["name"] for c in tmeta["columns"]]
+    as_written = {new: old for old, new in renamed.items()}
+    declared = [as_written.get(c["name"], c["name"]) for c in tmeta["columns"]]
     if not rows:
         raise bad(f"empty, where meta.json declares the columns {', '.join(declared)}")
     header, names = rows[0], ", ".join(declared)

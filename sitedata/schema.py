@@ -263,7 +263,7 @@ def _first_not_finite(v: Any) -> Any:
 
 # A unit suffix stays last in a column's name (STYLE: ``step_ms``, ``rate_tok_s``); the
 # bounds of its interval go before it: ``step_low_ms``, ``step_high_ms``.
-_UNIT_SUFFIXES = ("_ms", "_s", "_gb_s", "_tok_s", "_bytes")
+_UNIT_SUFFIXES = ("_ms", "_us", "_s", "_gb_s", "_gflop_s", "_tok_s", "_bytes", "_flops_per_byte")
 
 
 def interval_names(name: str) -> tuple[str, str, str]:

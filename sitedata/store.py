@@ -22,7 +22,6 @@ import csv
 import ctypes
 import ctypes.util
 import errno
-import hashlib
 import io
 import json
 import os
@@ -46,11 +45,12 @@ from sitedata.folder import (
     target_problem,
     write_marker,
 )
+from sitedata.format import META, SCHEMA_VERSION, sha256
+from sitedata.lock import held
 from sitedata.names import check_name
+from sitedata.read import read_experiment
 from sitedata.schema import Result, SchemaError, Table, Value, check
 
-SCHEMA_VERSION = 3  # 3: table descriptions, per column words and noise, per value words
-META = "meta.json"
 # Where a stop can fall, in order; tests stop a write at each one (SITEDATA_FAULT).
 WRITE_POINTS = ("first_file", "all_files", "moved_aside", "swapped")
 _FAULT_ENV = "SITEDATA_FAULT"  # "<point>[@<n>]:<action>", for tests only
@@ -94,10 +94,6 @@ def csv_text(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         w.writerow([_cell(row[c]) for c in columns])
     return buf.getvalue()
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def render_files(
@@ -197,8 +193,6 @@ def install_experiment(source: Path, root: Path, experiment: str) -> Path:
     """Put a verified experiment folder written elsewhere (a GPU machine's output) into
     ``root`` as it is, provenance included, by the same whole-folder swap: the files
     installed are the ones verified, read once (``read_experiment(strict=True)``)."""
-    from sitedata.read import read_experiment
-
     check_name("experiment", experiment)
     source = Path(source)
     exp = read_experiment(source.parent, source.name, strict=True)
@@ -217,6 +211,12 @@ def write_files(root: Path, experiment: str, files: dict[str, str]) -> Path:
     problem = target_problem(root, experiment)
     if problem:
         raise FolderError(problem)
+    with held(root):  # refused (FolderBusy) while another process writes into root
+        return _swap_files(root, experiment, files)
+
+
+def _swap_files(root: Path, experiment: str, files: dict[str, str]) -> Path:
+    """``write_files`` with the folder's lock held: every staging folder is a stopped write's."""
     recover(root)
     target = root / experiment
     staging = root / f".{experiment}.new-{uuid.uuid4().hex[:8]}"

@@ -57,6 +57,11 @@ ACTIVATION_INPUT = "input of {projections}"
 ACTIVATION_INPUT_AT = "input of {projections}, layer {layer}"
 ACTIVATION_RESIDUAL_AT = "residual stream, layer {layer}"
 
+# The calculator's architecture rules in words (memory_budget.architectures)
+RULE_AS_FIELD = "as {field} says"
+RULE_WINDOW_PATTERN = "all but one in every {field}"
+RULE_WINDOW_FROM = "from layer {field} on, if {flag}"
+
 TEMPLATES = (
     WEIGHTS_EMBEDDED,
     WEIGHTS_RANDOM,
@@ -81,6 +86,9 @@ TEMPLATES = (
     ACTIVATION_INPUT,
     ACTIVATION_INPUT_AT,
     ACTIVATION_RESIDUAL_AT,
+    RULE_AS_FIELD,
+    RULE_WINDOW_PATTERN,
+    RULE_WINDOW_FROM,
 )
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
@@ -88,6 +96,9 @@ _FIELD = re.compile(r"\{([a-z_]+)\}")
 # no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
 NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
 NUMBERS |= {"penalty", "percent", "layer"}
+# Fields an edition writes with their unit, which agrees with the count (Czech "2 průchody
+# vpřed", "5 průchodů vpřed"): a template's translation leaves that unit out, "({passes})".
+COUNTED = {"passes": "forward passes"}
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 

@@ -27,8 +27,7 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
             for lang in plugin["i18n"]["languages"]:
                 lang["build"] = lang["locale"] == "en"
     (dest / "mkdocs.yml").write_text(yaml.safe_dump(project, allow_unicode=True), encoding="utf-8")
-    for folder in ("hooks", "sitedata"):
-        shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "hooks", dest / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     # each experiment's claims and answers files, read as data; the measuring code beside them stays behind
     shutil.copytree(
         REPO / "measure/experiments", dest / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")
@@ -48,8 +47,8 @@ def claims_of(dest: Path, pages: list[Path]) -> dict:
     """The project's ``extra`` with its claims folder ``dest``/claims holding only the
     claims ``pages`` name: a build of some of the pages uses every claim it defines. The
     folder defines no answers: pages that name one are not built this way."""
-    from sitekit import claims
-    from sitekit.claim_files import load
+    from sitekit.claims import claims
+    from sitekit.claims.claim_files import load
 
     book = load(REPO / "measure/experiments", REPO, claims.CALLS)
     named = re.compile(r"""claim\(\s*['"]([a-z0-9_.]+)['"]|<!--\s*(?:el)?if\s+(?:unsure\s+)?([a-z0-9_.]+)\s*-->""")

@@ -5,6 +5,7 @@ use them (pyproject.toml registers the markers, `make test-fast` leaves those te
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 import re
 import shutil
@@ -13,29 +14,34 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
 from hypothesis import settings
 
+from sitekit.language.editions import editions
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
 
-def _editions() -> tuple[str, ...]:
-    """The editions beside English, as the i18n plugin in mkdocs.yml lists them."""
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    (i18n,) = [plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin]
-    return tuple(lang["locale"] for lang in i18n["languages"] if not lang.get("default"))
+LANGUAGES = editions()  # docs/<page>.<lang>.md beside docs/<page>.md, as mkdocs.yml lists them
 
 
-LANGUAGES = _editions()  # docs/<page>.<lang>.md beside docs/<page>.md
+def nav_pages() -> list[str]:
+    """The site's pages (docs/<page>) in the order of the nav in mkdocs.yml, read as the
+    build reads it (hooks/render.py)."""
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    return [page for page, _title in hook("render")._nav_titles(nav)]
+
 
 # Experiments whose code now writes other tables, columns or values than site_data/ holds:
 # their data is measured again (on a quiet machine) before it can state what the code
 # declares. The tests that hold the committed data to the code pass over these, and one
 # holds each still stale, so that an entry goes when its data comes.
 AWAITING_MEASUREMENT: dict[str, str] = {  # experiment: what changed in its code
+    "prefill_decode": "compile_s is a record of its run (policy RECORDED), never compared",
 }
 
 
@@ -50,7 +56,18 @@ def english_pages() -> list:
 settings.register_profile("default", deadline=None)
 settings.register_profile("mutation", deadline=None, max_examples=25)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-sys.path.insert(0, str(REPO / "hooks"))
+
+
+def hook(name: str) -> ModuleType:
+    """hooks/<name>.py, loaded as MkDocs loads a hook: from its file, as the module
+    ``name`` (once per process, as a build loads it once)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "hooks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
 
 # The tiers (registered in pyproject.toml). A test that smoke-runs an experiment or builds
 # the site through these fixtures or helpers must carry their marker, or `make test-fast`
@@ -148,9 +165,8 @@ def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None
     work = dest / "project"
     work.mkdir(parents=True)
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
+    # The hooks' files, which mkdocs.yml names; the packages they import are the installed project's.
     shutil.copytree(REPO / "hooks", work / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
-    # The data layer, and not measure: the build must not need the measuring code.
-    shutil.copytree(REPO / "sitedata", work / "sitedata", ignore=shutil.ignore_patterns("__pycache__"))
     # Each experiment's claims file, read as data; the measuring code beside it stays behind.
     shutil.copytree(
         REPO / "measure/experiments", work / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")

@@ -1,16 +1,19 @@
 """What several test files share: the rows of an experiment's table, read through the
-data layer, and the site's hook (hooks/render.py) driven in this process, for tests of
+data layer, the site's hook (hooks/render.py) driven in this process, for tests of
 what fails a build: one page rendered, or the end of the English edition's build, each
-raising the PluginError whose message is the line the build prints."""
+raising the PluginError whose message is the line the build prints; and an edition's
+words and numbers for a while (``edition``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 import yaml
 
-from tests.conftest import DOCS, REPO
+from tests.conftest import DOCS, REPO, hook
 
 
 def paired_ratio(num_ms: list[float], den_ms: list[float]) -> tuple[float, float, float]:
@@ -43,9 +46,9 @@ def _hook(data: Path | None, **config):
     """hooks/render.py after its on_config over ``data`` (site_data/ by default), which
     verifies every experiment before any page, as a build's first step; then set to the
     English edition, as its on_pre_build would (less the figures it draws ahead)."""
-    import render
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
+    render = hook("render")
     config = SimpleNamespace(
         config_file_path=str(REPO / "mkdocs.yml"),
         extra={"site_data": str(data or REPO / "site_data")},
@@ -65,7 +68,7 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
     what would fail the build raises its PluginError."""
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
     render, config = _hook(data)
     i18n.set_language(language)
@@ -87,3 +90,17 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
         set(render._state["answers"].entries),
     )
     render.on_post_build(config)
+
+
+@contextmanager
+def edition(lang: str) -> Iterator[None]:
+    """The catalogs and number format of edition ``lang`` for a while, then English again."""
+    from sitekit.language import formatting, i18n
+
+    i18n.set_language(lang)
+    formatting.set_locale(lang)
+    try:
+        yield
+    finally:
+        i18n.set_language("en")
+        formatting.set_locale("en")

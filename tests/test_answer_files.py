@@ -8,14 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 from mkdocs.exceptions import PluginError
-from sitekit import claims, formatting
-from sitekit.answer_files import AnswerBook, load
-from sitekit.claim_syntax import ClaimError
-from sitekit.context import PageContext
-from sitekit.markers import MarkerError, render_markers
-from sitekit.pagedata import SiteData
 
-from tests.conftest import DOCS, REPO, english_pages, write_data
+from sitekit.claims import claims
+from sitekit.claims.answer_files import AnswerBook, load
+from sitekit.claims.claim_syntax import ClaimError
+from sitekit.language import formatting
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.markers import MarkerError, render_markers
+from sitekit.rendering.pagedata import SiteData
+from tests.conftest import DOCS, REPO, english_pages, hook, write_data
 from tests.helpers import write_named
 
 EXPERIMENTS = REPO / "measure" / "experiments"
@@ -130,8 +131,7 @@ def test_a_bad_answers_file_fails_in_one_line_naming_the_file_and_the_answer(tmp
 
 
 def test_a_bad_answers_file_fails_the_build(tmp_path):
-    import render  # hooks/render.py
-
+    render = hook("render")
     write(tmp_path / "folder", "exp", '[a]\nvalue = "1"\nstyle = "gibb"\n')
     extra = {"site_data": str(REPO / "site_data"), "claims": str(tmp_path / "folder")}
     config = SimpleNamespace(config_file_path=str(REPO / "mkdocs.yml"), extra=extra, site_url=None)

@@ -1,13 +1,13 @@
-"""The rule for a shown sentence (sitekit/branches.py), on made-up pages: a claim whose
+"""The rule for a shown sentence (sitekit/claims/branches.py), on made-up pages: a claim whose
 sentence is shown holds; one the intervals cannot tell is shown only in a clause for
 that outcome; a claim about this hardware has a branch for every outcome, whatever this
 run's data says. Then on the committed pages themselves."""
 
 import pytest
-from sitekit.branches import BranchError, check_guards, choose_branches, unguarded
-from sitekit.claim_files import Claim, ClaimBook
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData
+from sitekit.claims.branches import BranchError, check_guards, choose_branches, unguarded
+from sitekit.claims.claim_files import Claim, ClaimBook
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 
 from tests.conftest import REPO, write_data
 
@@ -156,8 +156,8 @@ def test_every_committed_page_has_a_branch_for_every_outcome_of_its_hardware_cla
     edition: a run that decides a hardware claim otherwise still builds. A sentence still
     waiting for its branches is listed in tests/prose/unbranched.txt, and a listed one
     that has them fails too, so that the list only shrinks."""
-    from sitekit import claims
-    from sitekit.claim_files import load
+    from sitekit.claims import claims
+    from sitekit.claims.claim_files import load
 
     book = load(REPO / "measure/experiments", REPO, claims.CALLS)
     listed, seen, problems = _listed(), set(), []
@@ -181,9 +181,9 @@ def test_no_sentence_the_built_site_shows_rests_on_a_claim_that_does_not_hold(bu
     import html
     import re
 
-    from sitekit import claims
-    from sitekit.claim_files import load
-    from sitekit.intervals import NOISE
+    from sitekit.claims import claims
+    from sitekit.claims.claim_files import load
+    from sitekit.claims.intervals import NOISE
 
     book = load(REPO / "measure/experiments", REPO, claims.CALLS)
     data = SiteData(REPO / "site_data")

@@ -240,3 +240,90 @@ def test_the_smallest_valid_inputs_are_accepted():
 def test_one_windowed_layer_is_a_window():
     # 4 layers, one of them keeps 100 tokens: (10,000 - 10 x 1 x 100) / (10 x 3) = 300 tokens
     assert longest_context(free_bytes=10_000, layer_token_bytes=10, layers=4, windowed_layers=1, window=100) == 300
+
+
+# ---- several cards, a mixture of experts, the arithmetic's floor ----
+
+
+def test_a_cards_share_rounds_a_partial_byte_up_and_the_free_bytes_add_up():
+    from measure.lab.budget import card_share, free_bytes, split_free_bytes
+
+    assert card_share(total_bytes=10, cards=3) == 4 and card_share(total_bytes=9, cards=3) == 3
+    assert card_share(total_bytes=14_000_000_000, cards=1) == 14_000_000_000
+    # 2 cards of 100 bytes, 10 reserved on each, 101 bytes of weights: 51 on each card
+    # (the 102nd byte is the rounding), 39 left on each, 78 together
+    assert split_free_bytes(card_bytes=100, reserve_bytes=10, weight_bytes=101, cards=2) == 78
+    # one card is the one-card budget
+    assert split_free_bytes(card_bytes=100, reserve_bytes=10, weight_bytes=101, cards=1) == free_bytes(
+        card_bytes=100, reserve_bytes=10, weight_bytes=101
+    )
+    # a share that does not fit leaves every card short: negative, as the one-card budget
+    assert split_free_bytes(card_bytes=100, reserve_bytes=10, weight_bytes=400, cards=2) == -220
+    with pytest.raises(ValueError):
+        card_share(total_bytes=1, cards=0)
+
+
+def test_expected_distinct_experts_hand_worked():
+    from measure.lab.budget import expected_distinct_experts
+
+    # one token picks k: 8 x (1 - 6/8) = 2; two tokens, 8 x (1 - (3/4)^2) = 3.5; eight tokens,
+    # 8 x (1 - 0.75^8) = 8 x (1 - 0.1001129150390625) = 7.1990966796875 (exact in binary)
+    assert expected_distinct_experts(experts=8, experts_per_token=2, tokens=1) == 2.0
+    assert expected_distinct_experts(experts=8, experts_per_token=2, tokens=2) == 3.5
+    assert expected_distinct_experts(experts=8, experts_per_token=2, tokens=8) == 7.1990966796875
+    # every expert picked by each token: all of them, whatever the batch
+    assert expected_distinct_experts(experts=8, experts_per_token=8, tokens=3) == 8.0
+    # many tokens: all but a vanishing share
+    assert 8 - expected_distinct_experts(experts=8, experts_per_token=2, tokens=200) < 1e-20
+    for bad in ({"experts_per_token": 0}, {"experts_per_token": 9}, {"tokens": 0}):
+        with pytest.raises(ValueError):
+            expected_distinct_experts(**{"experts": 8, "experts_per_token": 2, "tokens": 1, **bad})
+
+
+def test_the_power_is_the_repeated_product():
+    from measure.lab.budget import _power
+
+    assert _power(0.75, 0) == 1.0 and _power(0.75, 1) == 0.75 and _power(0.75, 8) == 0.1001129150390625
+    assert _power(0.5, 11) == 2.0**-11
+
+
+def test_mixtral_reads_its_active_parameters_alone_and_more_with_a_batch():
+    from measure.lab.budget import params_read_per_step
+
+    mixtral = dict(params=46_702_792_704, active_params=12_879_925_248, experts=8, experts_per_token=2)
+    # routed: (46,702,792,704 - 12,879,925,248) / 6 x 8 = 45,097,156,608 (32 layers x 8 experts
+    # x 3 x 4,096 x 14,336); shared: 1,605,636,096. One token reads 2 of 8 experts: the
+    # active count itself
+    assert params_read_per_step(**mixtral, tokens=1) == 12_879_925_248
+    # two tokens pick 3.5 distinct experts a layer on average: 1,605,636,096 + 45,097,156,608
+    # x 3.5 / 8 = 21,335,642,112
+    assert params_read_per_step(**mixtral, tokens=2) == 21_335_642_112
+    # a model that is no mixture reads every parameter, at any batch
+    assert params_read_per_step(params=7e9, active_params=7e9, experts=0, experts_per_token=0, tokens=32) == 7e9
+    # every expert picked: all of them too
+    dense = dict(params=100, active_params=100, experts=4, experts_per_token=4)
+    assert params_read_per_step(**dense, tokens=5) == 100
+
+
+def test_prefill_and_decode_flops_hand_worked():
+    from measure.lab.budget import compute_floor_s, decode_flops, keys_attended, prefill_flops
+
+    # 4 tokens, causal: 1 + 2 + 3 + 4 = 10 pairs a full layer; a 2-token window: 1 + 2 + 2 + 2 = 7
+    assert keys_attended(layers=2, windowed_layers=0, window=0, tokens=4) == 20
+    assert keys_attended(layers=2, windowed_layers=1, window=2, tokens=4) == 17
+    assert keys_attended(layers=2, windowed_layers=1, window=8, tokens=4) == 20  # the window is never reached
+    # 2 x 100 parameters x 4 tokens + 4 x 2 heads x 3 dims x 20 pairs = 800 + 480
+    shape = dict(heads=2, head_dim=3, layers=2, windowed_layers=0, window=0)
+    assert prefill_flops(active_params=100, **shape, tokens=4) == 1280
+    # 3 users, a context of 4, one of 2 layers windowed at 2: 3 x (200 + 24 x (4 + 2)) = 1,032
+    windowed = dict(heads=2, head_dim=3, layers=2, windowed_layers=1, window=2)
+    assert decode_flops(active_params=100, **windowed, context=4, users=3) == 1032
+    # the 7B, 8 users at 4,096: 8 x (14e9 + 4 x 32 x 128 x 32 x 4,096) = 129,179,869,184 FLOPs
+    seven = dict(heads=32, head_dim=128, layers=32, windowed_layers=0, window=0)
+    flops = decode_flops(active_params=7e9, **seven, context=4096, users=8)
+    assert flops == 129_179_869_184
+    # 2e12 FLOPs at 1 TFLOP/s on each of 2 cards: one second
+    assert compute_floor_s(flops=2e12, peak_tflops=1, cards=2) == 1.0
+    assert compute_floor_s(flops=flops, peak_tflops=165.2, cards=1) == pytest.approx(7.8196e-4, rel=1e-4)
+    with pytest.raises(ValueError):
+        compute_floor_s(flops=1, peak_tflops=0, cards=1)

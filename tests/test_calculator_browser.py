@@ -27,6 +27,8 @@ import json
 import random
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,7 +79,11 @@ FILL = """(form, values) => {
 }"""
 FIELDS = (
     "params",
+    "active_params",
+    "experts",
+    "experts_per_token",
     "layers",
+    "heads",
     "kv_heads",
     "head_dim",
     "window",
@@ -86,8 +92,11 @@ FIELDS = (
     "weight_bits",
     "vram_gib",
     "bandwidth_gb_s",
+    "peak_tflops",
+    "cards",
     "reserve_gib",
     "context",
+    "prompt",
     "users",
 )
 # The calculator's messages that tests look for, by their English text
@@ -210,8 +219,9 @@ class Site:
         return self.pages[lang]
 
 
-@pytest.fixture(scope="module")
-def site(built_site):
+@contextmanager
+def served(built_site: Path) -> Iterator[Site]:
+    """The built site on 127.0.0.1 and one headless chromium (another test module's too)."""
     from playwright.sync_api import sync_playwright
 
     server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
@@ -223,6 +233,12 @@ def site(built_site):
         browser.close()
     server.shutdown()
     thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def site(built_site):
+    with served(built_site) as s:
+        yield s
 
 
 @pytest.fixture
@@ -295,9 +311,9 @@ def _paste(page, config) -> dict:
 
 
 def _python(lang: str, kind: str, x: float) -> str:
-    """x as the site's tables write it in ``lang`` (hooks/sitekit/formatting.py): kind
+    """x as the site's tables write it in ``lang`` (sitekit/language/formatting.py): kind
     "num", a measurement; "iec", bytes with their IEC unit."""
-    from sitekit import formatting
+    from sitekit.language import formatting
 
     formatting.set_locale(lang)
     try:
@@ -469,6 +485,8 @@ def _grid(n: int = 40) -> list[dict[str, str]]:
     for _ in range(n):
         case = {k: rng.choice(v) for k, v in choices.items()}
         case["max_context"] = ""  # no model's maximum: a preset chosen before may have left one
+        # no peak: the step is the reading floor alone; one card; no mixture; the prompt's default
+        case.update(peak_tflops="", cards="1", active_params="", experts="", experts_per_token="", prompt="")
         for k, x in zip(
             ("layers", "kv_heads", "head_dim", "window", "windowed_layers"), rng.choice(shapes), strict=True
         ):
@@ -489,6 +507,7 @@ def test_a_grid_of_typed_inputs_equals_the_python_formula(calculator):
         if want["short"] is None:
             for key in ("step_ms", "tokens_per_s_per_user", "tokens_per_s"):  # the same double, every digit
                 assert out[key][0] == repr(want[key]), (case, key, out[key], want[key])
+            assert out["step_read_ms"][0] == out["step_ms"][0] and out["step_compute_ms"] == ["", "no peak given"]
         else:  # no speed for a setup that does not fit: by how much it does not
             short = f"does not fit: short by {_iec(EN, want['short'])}"
             assert out["step_ms"] == ["", short], (case, out)
@@ -507,7 +526,11 @@ def test_a_grid_of_typed_inputs_equals_the_python_formula(calculator):
 
 VALID = {
     "params": "7e9",
+    "active_params": "",
+    "experts": "",
+    "experts_per_token": "",
     "layers": "32",
+    "heads": "32",
     "kv_heads": "8",
     "head_dim": "128",
     "window": "",
@@ -517,8 +540,11 @@ VALID = {
     "cache": FP16_CACHE,
     "vram_gib": "24",
     "bandwidth_gb_s": "1008",
+    "peak_tflops": "165.2",
+    "cards": "1",
     "reserve_gib": "1.5",
     "context": "4096",
+    "prompt": "",
     "users": "8",
 }
 FITS_18 = "Users that fit at 4,096 tokens each: 18."  # VALID on the English page
@@ -565,6 +591,15 @@ BAD = [
 ]
 
 
+# The fields each of the memory's results needs (docs/javascripts/calculator/compute.js)
+NEEDS = {
+    "weights": {"params", "weight_bits"},  # each card's share needs the cards too
+    "kv_per_token": {"layers", "kv_heads", "head_dim"},
+    "cache_per_user": {"layers", "kv_heads", "head_dim", "window", "windowed_layers", "context"},
+    "free": {"params", "weight_bits", "cards", "vram_gib", "reserve_gib"},
+}
+
+
 @pytest.mark.parametrize(("field", "text", "message"), BAD, ids=[f"{f}={t!r}" for f, t, _ in BAD])
 def test_bad_input_shows_its_message(calculator, field, text, message):
     page, errors = calculator
@@ -575,8 +610,12 @@ def test_bad_input_shows_its_message(calculator, field, text, message):
     assert shown.startswith(message), shown
     assert page.get_attribute(f"[name={field}]", "aria-invalid") == "true"
     assert _state(page) == "error"
+    # what needs the field is blank; what does not is shown (the cache per token needs
+    # no parameter count), and no speed without every field the step reads
     out = _outputs(page)
-    assert all(v == ["", "—"] for v in out.values()), out
+    for name, needs in NEEDS.items():
+        assert (out[name] == ["", "—"]) == (field in needs), (name, out[name])
+    assert (out["step_ms"] == ["", "—"]) == (field not in ("max_context", "prompt")), out["step_ms"]
     _no_noise(page)
     page.fill(f"[name={field}]", VALID[field])  # corrected: the message goes, the result returns
     assert page.inner_text(f"[data-error-for={field}]") == ""
@@ -620,6 +659,10 @@ def test_typing_over_a_preset_marks_it_as_your_own(calculator):
     page.fill("[name=layers]", "31")
     page.fill("[name=bandwidth_gb_s]", "500")
     assert page.input_value("[name=preset_model]") == "custom"
+    # a bandwidth of one's own departs from the card's rating, not from the card
+    assert page.input_value("[name=bandwidth_from]") == "custom"
+    assert page.input_value("[name=preset_card]") == _csv("card_presets")[0]["card"]
+    page.fill("[name=vram_gib]", "12")
     assert page.input_value("[name=preset_card]") == "custom"
 
 
@@ -816,11 +859,10 @@ def test_the_url_reproduces_the_state(edition, site):
     page.select_option("[name=cache]", "fp8")
     page.select_option("[name=preset_card]", _csv("card_presets")[2]["card"])
     _fill(page, {"reserve_gib": loc.typed("2.25"), "context": loc.typed("8,192"), "users": "3"})
-    page.fill("[name=bandwidth_gb_s]", loc.typed("512.5"))  # a card of one's own
+    page.fill("[name=bandwidth_gb_s]", loc.typed("512.5"))  # a bandwidth of one's own
     before_inputs = {n: page.input_value(f"[name={n}]") for n in FIELDS}
-    before_selects = {
-        n: page.input_value(f"[name={n}]") for n in ("preset_model", "preset_precision", "cache", "preset_card")
-    }
+    selects = ("preset_model", "preset_precision", "cache", "preset_card", "bandwidth_from")
+    before_selects = {n: page.input_value(f"[name={n}]") for n in selects}
     before_out = _outputs(page)
     assert before_out["cache_per_user"][0] == str(2 * 4 * 256 * 1 * (13 * 8192 + 13 * 4096))  # fp8, window 4,096
     url = page.url
@@ -838,7 +880,8 @@ def test_the_url_reproduces_the_state(edition, site):
     assert numbers(after_inputs) == numbers(before_inputs)  # the same numbers, in the page's format
     assert after_inputs["bandwidth_gb_s"] == before_inputs["bandwidth_gb_s"] == loc.typed("512.5")
     assert {n: other.input_value(f"[name={n}]") for n in before_selects} == before_selects
-    assert before_selects["preset_model"] == before_selects["preset_card"] == "custom"
+    assert before_selects["preset_model"] == before_selects["bandwidth_from"] == "custom"
+    assert before_selects["preset_card"] == _csv("card_presets")[2]["card"]  # its memory is still the card's
     assert _outputs(other) == before_out
     # a hand-edited link: an unknown preset is ignored, a bad value shows its message
     other.goto(url.replace("users=3", "users=-2").replace("cache=fp8", "cache=fp3"))
@@ -906,7 +949,8 @@ def test_a_separator_that_is_not_the_pages_says_how_to_write_the_number(site, la
     assert page.inner_text(f"[data-error-for={name}]") == loc.t(message, text=text, **values)
     assert page.get_attribute(f"[name={name}]", "aria-invalid") == "true"
     assert _state(page) == "error"  # never a number it may not be
-    assert all(v == ["", "—"] for v in _outputs(page).values())
+    out = _outputs(page)
+    assert all(out[k] == ["", "—"] for k, needs in NEEDS.items() if name in needs) and out["step_ms"] == ["", "—"]
     _no_nan(page)
     # what the message says to write is read, each as the number it names
     for key, written in values.items():
@@ -1162,7 +1206,9 @@ def test_the_context_is_checked_against_the_models_maximum(calculator):
     assert page.inner_text("[data-error-for=context]") == (
         "Context per user is longer than the model's maximum context, 32,768 tokens."
     )
-    assert _state(page) == "error" and all(v == ["", "—"] for v in _outputs(page).values())
+    out = _outputs(page)
+    assert _state(page) == "error" and out["cache_per_user"] == out["step_ms"] == ["", "—"], out
+    assert out["weights"][0] and out["kv_per_token"][0], out  # they need no context
     page.fill("[name=context]", "32768")
     assert page.inner_text("[data-error-for=context]") == "" and _state(page) == "ok"
     # an assumed shape has no config, so no maximum: the field is empty and says what that means
@@ -1277,7 +1323,7 @@ def test_fit_the_models_maximum_and_the_bits_range_are_said_in_every_edition(sit
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_numbers_are_written_to_the_tables_precision(site, lang):
     """A measurement to 3 significant digits, bytes in one IEC unit, as the site's tables
-    write them (hooks/sitekit/formatting.py), in each edition's format."""
+    write them (sitekit/language/formatting.py), in each edition's format."""
     page = site.page(lang)
     loc = Locale.of(page, lang)
     rng = random.Random(1)
@@ -1297,42 +1343,6 @@ def test_numbers_are_written_to_the_tables_precision(site, lang):
     # on the page: 512 MiB of cache, not 512.00 MiB
     _fill(page, loc.valid())
     assert _outputs(page)["cache_per_user"][1].startswith(loc.unit("512", "MiB"))
-
-
-def _architectures(page) -> list[list[tuple[str, str]]]:
-    """The rules table's rows, its two halves joined on the model_type that starts each row
-    (the tables' own bodies: each provenance box below has its own)."""
-    halves = page.eval_on_selector_all(
-        '[data-table="memory_budget.architectures"] table:not([class]) > tbody',
-        "ts => ts.map(t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => [c.textContent, c.title])))",
-    )
-    assert halves, "no rules table"
-    rows = [[tuple(cell) for cell in row] for row in halves[0]]
-    for half in halves[1:]:
-        rest = {row[0][0]: [tuple(cell) for cell in row[1:]] for row in half}
-        rows = [row + rest[row[0][0]] for row in rows]
-    return rows
-
-
-@pytest.mark.parametrize("lang", EDITIONS)
-def test_the_rules_table_is_in_the_pages_words(site, lang):
-    page = site.page(lang)
-    loc = Locale.of(page, lang)
-    rows = {r[0][0]: r for r in _architectures(page)}
-    rules = {r["model_type"]: r for r in _csv("architectures")}
-    assert set(rows) == set(rules)
-    assert (loc.t("every layer"), "all") in rows["mistral"]
-    assert (loc.t("no layer"), "none") in rows["llama"]
-    assert (loc.t("every other layer"), "alternate") in rows["gemma2"]
-    pattern = loc.t("all but one in every {pattern}", pattern="sliding_window_pattern")
-    assert (pattern, "pattern") in rows["gemma3_text"]
-    qwen2 = loc.t("from layer {first} on, if {flag}", first="max_window_layers", flag="use_sliding_window")
-    assert (qwen2, "qwen2") in rows["qwen2"]
-    assert (loc.t("as {name} says", name="attention_bias"), "attention_bias") in rows["llama"]
-    assert (loc.t("yes"), "yes") in rows["qwen2"]
-    # no code of the data is left as it is, but the model_type that names the row
-    codes = {"all", "none", "alternate", "pattern", "qwen2", "attention_bias", "mlp_bias"}
-    assert not [c for r in rows.values() for c, _ in r[1:] if c in codes and lang != "en"]
 
 
 JSON_ERRORS = [

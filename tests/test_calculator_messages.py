@@ -1,6 +1,6 @@
 """The calculator's messages, read from its scripts without a browser: the build finds
 every text the calculator writes (the ``t("...")`` literals of every script of
-docs/javascripts/calculator/, see hooks/sitekit/calculator_locale.py), so no message may
+docs/javascripts/calculator/, see sitekit/language/calculator_locale.py), so no message may
 be built any other way; every problem is a code that messages.js writes, and every code a
 script raises has its message there."""
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 import string
 
-from sitekit.calculator_locale import COUNTED, messages, scripts
-
+from sitekit.language.calculator_locale import COUNTED, messages, scripts
 from tests.conftest import DOCS
 
 FOLDER = DOCS / "javascripts" / "calculator"

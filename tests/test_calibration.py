@@ -11,6 +11,7 @@ import torch
 
 from measure import calibration_folder as folder
 from measure import registry
+from measure.calibration_record import RunRecord
 from measure.check import _pages_findings
 from measure.errors import UserError
 from measure.lab import calibration
@@ -92,7 +93,7 @@ def test_a_run_that_wrote_nothing_leaves_the_folder_as_it_was(tmp_path):
     _experiment(tmp_path, "kv_cache", "r1")
     folder.record(tmp_path, _cal("r1"), None, PROVENANCE)
     before = (tmp_path / "calibration" / "meta.json").read_bytes()
-    record = folder.RunRecord(tmp_path, _cal("r2"), model=None, machine={}, dtype="", profile="", plan=None, log=print)
+    record = RunRecord(tmp_path, _cal("r2"), model=None, machine={}, dtype="", profile="", plan=None, log=print)
     record.stopped()
     assert (tmp_path / "calibration" / "meta.json").read_bytes() == before
 
@@ -131,9 +132,9 @@ def test_a_damaged_calibration_refuses_the_whole_merge(tmp_path):
 
 
 def test_the_gate_and_the_home_page_know_the_calibration_is_no_experiment(tmp_path):
-    from sitekit.markers import PageContext
-    from sitekit.pagedata import SiteData
-    from sitekit.provenance import experiments
+    from sitekit.rendering.markers import PageContext
+    from sitekit.rendering.pagedata import SiteData
+    from sitekit.sources.provenance import experiments
 
     assert "calibration" not in registry.EXPERIMENTS
     docs = tmp_path / "docs"

@@ -9,8 +9,8 @@ import string
 
 import pytest
 from babel.messages.pofile import read_po
-from sitekit import i18n
 
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES
 
 FIELDS = string.Formatter()

@@ -2,9 +2,9 @@
 the work it bounds, each refusal one line naming it (and, on a page, the page)."""
 
 import pytest
-from sitekit.claims import ClaimError, check
-from sitekit.pagedata import SiteData
 
+from sitekit.claims.claims import ClaimError, check
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import write_data
 
 
@@ -65,7 +65,7 @@ def test_within_the_bounds_claims_still_compute(data):
 
 
 def test_a_marker_is_read_by_the_same_bounded_interpreter(data):
-    from sitekit.markers import MarkerError, PageContext, render_markers
+    from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 
     ctx = PageContext(data=data, page="p.md", url_prefix="")
     for marker, bound in [
@@ -82,7 +82,7 @@ def test_a_marker_is_read_by_the_same_bounded_interpreter(data):
 
 
 def test_a_bad_argument_type_is_one_line_naming_the_page(data):
-    from sitekit.markers import MarkerError, PageContext, render_markers
+    from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 
     ctx = PageContext(data=data, page="p.md", url_prefix="")
     with pytest.raises(MarkerError) as e:
@@ -91,8 +91,8 @@ def test_a_bad_argument_type_is_one_line_naming_the_page(data):
 
 
 def test_a_claims_bound_names_its_page(data):
-    from sitekit.claim_files import Claim, ClaimBook
-    from sitekit.markers import MarkerError, PageContext, render_markers
+    from sitekit.claims.claim_files import Claim, ClaimBook
+    from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 
     claims = ClaimBook({"exp.big": Claim("exp.big", "round(1e309) > 1")})
     ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)

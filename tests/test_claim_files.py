@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitekit import claims
-from sitekit.branches import choose_branches
-from sitekit.claim_files import ClaimBook, load
-from sitekit.claim_syntax import ClaimError
-from sitekit.context import PageContext
-from sitekit.markers import MarkerError, render_markers
-from sitekit.pagedata import SiteData
 
-from tests.conftest import DOCS, REPO, english_pages, write_data
+from sitekit.claims import claims
+from sitekit.claims.branches import choose_branches
+from sitekit.claims.claim_files import ClaimBook, load
+from sitekit.claims.claim_syntax import ClaimError
+from sitekit.rendering.context import PageContext
+from sitekit.rendering.markers import MarkerError, render_markers
+from sitekit.rendering.pagedata import SiteData
+from tests.conftest import DOCS, REPO, english_pages, hook, write_data
 from tests.helpers import write_named
 
 CLAIMS = REPO / "measure" / "experiments"
@@ -181,9 +181,9 @@ def test_a_claim_in_a_clause_not_taken_is_used_and_must_be_defined(data, tmp_pat
 
 
 def test_a_claim_no_page_uses_fails_the_build_naming_it():
-    import render  # hooks/render.py
     from mkdocs.exceptions import PluginError
 
+    render = hook("render")
     book = read_repo()
     render._check_used(book, set(book.entries))
     unused = r"1 claims are defined but used on no page: kv_cache.identical_float32 \(measure/experiments/kv_cache/"

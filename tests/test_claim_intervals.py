@@ -4,9 +4,10 @@ import re
 from html import unescape
 
 import pytest
-from sitekit.claim_files import Claim
-from sitekit.claims import NOISE, ClaimError, check, render
-from sitekit.intervals import (
+
+from sitekit.claims.claim_files import Claim
+from sitekit.claims.claims import NOISE, ClaimError, check, render
+from sitekit.claims.intervals import (
     ClaimNoiseError,
     Interval,
     below,
@@ -18,8 +19,7 @@ from sitekit.intervals import (
     per_doubling,
     within_noise,
 )
-from sitekit.pagedata import SiteData
-
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import PROVENANCE
 
 # step at C: 10 [9, 11], 10.5 [9.8, 11.2] (overlaps the first), 13 [12, 14] (apart), 26 [25, 27]
@@ -158,7 +158,7 @@ def test_the_words_in_claims(data, expr, result):
     ],
 )
 def test_misuse_is_one_error_not_a_silent_verdict(data, expr, message):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises((ClaimError, SiteDataError), match=message):
         check(data, expr)
@@ -187,8 +187,8 @@ def test_noise_renders_neither_check_nor_warning(data):
 
 
 def test_a_branch_on_noise_keeps_the_else(data):
-    from sitekit.claim_files import ClaimBook
-    from sitekit.markers import PageContext, render_markers
+    from sitekit.claims.claim_files import ClaimBook
+    from sitekit.rendering.markers import PageContext, render_markers
 
     near = f"faster({AT16}, {AT32})"
     far = f"faster({AT16}, {AT64})"
@@ -322,7 +322,7 @@ def test_an_effect_inside_the_margin_is_practically_the_same_and_decided_alike_i
     """+3 % [+1 %, +5 %] against a 5 % margin: the same in this run and in one that reads
     +4 % [+2 %, +4.9 %]; decided against zero (``below``), the two runs would both say
     "apart" only by luck of their intervals."""
-    from sitekit.intervals import exceeds, same, undercuts
+    from sitekit.claims.intervals import exceeds, same, undercuts
 
     for low, high in ((1.01, 1.05), (1.02, 1.049), (0.96, 1.04)):
         assert same(low, high, 0.05) is True
@@ -331,7 +331,7 @@ def test_an_effect_inside_the_margin_is_practically_the_same_and_decided_alike_i
 
 
 def test_an_effect_beyond_the_margin_is_apart_in_its_direction():
-    from sitekit.intervals import exceeds, same, undercuts
+    from sitekit.claims.intervals import exceeds, same, undercuts
 
     assert exceeds(1.055, 1.085, 0.05) is True and same(1.055, 1.085, 0.05) is False
     assert undercuts(0.90, 0.94, 0.05) is True and same(0.90, 0.94, 0.05) is False  # 1/1.05 = 0.952
@@ -339,7 +339,7 @@ def test_an_effect_beyond_the_margin_is_apart_in_its_direction():
 
 
 def test_an_interval_that_straddles_the_margin_cannot_tell():
-    from sitekit.intervals import exceeds, same, undercuts
+    from sitekit.claims.intervals import exceeds, same, undercuts
 
     assert exceeds(1.03, 1.07, 0.05) is NOISE and same(1.03, 1.07, 0.05) is NOISE
     assert undercuts(0.93, 0.97, 0.05) is NOISE and same(0.93, 0.97, 0.05) is NOISE
@@ -347,7 +347,7 @@ def test_an_interval_that_straddles_the_margin_cannot_tell():
 
 
 def test_two_intervals_sampled_apart_are_set_against_the_margin_on_their_cautious_ratio():
-    from sitekit.intervals import faster_by, same_time
+    from sitekit.claims.intervals import faster_by, same_time
 
     # b / a from 10/9.6 = 1.0417 to 10.4/9.4 = 1.1064: straddles 1.05
     a, b = Interval(9.5, 9.4, 9.6), Interval(10.2, 10.0, 10.4)

@@ -4,10 +4,10 @@ import shutil
 
 import pytest
 from mkdocs.exceptions import PluginError
-from sitekit.claim_files import Claim, ClaimBook
-from sitekit.claims import NOISE, ClaimError, check, render
-from sitekit.pagedata import SiteData
 
+from sitekit.claims.claim_files import Claim, ClaimBook
+from sitekit.claims.claims import NOISE, ClaimError, check, render
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import REPO, edit_table, write_data
 from tests.helpers import render_page
 
@@ -61,7 +61,7 @@ def test_and_or_short_circuit(data, expr, holds):
 
 
 def test_an_unguarded_missing_value_still_fails(data):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises(SiteDataError, match="missing"):
         check(data, "exp.ratio > 2 and exp.missing > 1")
@@ -104,7 +104,7 @@ def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
 
 
 def test_branches_follow_the_data(data):
-    from sitekit.markers import MarkerError, PageContext, render_markers
+    from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 
     claims = book(big="exp.ratio > 2", huge="exp.ratio > 3", nothing="exp.nothing")
     ctx = PageContext(data=data, page="p.md", url_prefix="", claims=claims)
@@ -117,7 +117,7 @@ def test_branches_follow_the_data(data):
 
 
 def test_marker_arguments_may_name_values(data):
-    from sitekit.markers import MarkerError, PageContext, render_markers
+    from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 
     ctx = PageContext(data=data, page="p.md", url_prefix="")
     (data.root / "exp" / "meta.json").write_text(
@@ -155,7 +155,7 @@ def test_marker_arguments_may_name_values(data):
 def test_values_by_hand(data, expr, value):
     import ast
 
-    from sitekit.claims import Evaluator
+    from sitekit.claims.claims import Evaluator
 
     assert Evaluator(data).eval(ast.parse(expr, mode="eval")) == value
 
@@ -184,6 +184,9 @@ def test_comparisons_at_their_edges_hold(data, expr):
         ("10001 * 'x'", "repeating a sequence to more than 10000 items refused"),
         ("1 / 0", "1 / 0: division by zero"),
         ("'a' - 1", "'a' - 1: unsupported operand type(s) for -: 'str' and 'int'"),
+        ("cell('exp.t', 'ms', where=1)", "cell(): where must be a {column: value} dictionary, not 1"),
+        ("column('exp.t', 'ms', [1])", "column(): where must be a {column: value} dictionary, not [1]"),
+        ("increasing('exp.t', 'ms', 'n', 'n')", "increasing(): where must be a {column: value} dictionary, not 'n'"),
     ],
 )
 def test_refusals_say_exactly_why(data, expr, message):
@@ -193,7 +196,7 @@ def test_refusals_say_exactly_why(data, expr, message):
 
 
 def test_a_column_where_nothing_matches_is_an_error_not_a_vacuous_truth(data):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises(SiteDataError) as e:
         check(data, "all(column('exp.t', 'ok', where={'n': 3}))")
@@ -260,7 +263,7 @@ def test_a_failed_claim_lists_every_number_it_read(data):
 
 
 def test_a_float_read_is_shown_to_six_significant_digits():
-    from sitekit.claims import numbers
+    from sitekit.claims.claims import numbers
 
     read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
     assert numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
@@ -342,7 +345,7 @@ def test_a_timing_word_takes_its_arguments_by_name(timed, expr, holds):
     ],
 )
 def test_a_timing_word_over_data_it_cannot_use_names_the_column(timed, expr, message):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises(SiteDataError) as e:
         check(timed, expr)
@@ -418,7 +421,7 @@ def test_an_interval_alone_is_no_claim_and_the_refusal_quotes_the_claim_cut(time
 
 
 def test_every_text_a_claim_read_is_cut_to_200_characters():
-    from sitekit.claims import numbers
+    from sitekit.claims.claims import numbers
 
     key = "e.t.n {'tag': '" + "k" * 250 + "'}"
     read = {key: "v" * 250, "e.t.few": ["w" * 250], "e.t.many": ["z" * 250] * 9}

@@ -184,7 +184,8 @@ def test_a_stopped_run_says_what_it_wrote_and_keeps_the_rest(tmp_path):
     assert "Traceback" not in proc.stderr
     # the fault hits the first write
     assert _last(proc) == "interrupted; cache_size was not written, its previous data is unchanged"
-    proc = run_cli(*args, "--only", "kv_cache", SITEDATA_FAULT="swapped:interrupt")
+    # the second swap: the first puts the run's calibration row in place, before kv_cache
+    proc = run_cli(*args, "--only", "kv_cache", SITEDATA_FAULT="swapped@2:interrupt")
     assert proc.returncode == 130 and _last(proc) == "interrupted; kv_cache was written"
     assert {p: p.read_bytes() for p in sorted((tmp_path / "kv_cache").iterdir())} != before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".sitedata", "cache_size", "calibration", "kv_cache"]
@@ -242,7 +243,7 @@ def test_a_folder_of_other_files_is_never_touched(tmp_path):
     assert _tree(folder) == before
     repo = sorted(p.name for p in REPO.iterdir())
     line = _one_error(run_cli("run", "--out", ".", *SMOKE))
-    assert line.startswith("error: --out . is not a data folder of this project: it holds ")
+    assert line == "error: --out . is this checkout itself; give site_data or a folder of its own"
     assert sorted(p.name for p in REPO.iterdir()) == repo
 
 
@@ -258,7 +259,8 @@ def test_a_stop_or_an_error_after_the_swap_says_the_data_was_written(tmp_path):
         assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
         assert _last(proc) == "interrupted; chapter was written"
         seen.add(meta.read_bytes())
-    proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT="swapped:oserror")
+    # the second swap: the first is the run's calibration row's, put in place before chapter
+    proc = run_cli("run", "--out", str(out), *SMOKE, "--force", SITEDATA_FAULT="swapped@2:oserror")
     line = _one_error(proc)
     assert line == (
         f"error: the write of chapter into {out} failed after its new data was in place "

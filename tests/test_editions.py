@@ -10,8 +10,9 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from sitekit import escape, formatting, i18n
 
+from sitekit.language import formatting, i18n
+from sitekit.rendering import escape
 from tests.conftest import LANGUAGES, REPO, english_pages
 
 EDITIONS = ("en", *LANGUAGES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from sitekit import editions
+from sitekit.language import editions
 
 
 def test_every_edition_follows_its_english_page():

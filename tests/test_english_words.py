@@ -1,5 +1,6 @@
 """Nothing a reader sees or hovers in the Galician, Spanish, Italian and Czech editions is
-English, except what tests/prose/english.txt allows and what the HTML marks as English
+English, except what tests/prose/english.txt allows, what the edition's style sheet keeps
+(style/<lang>.md, "English kept") and what the HTML marks as English
 (``lang="en"``: text as a run recorded it, the titles of published works).
 
 Two nets, on the built HTML of every page: English function words (the, of, with...),
@@ -16,9 +17,10 @@ from html.parser import HTMLParser
 
 import pytest
 from babel.messages.pofile import read_po
-from sitekit import i18n
 
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES, REPO, english_pages
+from tests.style_sheets import style_sheet
 
 pytestmark = pytest.mark.build
 
@@ -137,7 +139,7 @@ def messages(lang: str) -> list[str]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_an_edition_shows_no_english_beyond_the_allowed(built_site, lang):
-    allow = allowed()
+    allow = allowed() + style_sheet(lang).kept  # and the English its style sheet keeps
     english_messages = messages(lang)
     problems = []
     for page in PAGES:

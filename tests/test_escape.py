@@ -1,4 +1,4 @@
-"""The one escaping path (hooks/sitekit/escape.py), context by context, through the
+"""The one escaping path (sitekit/rendering/escape.py), context by context, through the
 Markdown the site is built with (mkdocs.yml's extensions): hostile text from the data
 is shown literally and makes no link, image, emphasis, code, element or comment, in a
 paragraph, a Markdown table, a blockquote, a list, an admonition, a raw HTML block, a
@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 import markdown
 import pytest
 import yaml
-from sitekit import escape
 
+from sitekit.rendering import escape
 from tests.conftest import REPO
 
 HOSTILE = [
@@ -203,7 +203,7 @@ def test_a_source_links_only_to_a_site_the_hooks_name(url, linked):
     ],
 )
 def test_any_other_address_fails_the_build_in_one_line(url, message):
-    from sitekit.pagedata import SiteDataError
+    from sitekit.rendering.pagedata import SiteDataError
 
     with pytest.raises(SiteDataError) as e:
         escape.link(url)

@@ -10,21 +10,11 @@ from html import unescape
 
 import pytest
 
+from measure import registry
 from tests.conftest import DOCS, LANGUAGES
 from tests.test_editions import read
 
-PAGES = [
-    "kv-cache",
-    "prefill-decode",
-    "cache-size",
-    "batching",
-    "memory-budget",
-    "weight-quantization",
-    "activation-outliers",
-    "quality",
-    "speculative-decoding",
-    "distillation",
-]
+PAGES = [registry.page(name).removesuffix(".md") for name in registry.SECTIONS]  # every section's, from the registry
 
 # (heading, fold-out title) per edition
 WORDS = {

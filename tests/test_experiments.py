@@ -76,7 +76,7 @@ def test_kv_cache_invariants(smoke_data):
         for way in ("recompute", "cached"):
             low, median, high = (float(r[f"{way}{s}_ms"]) for s in ("_low", "", "_high"))
             assert low <= median <= high and int(r[f"{way}_samples"]) >= 6
-        low, ratio, high = (float(r[f"speed_ratio{s}"]) for s in ("_low", "", "_high"))
+        low, ratio, high = (float(r[f"head_ratio{s}"]) for s in ("_low", "", "_high"))
         assert low <= ratio <= high  # paired round by round: the samples are not published
     meta = json.loads((d / "meta.json").read_text())
     assert {"generation_sweep", "head_sweep"} <= set(meta["notes"])

@@ -6,10 +6,10 @@ import re
 
 import matplotlib.pyplot as plt
 import pytest
+
 from sitekit import figures
 from sitekit.figures import DISPLAY_PX, MIN_PT, log_if_wide, readable
-from sitekit.pagedata import SiteData
-
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import REPO
 
 figures._load_all()

@@ -6,7 +6,8 @@ changes the size of a GiB fails here, not only in a browser."""
 import math
 
 import pytest
-from sitekit import formatting, i18n
+
+from sitekit.language import formatting, i18n
 
 
 class _Spaced:

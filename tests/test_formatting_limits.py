@@ -6,7 +6,8 @@ test_formatting.py."""
 import re
 
 import pytest
-from sitekit import formatting, i18n
+
+from sitekit.language import formatting, i18n
 
 
 @pytest.mark.parametrize("style", ["auto", "int", "iec", "gib", "mib", "sci", "ratio", "percent", "fixed", "num"])
@@ -25,9 +26,8 @@ def test_not_a_number_is_translated(monkeypatch):
 def test_a_nan_cell_keeps_its_columns_formatting(tmp_path):
     """A "nan" (or "inf") written in a column of numbers: the column is still read as
     numbers, so its other cells are grouped and rounded; the cell reads as what it is."""
-    from sitekit.markers import PageContext, table
-    from sitekit.pagedata import SiteData
-
+    from sitekit.rendering.markers import PageContext, table
+    from sitekit.rendering.pagedata import SiteData
     from tests.conftest import edit_table, write_data
 
     folder = write_data(tmp_path, "e", {"t": [{"n": 1, "bytes_used": 123456}, {"n": 2, "bytes_used": 2048}]})
@@ -49,9 +49,8 @@ def test_a_nan_or_infinite_value_in_meta_json_is_refused_with_one_line(tmp_path)
     printing "not a number" for a measurement."""
     import json
 
-    from sitekit.markers import PageContext, value
-    from sitekit.pagedata import SiteData, SiteDataError
-
+    from sitekit.rendering.markers import PageContext, value
+    from sitekit.rendering.pagedata import SiteData, SiteDataError
     from tests.conftest import write_data
 
     for bad, word in ((float("nan"), "NaN"), (float("inf"), "Infinity")):

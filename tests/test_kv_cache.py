@@ -71,9 +71,9 @@ def test_smoke_memory_table_has_every_length_and_both_protocols(smoke_data):
     assert v["memory_last_steps_share"] == probe / max(1, whole)
 
 
-def test_the_speed_up_comes_with_the_range_of_the_two_intervals():
+def test_the_speedup_comes_with_the_range_of_the_two_intervals():
     from measure.experiments.kv_cache import Config
-    from measure.experiments.kv_cache.speed import identical_rows
+    from measure.experiments.kv_cache.speedup import identical_rows
     from measure.lab.medians import Estimate
 
     recompute = Estimate.of([4.0, 4.1, 3.9, 4.2, 3.8, 4.0], target=0.03)
@@ -81,12 +81,12 @@ def test_the_speed_up_comes_with_the_range_of_the_two_intervals():
     cfg = Config(timed_tokens=8)
     rows, values = identical_rows(cfg, {"recompute": recompute, "cached": cached}, same=True)
     by = {r["method"]: r for r in rows}
-    assert (by["recompute"]["speed_ratio"], by["recompute"]["speed_ratio_low"]) == (1.0, 1.0)  # against itself
+    assert (by["recompute"]["speedup"], by["recompute"]["speedup_low"]) == (1.0, 1.0)  # against itself
     c = by["cached"]
-    assert c["speed_ratio"] == values["speedup"] == recompute.median_s / cached.median_s
-    assert values["speedup_low"] == c["speed_ratio_low"] == recompute.low_s / cached.high_s
-    assert values["speedup_high"] == c["speed_ratio_high"] == recompute.high_s / cached.low_s
-    assert c["speed_ratio_low"] <= c["speed_ratio"] <= c["speed_ratio_high"]
+    assert c["speedup"] == values["speedup"] == recompute.median_s / cached.median_s
+    assert values["speedup_low"] == c["speedup_low"] == recompute.low_s / cached.high_s
+    assert values["speedup_high"] == c["speedup_high"] == recompute.high_s / cached.low_s
+    assert c["speedup_low"] <= c["speedup"] <= c["speedup_high"]
     assert c["total_samples"] == 6 and c["new_tokens"] == values["timed_tokens"] == 8
     assert c["ms_per_token"] == pytest.approx(c["total_ms"] / 8)
     assert "ms_per_token_samples" not in c  # the total's samples count for both

@@ -8,7 +8,7 @@ from tests.conftest import REPO
 
 def test_ruff_check():
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "sitedata", "measure", "hooks", "tests"],
+        [sys.executable, "-m", "ruff", "check", "sitedata", "measure", "sitekit", "hooks", "tests"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -18,7 +18,7 @@ def test_ruff_check():
 
 def test_ruff_format():
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--check", "sitedata", "measure", "hooks", "tests"],
+        [sys.executable, "-m", "ruff", "format", "--check", "sitedata", "measure", "sitekit", "hooks", "tests"],
         cwd=REPO,
         capture_output=True,
         text=True,

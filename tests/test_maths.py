@@ -1,4 +1,4 @@
-"""The pages' formulas: LaTeX rendered to MathML at build time (hooks/sitekit/maths.py),
+"""The pages' formulas: LaTeX rendered to MathML at build time (sitekit/rendering/maths.py),
 drawn by the browser with no script, no font and nothing from another address."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from sitekit import maths
 
+from sitekit.rendering import maths
 from tests.conftest import DOCS, LANGUAGES
 
 

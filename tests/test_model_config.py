@@ -7,9 +7,10 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
 
+from measure.lab.architecture_rules import ARCHITECTURE_RULES, rule_rows
 from measure.lab.architectures import ARCHITECTURES
 from measure.lab.budget import cache_bytes_per_user, kv_bytes_per_layer_token
-from measure.lab.model_config import ARCHITECTURE_RULES, ConfigError, rule_rows, shape_from_config
+from measure.lab.model_config import ConfigError, shape_from_config
 from measure.reference.public_configs import PUBLIC_CONFIGS
 
 
@@ -366,8 +367,69 @@ def test_rule_rows_are_the_rules_the_page_reads():
         "tied_default": False,
         "windowed_layers": "none",
         "experts_field": "",
+        "experts_per_token_field": "",
+        # the same rules in words, for the page's reader (translated by the build)
+        "qkv_bias_in_words": "as attention_bias says",
+        "o_bias_in_words": "as attention_bias says",
+        "mlp_bias_in_words": "as mlp_bias says",
+        "windowed_layers_in_words": "no layer",
     }
     assert rows[2]["experts_field"] == "num_local_experts" and rows[7]["qk_norm"] is True
+    assert rows[2]["experts_per_token_field"] == "num_experts_per_tok"
+    words = {r["model_type"]: (r["qkv_bias_in_words"], r["windowed_layers_in_words"]) for r in rows}
+    assert words["qwen2"] == ("yes", "from layer max_window_layers on, if use_sliding_window")
+    assert words["mistral"] == ("no", "every layer") and words["gemma2"][1] == "every other layer"
+    assert words["gemma3_text"][1] == "all but one in every sliding_window_pattern"
+
+
+def test_the_rules_in_words_are_read_back_into_their_templates():
+    """The build writes each rule's words in the page's language from its template
+    (sitedata.wording): every text with a field parses back to its template and field."""
+    from sitedata import wording
+
+    texts = {t for r in rule_rows() for k, t in r.items() if k.endswith("_in_words")}
+    fixed = {"yes", "no", "no layer", "every layer", "every other layer"}
+    assert fixed <= texts
+    for text in texts - fixed:
+        template, fields = wording.parse(text)
+        assert template in (wording.RULE_AS_FIELD, wording.RULE_WINDOW_PATTERN, wording.RULE_WINDOW_FROM)
+        assert template.format(**fields) == text
+
+
+def test_a_mixture_gives_the_parameters_a_token_reads():
+    mixtral = PUBLIC_CONFIGS[5]
+    s = shape_from_config(mixtral.config)
+    # 46,702,792,704 - 32 layers x (8 - 2) experts x 3 x 4,096 x 14,336 = 12,879,925,248
+    assert (s.experts, s.experts_per_token) == (8, 2)
+    assert s.active_params == 46_702_792_704 - 32 * 6 * 3 * 4096 * 14336 == 12_879_925_248
+    # Mistral states 12.9B per token: the count rounds to it
+    assert round(s.active_params, -8) == mixtral.stated_active_params == 12_900_000_000
+    # a model that is no mixture reads every parameter
+    dense = shape_from_config(_MISTRAL)
+    assert (dense.experts, dense.experts_per_token, dense.active_params) == (0, 0, dense.params)
+
+
+def test_the_active_count_equals_the_modeling_codes_weights():
+    """A tiny Mixtral of n experts, k a token: what a token reads is the model with k
+    experts (counted weight by weight) plus the router's columns of the other n - k, which
+    every token reads."""
+    n, k, layers, hidden = 5, 2, 4, 64
+    config = _tiny("mixtral", num_local_experts=n, num_experts_per_tok=k)
+    shape = shape_from_config(config.to_dict())
+    with_k = _counted(_tiny("mixtral", num_local_experts=k, num_experts_per_tok=k))
+    assert shape.params == _counted(config)
+    assert shape.active_params == with_k + layers * (n - k) * hidden
+
+
+def test_a_mixture_without_its_picked_count_keeps_its_size_and_says_what_is_missing():
+    config = {k: v for k, v in PUBLIC_CONFIGS[5].config.items() if k != "num_experts_per_tok"}
+    s = shape_from_config(config)
+    assert s.params == 46_702_792_704 and s.active_params is None
+    assert (s.experts, s.experts_per_token) == (8, 0)
+    assert s.problems == ("num_experts_per_tok is missing",)
+    s = shape_from_config({**PUBLIC_CONFIGS[5].config, "num_experts_per_tok": 9})
+    assert s.problems == ("num_experts_per_tok 9 is more than num_local_experts 8",)
+    assert s.params == 46_702_792_704 and s.active_params is None
 
 
 def test_a_top_level_shape_wins_over_a_nested_text_config():

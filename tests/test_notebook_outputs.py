@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from sitekit import escape, formatting, i18n, notebook_outputs
+
+from sitekit.language import formatting, i18n
+from sitekit.rendering import escape, notebook_outputs
 
 # As pandas writes a table: the index in <th>, the cells in <td>.
 TABLE = """<table border="1" class="dataframe">

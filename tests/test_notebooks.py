@@ -12,7 +12,7 @@ from mkdocs.exceptions import PluginError
 
 from measure import notebooks
 from measure.errors import UserError
-from sitedata.hashes import NOTEBOOK_KEY, data_hash, notebook_code_hash
+from sitedata.hashes import NOTEBOOK_KEY, data_hash, literal_pairs, notebook_code_hash
 from tests.conftest import REPO, write_data
 from tests.helpers import finish_build
 
@@ -57,11 +57,41 @@ def test_changed_data_or_code_runs_again(tiny):
     assert nbformat.read(docs / "n.gl.ipynb", as_version=4).cells[1].outputs[0]["text"] == "48\n"
 
 
-def test_an_edition_with_code_of_its_own_is_refused(tiny):
+@pytest.mark.parametrize("code", ["print(6 * 8)", "print(6 * 7)\nprint(1)", "print(f'{6 * 7}')"])
+def test_an_edition_with_code_of_its_own_is_refused(tiny, code):
     docs, data = tiny
-    _notebook(docs / "n.gl.ipynb", "print(6 * 7)  # outra cousa", "Números")
+    _notebook(docs / "n.gl.ipynb", code, "Números")
     with pytest.raises(UserError, match="n.gl.ipynb: its code cells differ"):
         notebooks.run(data, docs=docs, log=lambda m: None)
+
+
+def test_an_edition_writes_its_comments_and_labels_in_its_words_and_receives_the_english_run(tiny):
+    docs, data = tiny
+    english = 'def f():\n    """Six sevens."""\n    return 6 * 7\n\n\n# the answer\nprint("answer:", f())'
+    edition = 'def f():\n    """Seis setes."""\n    return 6 * 7\n\n\n# a resposta\nprint("resposta:", f())'
+    _notebook(docs / "n.ipynb", english, "Numbers")
+    _notebook(docs / "n.gl.ipynb", edition, "Números")
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 1
+    nb = nbformat.read(docs / "n.gl.ipynb", as_version=4)
+    assert nb.cells[1].outputs[0]["text"] == "answer: 42\n"  # the English run's: the page translates it
+    assert nb.cells[1].source == edition
+    assert notebooks.run(data, docs=docs, log=lambda m: None) == 0  # an edition in its own words is current
+
+
+@pytest.mark.parametrize(
+    "english, edition, pairs",
+    [
+        ('print("a:", x)  # why\nx = 1', 'print("b:", x)  # por que\nx = 1', [("a:", "b:")]),
+        ('def f():\n    """Doc."""\n    return "k"', 'def f():\n    """Doc gl."""\n    return "k"', [("k", "k")]),
+        ("%config A.b = ['svg']  # why", "%config A.b = ['svg']  # por que", [("svg", "svg")]),
+        ("x = 1", "x = 2", None),  # a number
+        ("y = f'{a} b'", "y = f'{a} c'", None),  # an f-string is code
+        ("x = 1", "x = 1\ny = 2", None),  # a statement added
+        ("x = a", "x = b", None),  # a name
+    ],
+)
+def test_an_edition_may_differ_in_comments_docstrings_and_string_literals_only(english, edition, pairs):
+    assert literal_pairs(english, edition) == pairs
 
 
 def test_a_failing_cell_is_one_line(tiny):
@@ -124,3 +154,25 @@ def test_data_with_no_experiment_is_one_line_and_nothing_is_run_or_written(data,
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "no experiment's data there" in err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_the_build_holds_an_editions_literals_to_the_catalogs_translation():
+    """The edition's code prints what its page shows: a label is the English one, or the
+    catalog's translation as the page writes the English run's line (notebook_outputs)."""
+    from sitekit.rendering import notebook_outputs
+
+    def nb(code: str) -> dict:
+        return {"cells": [{"cell_type": "code", "source": code}]}
+
+    english = nb('print("bytes held by the cache:", n)\nd = {"model": 1}\nd["model"]')
+    assert notebook_outputs.untranslated(english, english, "gl") is None
+    ours = nb('print("bytes que garda a caché:", n)\nd = {"modelo": 1}\nd["modelo"]')
+    assert notebook_outputs.untranslated(english, ours, "gl") is None
+    wrong = nb('print("bytes na caché:", n)\nd = {"model": 1}\nd["model"]')
+    assert "is 'bytes na caché:', not its translation 'bytes que garda a caché:'" in notebook_outputs.untranslated(
+        english, wrong, "gl"
+    )
+    half = nb('print("bytes que garda a caché:", n)\nd = {"modelo": 1}\nd["model"]')
+    assert "'model' is translated in one place and kept in another" in notebook_outputs.untranslated(
+        english, half, "gl"
+    )

@@ -1,22 +1,11 @@
 """A unit after a number agrees with it, in each language's CLDR plural forms (Babel):
 "1 token" in English, "7,44 bitu" (a decimal: genitive singular) and "3 tokeny" in Czech."""
 
-from contextlib import contextmanager
-
 import pytest
-from sitekit import formatting, i18n
-from sitekit.formatting import NBSP, plural_category, unit_suffix
 
-
-@contextmanager
-def edition(lang: str):
-    i18n.set_language(lang)
-    formatting.set_locale(lang)
-    try:
-        yield
-    finally:
-        i18n.set_language("en")
-        formatting.set_locale("en")
+from sitekit.language import i18n
+from sitekit.language.formatting import NBSP, plural_category, unit_suffix
+from tests.helpers import edition
 
 
 @pytest.mark.parametrize(
@@ -57,7 +46,10 @@ def test_the_category_of_a_number_as_shown(lang, shown, category):
         ("cs", "3", "tokens", "tokeny"),
         ("cs", "18,5", "tokens", "tokenu"),
         ("cs", "7,44", "bits", "bitu"),
-        ("cs", "16,6", "tokens/s", "tokenů/s"),
+        ("cs", "16,6", "tokens/s", "tokenu/s"),  # a decimal: the genitive singular
+        ("cs", "2,85", "requests/s", "požadavku/s"),
+        ("cs", "2", "threads", "vlákna"),
+        ("cs", "5", "threads", "vláken"),
         ("cs", f"46{NBSP}080", "tokens", "tokenů"),
     ],
 )

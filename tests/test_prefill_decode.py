@@ -278,8 +278,9 @@ def test_the_figures_draw_data_with_intervals(folder):
     """The page's figures read this data as written (bars from the intervals), as they
     read data measured before intervals (bars from the IQR; the build of site_data)."""
     import matplotlib.pyplot as plt
+
     from sitekit import figures
-    from sitekit.pagedata import SiteData
+    from sitekit.rendering.pagedata import SiteData
 
     if not figures.REGISTRY:
         figures._load_all()

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from sitekit.typed_numbers import prose
-from sitekit.typed_numbers import typed as typed_numbers
-
+from sitekit.language.typed_numbers import prose
+from sitekit.language.typed_numbers import typed as typed_numbers
 from tests.conftest import REPO, english_pages
 
 DOCS = REPO / "docs"
@@ -42,7 +41,7 @@ def test_every_typed_number_is_backed_or_explained():
 
 def test_the_checker_finds_a_typed_measurement():
     text = prose(
-        "The cache was {{ value('kv_cache.speed_ratio') }} faster, about 3.07 times, "
+        "The cache was {{ value('kv_cache.speedup') }} faster, about 3.07 times, "
         "for int8 and 4-bit codes (16/128 = 0.125), `x = 12`, and 1,874 tokens in all."
     )
     assert [n for n, _ in typed_numbers(text)] == ["3.07", "1,874"]

@@ -1,4 +1,4 @@
-"""Figures quoted, never measured here (hooks/sitekit/quoted.py): the source chapter's own
+"""Figures quoted, never measured here (sitekit/sources/quoted.py): the source chapter's own
 and the published facts a few tables copy. A page names their source in one line, in its
 own language, never a measurement's provenance; writes each number as its source gave it,
 with the row's unit, as the page's locale writes numbers; and a chapter figure set beside
@@ -10,8 +10,9 @@ import html
 import re
 
 import pytest
-from sitekit import formatting, i18n, quoted
 
+from sitekit.language import formatting, i18n
+from sitekit.sources import quoted
 from tests.conftest import LANGUAGES, write_data
 
 EDITIONS = ("en", *LANGUAGES)
@@ -98,8 +99,8 @@ def test_a_quoted_time_is_written_in_ms_with_every_digit_its_source_gave():
 
 
 def _chapter(tmp_path):
-    from sitekit.markers import PageContext
-    from sitekit.pagedata import SiteData
+    from sitekit.rendering.markers import PageContext
+    from sitekit.rendering.pagedata import SiteData
 
     rows = [
         {"what": "its parameters", "value": 494_032_768, "text": None, "unit": "parameters"},
@@ -112,7 +113,7 @@ def _chapter(tmp_path):
 
 
 def test_a_quoted_table_writes_each_row_in_its_unit_and_names_its_source(tmp_path):
-    from sitekit.markers import render_markers
+    from sitekit.rendering.markers import render_markers
 
     ctx = _chapter(tmp_path)
     out = render_markers(
@@ -132,7 +133,7 @@ def test_a_quoted_table_writes_each_row_in_its_unit_and_names_its_source(tmp_pat
 
 
 def test_provenance_of_a_quoted_experiment_is_its_source_line(tmp_path):
-    from sitekit.markers import render_markers
+    from sitekit.rendering.markers import render_markers
 
     ctx = _chapter(tmp_path)
     out = render_markers("{{ provenance('chapter') }}", ctx)
@@ -140,7 +141,7 @@ def test_provenance_of_a_quoted_experiment_is_its_source_line(tmp_path):
 
 
 def test_the_list_of_experiments_sets_the_quoted_figures_apart(tmp_path):
-    from sitekit.markers import render_markers
+    from sitekit.rendering.markers import render_markers
 
     out = render_markers("{{ experiments() }}", _chapter(tmp_path))
     table, _, rest = out.partition("</table>")
@@ -149,7 +150,7 @@ def test_the_list_of_experiments_sets_the_quoted_figures_apart(tmp_path):
 
 
 def test_into_converts_a_value_and_refuses_another_kind(tmp_path):
-    from sitekit.markers import MarkerError, render_markers
+    from sitekit.rendering.markers import MarkerError, render_markers
 
     ctx = _chapter(tmp_path)
     out = render_markers("{{ value('chapter.decode_s_per_step', digits=4, into='ms') }}", ctx)

@@ -8,14 +8,14 @@ import re
 from dataclasses import replace
 
 import pytest
-from sitekit import answer_files, claims
-from sitekit import references as refs
-from sitekit.claim_files import load
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData
-from sitekit.works import PAGES, WORKS, Work
 
-from tests.conftest import REPO, english_pages
+from sitekit.claims import answer_files, claims
+from sitekit.claims.claim_files import load
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
+from sitekit.sources import references as refs
+from sitekit.sources.works import PAGES, WORKS, Work
+from tests.conftest import REPO, english_pages, nav_pages
 
 DOCS = REPO / "docs"
 MARKER_KEYS = re.compile(r"\{\{\s*cite\((.*?)\)\s*\}\}")
@@ -135,6 +135,14 @@ def test_bibliography_lists_each_work_with_the_pages_that_cite_it():
     assert "kv-cache.md" not in hinton
     order = re.findall(r'ref-([a-z]+)\d{4}"', out)  # by first author's family name
     assert order == sorted(order) and len(order) == len(WORKS)
+
+
+def test_the_bibliography_lists_a_works_pages_in_the_navs_order():
+    nav = {page: page.removesuffix(".md").upper() for page in nav_pages() if page in PAGES}
+    hinton = "[DISTILLATION](distillation.md#references), [WHAT-TO-REACH-FOR](what-to-reach-for.md#references)"
+    assert hinton in refs.bibliography(_ctx(BIBLIOGRAPHY_PAGE, nav))
+    backwards = dict(reversed(nav.items()))
+    assert ", ".join(reversed(hinton.split(", "))) in refs.bibliography(_ctx(BIBLIOGRAPHY_PAGE, backwards))
 
 
 # --- failures, injected ------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 from measure import registry
 from measure.registry import NotAnExperiment
 from sitedata.schema import Column, Result, Table, Value
+from tests.conftest import DOCS, nav_pages
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,9 +57,9 @@ def test_every_experiment_has_the_interface():
 
 def test_optional_members_default(fake):
     exp = fake(**GOOD)
-    assert exp.NEEDS_TRAINED is False and exp.work is None
-    exp = fake(**GOOD, NEEDS_TRAINED=True, work=lambda cfg: None)
-    assert exp.NEEDS_TRAINED is True and callable(exp.work)
+    assert exp.NEEDS_TRAINED is False and exp.work is None and exp.CHAPTER_COUNTERPART is True
+    exp = fake(**GOOD, NEEDS_TRAINED=True, work=lambda cfg: None, CHAPTER_COUNTERPART=False)
+    assert exp.NEEDS_TRAINED is True and callable(exp.work) and exp.CHAPTER_COUNTERPART is False
 
 
 @pytest.mark.parametrize(
@@ -74,6 +75,7 @@ def test_optional_members_default(fake):
         ("run", lambda cfg: None, "experiment 'fake': run must be a function of (config, context), not a function"),
         ("NEEDS_TRAINED", "yes", "experiment 'fake': NEEDS_TRAINED must be a bool, not a str"),
         ("work", 3, "experiment 'fake': work must be a function of (config), or left out, not a int"),
+        ("CHAPTER_COUNTERPART", "no", "experiment 'fake': CHAPTER_COUNTERPART must be a bool, not a str"),
     ],
 )
 def test_a_broken_experiment_is_one_error_naming_it_and_the_member(fake, member, value, message):
@@ -89,3 +91,21 @@ def test_a_config_without_for_profile_is_refused(fake):
 
     with pytest.raises(NotAnExperiment, match="'fake': Config must be a dataclass with a classmethod for_profile"):
         fake(**{**GOOD, "Config": Bare})
+
+
+# --- the sections' pages: the registry orders the experiments, mkdocs.yml the pages ---
+
+
+def test_a_sections_page_is_its_name_with_hyphens():
+    assert registry.page("kv_cache") == "kv-cache.md" and registry.page("batching") == "batching.md"
+    assert "chapter" in registry.EXPERIMENTS and "chapter" not in registry.SECTIONS
+
+
+def test_every_section_has_a_page_in_the_nav_in_the_registrys_order():
+    """A section added to the registry needs its page, and the page its place in the nav,
+    where the sections stand in the chapter's order."""
+    sections = [registry.page(name) for name in registry.SECTIONS]
+    missing = [p for p in sections if not (DOCS / p).is_file()]
+    assert not missing, f"sections with no page in docs/: {missing}"
+    nav = nav_pages()
+    assert [p for p in nav if p in sections] == sections, "the nav's sections are not the registry's, in its order"

@@ -1,11 +1,13 @@
 """Search per edition: the one index of all editions split by edition, worked by hand."""
 
-import sys
+from tests.conftest import hook
 
-from tests.conftest import REPO
-
-sys.path.insert(0, str(REPO / "hooks"))
-from search_editions import split_index  # noqa: E402
+_search_editions = hook("search_editions")
+LUNR_FILES, language_script, split_index = (
+    _search_editions.LUNR_FILES,
+    _search_editions.language_script,
+    _search_editions.split_index,
+)
 
 INDEX = {
     "config": {"lang": ["en", "es", "it"], "separator": "[\\s\\-]+", "pipeline": ["stopWordFilter"]},
@@ -30,9 +32,23 @@ def test_each_edition_gets_its_own_pages_relative_to_its_root():
     assert sum(len(i["docs"]) for i in split.values()) == len(INDEX["docs"])
 
 
-def test_each_index_names_its_editions_language_and_keeps_the_rest():
+def test_each_index_names_its_editions_own_language_and_keeps_the_rest():
     split = split_index(INDEX, "en", ["gl", "es", "it", "cs"])
     langs = {lang: i["config"]["lang"] for lang, i in split.items()}
-    assert langs == {"en": ["en"], "gl": ["es"], "es": ["es"], "it": ["it"], "cs": ["en"]}
+    assert langs == {lang: [f"edition_{lang}"] for lang in ("en", "gl", "es", "it", "cs")}
+    # the edition's plugin sets the whole pipeline: the theme removes none of it
+    assert all(i["config"]["pipeline"] == ["stemmer", "stopWordFilter", "trimmer"] for i in split.values())
     assert all(i["config"]["separator"] == "[\\s\\-]+" for i in split.values())
     assert INDEX["config"]["lang"] == ["en", "es", "it"]  # the input is not changed
+
+
+def test_each_editions_language_file_holds_its_stemmer_and_registers_the_edition(tmp_path):
+    (tmp_path / LUNR_FILES).mkdir(parents=True)
+    (tmp_path / LUNR_FILES / "lunr.es.min.js").write_text("/* the Spanish stemmer */", encoding="utf-8")
+    spanish = language_script(tmp_path, "es")
+    assert spanish.startswith("/* the Spanish stemmer */") and "lunr.Index.prototype.query" in spanish
+    assert spanish.rstrip().endswith('lunr.edition("edition_es", {"language": "es", "stemmer": "es"});')
+    galician = language_script(tmp_path, "gl")  # Spanish's stemmer, Galician's stop words
+    assert galician.startswith("/* the Spanish stemmer */") and '"stopWords": ["a", "o"' in galician
+    czech = language_script(tmp_path, "cs")  # no lunr-languages file: the stemmer is the script's own
+    assert "the Spanish stemmer" not in czech and '"stemmer": "cs"' in czech

@@ -218,7 +218,7 @@ def test_a_doubled_unit_is_found():
 
 
 def test_a_header_names_its_unit_once():
-    from sitekit.markers import _header
+    from sitekit.rendering.markers import _header
 
     assert _header({"name": "t", "unit": "tokens", "label": "tokens each"}, "f.csv") == (
         '<th title="column t of f.csv">tokens each</th>'
@@ -242,8 +242,8 @@ def test_a_header_names_its_unit_once():
 
 
 def test_a_header_tooltip_names_the_csv_column_as_written_in_every_edition():
-    from sitekit import i18n
-    from sitekit.markers import _header
+    from sitekit.language import i18n
+    from sitekit.rendering.markers import _header
 
     col = {"name": "step_ms", "unit": "ms", "label": "decode step", "description": "a description"}
     i18n.set_language("gl")
@@ -252,7 +252,7 @@ def test_a_header_tooltip_names_the_csv_column_as_written_in_every_edition():
     finally:
         i18n.set_language("en")
     # the label translated; the column's name as the CSV has it, never translated
-    assert th == '<th title="a description (columna step_ms de decode.csv)">paso de decodificación (ms)</th>'
+    assert th == '<th title="a description (columna step_ms de decode.csv)">paso de decode (ms)</th>'
 
 
 @pytest.mark.build
@@ -295,8 +295,8 @@ class _Stub:
 def test_null_provenance_reads_not_recorded_never_none():
     from types import SimpleNamespace
 
-    from sitekit.markers import meta
-    from sitekit.provenance import experiments, provenance_html
+    from sitekit.rendering.markers import meta
+    from sitekit.sources.provenance import experiments, provenance_html
 
     ctx = SimpleNamespace(data=_Stub(_meta_with_nulls()), url_prefix="../", page="p.md")
     for html in (provenance_html(ctx, "e", csv="t"), experiments(ctx), meta(ctx, "e", "git_commit")):
@@ -309,12 +309,12 @@ def test_null_provenance_reads_not_recorded_never_none():
 def test_provenance_cuts_a_long_name_and_says_so():
     from types import SimpleNamespace
 
-    from sitekit.provenance import provenance_html
+    from sitekit.sources.provenance import provenance_html
 
     meta = _meta_with_nulls()
     meta["model"] = {**meta["model"], "name": "m" * 50_000_000, "parameters": float("inf")}
     html = provenance_html(SimpleNamespace(data=_Stub(meta), url_prefix=""), "e")
-    assert len(html) < 5_000 and "50,000,000 characters in all" in html and "(∞ parameters)" in html
+    assert len(html) < 5_000 and "50,000,000 characters in all" in html and "(∞\u00a0parameters)" in html
 
 
 def test_a_source_address_elsewhere_fails_the_build(tmp_path):

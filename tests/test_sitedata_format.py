@@ -1,22 +1,24 @@
 """The format's versions: a meta.json of an older version is migrated in memory and then
 verified as any other (sitedata/migrate.py). tests/fixtures/format2/kv_cache/ is a real
 folder as format version 2 wrote it (a copy of the committed site_data/kv_cache/ before
-version 3): it reads, renders and merges, and a merge installs it as it was written."""
+version 3): it reads, renders and merges, and a merge installs it as it was written.
+Version 4 renamed two of its columns: it reads under the new names, its files unchanged."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 
 import pytest
-from sitekit import i18n
-from sitekit.markers import PageContext, render_markers
-from sitekit.pagedata import SiteData
 
 from sitedata import SCHEMA_VERSION, DataError, read_experiment
-from sitedata.migrate import _spread_2, migrated, update_to_3
+from sitedata.migrate import RENAMED_4, _spread_2, migrated, renamed_header, update_to_3, update_to_4
 from sitedata.store import install_experiment
+from sitekit.language import i18n
+from sitekit.rendering.markers import PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import AWAITING_MEASUREMENT, REPO
 
 FORMAT2 = REPO / "tests" / "fixtures" / "format2"
@@ -33,12 +35,12 @@ def _files(folder):
 
 
 def test_the_fixture_is_format_2():
-    assert json.loads((FORMAT2 / "kv_cache" / "meta.json").read_text())["schema_version"] == 2 < SCHEMA_VERSION == 3
+    assert json.loads((FORMAT2 / "kv_cache" / "meta.json").read_text())["schema_version"] == 2 < SCHEMA_VERSION == 4
 
 
-def test_a_format_2_folder_reads_as_format_3():
+def test_a_format_2_folder_reads_as_the_current_format():
     exp = read_experiment(FORMAT2, "kv_cache")
-    assert (exp.meta["schema_version"], exp.written_version) == (3, 2)
+    assert (exp.meta["schema_version"], exp.written_version) == (SCHEMA_VERSION, 2)
     assert exp.meta_text.encode() == (FORMAT2 / "kv_cache" / "meta.json").read_bytes()  # the file as written
     for name, t in exp.meta["tables"].items():
         assert t["description"] == ""
@@ -93,6 +95,70 @@ def test_update_to_3_by_hand():
         (False, {}),
     ]
     assert [v["words"] for v in new["values"].values()] == [True, False]
+
+
+def test_update_to_4_by_hand():
+    column = {"unit": "x", "label": "ratio", "compare": "timing", "scope": "machine", "description": "", "words": False}
+    old = {
+        "schema_version": 3,
+        "experiment": "kv_cache",
+        "tables": {
+            "identical_output": {
+                "description": "wall time, and the speed ratio, paired round by round",
+                "columns": [
+                    {**column, "name": "speed_ratio", "noise": {"interval": ["speed_ratio_low", "speed_ratio_high"]}},
+                    {**column, "name": "speed_ratio_low", "noise": {}},
+                    {**column, "name": "speed_ratio_high", "noise": {}},
+                ],
+            },
+            "head_step": {"description": "", "columns": [{**column, "name": "speed_ratio", "noise": {}}]},
+            "memory": {"description": "", "columns": [{**column, "name": "speed_ratio", "noise": {}}]},
+        },
+        "values": {"speedup": {"value": 2.0}},
+    }
+    before = copy.deepcopy(old)
+    new = update_to_4(old)
+    assert old == before and new["schema_version"] == 4 and new["values"] == old["values"]
+    speedup, low, high = new["tables"]["identical_output"]["columns"]
+    assert (speedup["name"], low["name"], high["name"]) == ("speedup", "speedup_low", "speedup_high")
+    assert speedup["noise"] == {"interval": ["speedup_low", "speedup_high"]}
+    assert (speedup["label"], low["label"]) == ("speedup over recomputing", "ratio")  # the bounds keep theirs
+    assert new["tables"]["identical_output"]["description"] == "wall time, and the speedup, paired round by round"
+    assert new["tables"]["head_step"]["columns"][0]["name"] == "head_ratio"  # another quantity, its own name
+    assert new["tables"]["memory"] == old["tables"]["memory"]  # a table version 4 did not rename
+    assert update_to_4({**old, "experiment": "batching"})["tables"] == old["tables"]  # nor another experiment's
+
+
+def test_a_renamed_header_keeps_every_other_byte():
+    names = RENAMED_4[("kv_cache", "head_step")]
+    assert renamed_header("context,speed_ratio\n1,2.0\n", names) == "context,head_ratio\n1,2.0\n"
+    assert renamed_header("context,speed_ratio\r\n1,2.0\r\n", names) == "context,head_ratio\r\n1,2.0\r\n"
+    assert renamed_header("context,speed_ratio", names) == "context,head_ratio"
+
+
+def test_a_folder_written_before_version_4_reads_under_its_names_and_keeps_its_files():
+    exp = read_experiment(FORMAT2, "kv_cache")
+    assert "speedup" in [c["name"] for c in exp.columns("identical_output")]  # version 2 had no bounds
+    assert exp.texts["head_step"].splitlines()[0].split(",")[5] == "head_ratio"
+    assert [c["name"] for c in exp.columns("head_step")][5] == "head_ratio"
+    assert float(exp.rows("identical_output")[1]["speedup"]) > 1  # the cached row: the cells as written
+    written = (FORMAT2 / "kv_cache" / "identical_output.csv").read_text(encoding="utf-8")
+    assert "speed_ratio" in written.splitlines()[0] and exp.files()["identical_output.csv"] == written
+    assert exp.texts["identical_output"].partition("\n")[2] == written.partition("\n")[2]
+
+
+def test_a_header_that_does_not_match_its_own_versions_names_is_refused(tmp_path):
+    """A folder of version 2 or 3 names its columns as that version did: a header written
+    under version 4's names there is no such folder, whatever its checksum says."""
+    shutil.copytree(FORMAT2 / "kv_cache", tmp_path / "kv_cache")
+    path = tmp_path / "kv_cache" / "head_step.csv"
+    text = path.read_text(encoding="utf-8").replace("speed_ratio", "head_ratio")
+    path.write_text(text, encoding="utf-8")
+    meta = json.loads((tmp_path / "kv_cache" / "meta.json").read_text())
+    meta["tables"]["head_step"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (tmp_path / "kv_cache" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match=r"head_step.csv: its column \d+ is not speed_ratio, as meta.json declares"):
+        read_experiment(tmp_path, "kv_cache")
 
 
 @pytest.mark.parametrize("meta", [[1], {"schema_version": 1}, {"schema_version": True}, {"schema_version": "2"}])

@@ -23,6 +23,8 @@ def test_the_bounds_go_before_the_unit():
         "start_bandwidth_samples",
     )
     assert interval_names("rate_tok_s") == ("rate_low_tok_s", "rate_high_tok_s", "rate_samples")
+    assert interval_names("ridge_flops_per_byte")[:2] == ("ridge_low_flops_per_byte", "ridge_high_flops_per_byte")
+    assert interval_names("matmul_gflop_s")[:2] == ("matmul_low_gflop_s", "matmul_high_gflop_s")
     assert interval_names("fraction_of_floor") == (
         "fraction_of_floor_low",
         "fraction_of_floor_high",
@@ -112,3 +114,25 @@ def test_the_gate_holds_a_median_within_its_runs_intervals_and_leaves_the_bounds
     for column in ("step_low_ms", "step_high_ms", "step_samples"):
         assert found[(0, column)].verdict == "not compared"
         assert found[(0, column)].reason == "the noise of step_ms, held within it"
+
+
+def test_a_value_and_its_interval_are_declared_at_once():
+    from sitedata.intervals import interval_values
+    from sitedata.schema import Value
+
+    speedup, low, high = interval_values("speedup", "x", description="this many times faster")
+    assert [v.name for v in (speedup, low, high)] == ["speedup", "speedup_low", "speedup_high"]
+    assert {v.unit for v in (speedup, low, high)} == {"x"} and {v.policy for v in (speedup, low, high)} == {TIMING}
+    assert (speedup.description, low.description, high.description) == (
+        "this many times faster",
+        "95 % interval of speedup, low",
+        "95 % interval of speedup, high",
+    )
+    floor = interval_values("floor_ms", "ms", policy=EXACT, bounds=("at the high bandwidth", "at the low"))
+    assert [v.name for v in floor] == ["floor_ms", "floor_low_ms", "floor_high_ms"]  # the unit stays last
+    assert floor[1] == Value("floor_low_ms", "ms", policy=EXACT, description="at the high bandwidth")
+    assert [v.name for v in interval_values("dispatch_us", "µs")] == [
+        "dispatch_us",
+        "dispatch_low_us",
+        "dispatch_high_us",
+    ]

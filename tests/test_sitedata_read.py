@@ -6,12 +6,12 @@ import os
 import time
 
 import pytest
-from sitekit.claims import ClaimError, check
-from sitekit.markers import MarkerError, PageContext, render_markers
-from sitekit.pagedata import SiteData
 
 from sitedata import DataError, read_experiment
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES
+from sitekit.claims.claims import ClaimError, check
+from sitekit.rendering.markers import MarkerError, PageContext, render_markers
+from sitekit.rendering.pagedata import SiteData
 from tests.conftest import build_site, edit_table, write_data
 
 ROWS = [{"n": 1, "label": "a"}, {"n": 2, "label": "b"}, {"n": 3, "label": "c"}]
@@ -93,8 +93,8 @@ def test_broken_meta_json_is_one_line(root, text, message):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda m: m.update(schema_version=1), "format version 1, this code reads versions 2 to 3"),
-        (lambda m: m.update(schema_version=4), "format version 4, this code reads versions 2 to 3"),
+        (lambda m: m.update(schema_version=1), "format version 1, this code reads versions 2 to 4"),
+        (lambda m: m.update(schema_version=5), "format version 5, this code reads versions 2 to 4"),
         (lambda m: m["tables"]["t"].pop("description"), "table t: its description is missing or not a text"),
         (lambda m: m["tables"]["t"]["columns"][0].pop("words"), "column n lacks its words (true or false) or noise"),
         (

@@ -233,8 +233,6 @@ def test_ctrl_c_at_every_write_point_leaves_one_whole_run(tmp_path, monkeypatch,
 
 
 _KILLED = """
-import sys
-sys.path.insert(0, {repo!r})
 from tests.test_sitedata_store import _write, _result
 from sitedata import store
 if {no_exchange}:
@@ -250,9 +248,12 @@ def test_sigkill_at_every_write_point_is_recovered_by_the_next_run(tmp_path, poi
         pytest.skip("an exchange never moves the folder aside")
     _write(tmp_path, _result(1.0))
     before = _snapshot(tmp_path / "exp")
-    code = _KILLED.format(repo=str(REPO), root=str(tmp_path), no_exchange=not exchange)
-    proc = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, "SITEDATA_FAULT": f"{point}:kill"}, capture_output=True
+    code = _KILLED.format(root=str(tmp_path), no_exchange=not exchange)
+    proc = subprocess.run(  # from the checkout's root, where ``tests`` is a package
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**os.environ, "SITEDATA_FAULT": f"{point}:kill"},
+        capture_output=True,
     )
     assert proc.returncode == -9, proc.stderr.decode()[-1000:]
     assert any(p.name.startswith(".exp.") for p in tmp_path.iterdir())  # the kill left something

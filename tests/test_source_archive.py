@@ -11,8 +11,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from sitekit import source_archive
 
+from sitekit.sources import source_archive
 from tests.conftest import LANGUAGES, REPO
 
 
@@ -120,7 +120,7 @@ def test_every_provenance_box_links_the_archive_of_the_built_files(built_site, l
 def test_the_box_names_the_commit_the_changes_and_the_repository_when_set(monkeypatch):
     from types import SimpleNamespace
 
-    from sitekit import provenance
+    from sitekit.sources import provenance
 
     monkeypatch.setattr(
         source_archive, "built_from", source_archive.Source(Path("."), "0123456789abcdef" * 2 + "01234567", True, ())

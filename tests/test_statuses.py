@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sitekit import i18n, statuses
+from sitekit.language import i18n, statuses
 
 
 def test_a_failure_is_said_in_words():

@@ -13,9 +13,9 @@ import ast
 import re
 
 import pytest
-from sitekit.typed_numbers import prose
-from sitekit.typed_numbers import typed as typed_numbers
 
+from sitekit.language.typed_numbers import prose
+from sitekit.language.typed_numbers import typed as typed_numbers
 from tests.conftest import LANGUAGES, english_pages
 
 ENGLISH_PAGES = english_pages()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from mkdocs.exceptions import PluginError
-from sitekit import formatting, i18n, typed_numbers
 
+from sitekit.language import formatting, i18n, typed_numbers
 from tests.conftest import DOCS
 from tests.helpers import render_page
 

@@ -1,7 +1,6 @@
 """The verdicts of claims about this machine, read from two runs and compared."""
 
-from sitekit import verdicts
-
+from sitekit.claims import verdicts
 from tests.conftest import write_data
 
 CLAIMS = """

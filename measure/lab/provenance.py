@@ -27,9 +27,10 @@ def module_path(module: str) -> Path | None:
     return None
 
 
-def imports_of(module: str) -> list[str]:
-    """The ``measure`` modules and packages that ``module`` imports, wherever the import
-    stands (one inside a function runs when the function does), relative ones resolved."""
+def imports_of(module: str, packages: tuple[str, ...] = ("measure",)) -> list[str]:
+    """The modules and packages of ``packages`` (the project's, by default ``measure``)
+    that ``module`` imports, wherever the import stands (one inside a function runs when
+    the function does), relative ones resolved."""
     path = module_path(module)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
@@ -46,7 +47,7 @@ def imports_of(module: str) -> list[str]:
             names = [n for n in subs if module_path(n)] + ([base] if not all(map(module_path, subs)) else [])
         else:
             continue
-        found += [n for n in names if n.split(".")[0] == "measure" and n != module and module_path(n)]
+        found += [n for n in names if n.split(".")[0] in packages and n != module and module_path(n)]
     return list(dict.fromkeys(found))
 
 

@@ -2,7 +2,8 @@
 model's publisher states, to check measure/lab/model_config.py against facts. The
 configs keep the published fields that shape the model (and a few that do not, as a
 pasted file has them); the counts are those of each model's Hugging Face page
-(safetensors metadata)."""
+(safetensors metadata). A mixture of experts also states how many of them one token
+reads, rounded (Mixtral-8x7B: 12.9 B of 46.7 B, in Mistral's announcement)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ class PublicConfig:
     model: str  # the Hugging Face id
     config: dict[str, Any]
     published_params: int
+    # a mixture of experts: the parameters one token reads, as its publisher states them
+    # (rounded, as stated), and where
+    stated_active_params: int | None = None
+    stated_active_source: str = ""
 
     @property
     def source(self) -> str:
@@ -132,6 +137,8 @@ PUBLIC_CONFIGS: tuple[PublicConfig, ...] = (
             "vocab_size": 32000,
         },
         46_702_792_704,
+        12_900_000_000,  # "only uses 12.9B parameters per token"
+        "https://mistral.ai/news/mixtral-of-experts/",
     ),
     PublicConfig(
         "microsoft/Phi-3-mini-4k-instruct",

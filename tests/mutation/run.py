@@ -2,12 +2,13 @@
 published numbers (pyproject.toml, [tool.mutmut]), then the kill rate per module.
 
 mutmut names a mutant after its file's path and activates it by the module name a
-function has at run time, so a module must be imported under the name its path gives.
-The page side is imported as ``sitekit`` (hooks/ is on the path), not
-``hooks.sitekit``; the run therefore works in a copy of the project, .mutation/, where
-sitekit/ sits at the top. Every run starts from nothing: mutmut re-tests a mutant
-only when its function changed, so results kept from an earlier run would not see
-new tests.
+function has at run time, so a module must be imported under the name its path gives:
+measure/, sitedata/ and sitekit/ sit at the top of the project, as they are installed.
+The run works in a copy of the project, .mutation/, so that the working tree never
+holds a mutant. Every run starts from nothing: mutmut re-tests a mutant only when its
+function changed, so results kept from an earlier run would not see new tests.
+
+    make mutate     # or: .venv/bin/python -m tests.mutation.run, from the project's root
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / ".mutation"
-COPIED = ("measure", "sitedata", "tests", "site_data", "docs", "mkdocs.yml", "pyproject.toml")
+COPIED = ("measure", "sitedata", "sitekit", "tests", "site_data", "docs", "mkdocs.yml", "pyproject.toml")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def prepare() -> None:
     WORK.mkdir(exist_ok=True)
-    for name in (*COPIED, "hooks", "sitekit", "mutants"):
+    for name in (*COPIED, "hooks", "mutants"):
         target = WORK / name
         if target.is_dir():
             shutil.rmtree(target)
@@ -41,7 +42,6 @@ def prepare() -> None:
             shutil.copy2(source, WORK / name)
     (WORK / "hooks").mkdir()
     shutil.copy2(REPO / "hooks" / "render.py", WORK / "hooks" / "render.py")
-    shutil.copytree(REPO / "hooks" / "sitekit", WORK / "sitekit", ignore=IGNORE)
 
 
 def main() -> int:
@@ -58,5 +58,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
     sys.exit(main())

@@ -84,6 +84,65 @@
     return { step_s: stepS, tokens_per_s_per_user: 1 / stepS, tokens_per_s: users / stepS };
   }
 
+  /* Several cards, tensor-parallel: an ideal split of the weights and every user's cache. */
+  function cardShare(totalBytes, cards) {
+    if (!(cards > 0)) throw refused("not_positive");
+    return -floorDiv(-totalBytes, cards);
+  }
+
+  function splitFreeBytes(cardBytes, reserveBytes, weightBytes, cards) {
+    return exact(cards * freeBytes(cardBytes, reserveBytes, cardShare(weightBytes, cards)));
+  }
+
+  /* JavaScript's twin of Python's _power: base ** exponent by repeated squaring, so that
+     both give the same double (their pow() may differ in the last bit). */
+  function power(base, exponent) {
+    var result = 1;
+    while (exponent > 0) {
+      if (exponent % 2) result *= base;
+      base *= base;
+      exponent = Math.floor(exponent / 2);
+    }
+    return result;
+  }
+
+  /* A mixture of experts: n (1 - (1 - k/n)^B) distinct experts a layer, under uniform routing. */
+  function expectedDistinctExperts(experts, expertsPerToken, tokens) {
+    if (!(expertsPerToken > 0 && expertsPerToken <= experts && tokens > 0)) throw refused("not_positive");
+    return experts * (1 - power(1 - expertsPerToken / experts, tokens));
+  }
+
+  function paramsReadPerStep(params, activeParams, experts, expertsPerToken, tokens) {
+    if (experts === 0 || expertsPerToken === experts) return params;
+    var routed = ((params - activeParams) / (experts - expertsPerToken)) * experts;
+    var distinct = expectedDistinctExperts(experts, expertsPerToken, tokens);
+    return params - routed + (routed * distinct) / experts;
+  }
+
+  /* The arithmetic's floor, in the order Python computes it. */
+  function keysAttended(layers, windowedLayers, window, tokens) {
+    var t = tokens, w = window;
+    var full = (t * (t + 1)) / 2;
+    var held = window === 0 || t <= w ? full : (w * (w + 1)) / 2 + (t - w) * w;
+    return (layers - windowedLayers) * full + windowedLayers * held;
+  }
+
+  function prefillFlops(activeParams, heads, headDim, layers, windowedLayers, window, tokens) {
+    var pairs = keysAttended(layers, windowedLayers, window, tokens);
+    return 2 * activeParams * tokens + 4 * heads * headDim * pairs;
+  }
+
+  function decodeFlops(activeParams, heads, headDim, layers, windowedLayers, window, context, users) {
+    var held = window === 0 ? context : Math.min(context, window);
+    var keys = (layers - windowedLayers) * context + windowedLayers * held;
+    return users * (2 * activeParams + 4 * heads * headDim * keys);
+  }
+
+  function computeFloorS(flops, peakTflops, cards) {
+    if (!(flops >= 0 && peakTflops > 0 && cards > 0)) throw refused("not_positive");
+    return flops / (peakTflops * 1e12 * cards);
+  }
+
   window.LLMCalculator = window.LLMCalculator || {};
   window.LLMCalculator.budget = {
     GIB: GIB,
@@ -98,5 +157,13 @@
     longestContext: longestContext,
     usersAtContext: usersAtContext,
     decodeFloor: decodeFloor,
+    cardShare: cardShare,
+    splitFreeBytes: splitFreeBytes,
+    expectedDistinctExperts: expectedDistinctExperts,
+    paramsReadPerStep: paramsReadPerStep,
+    keysAttended: keysAttended,
+    prefillFlops: prefillFlops,
+    decodeFlops: decodeFlops,
+    computeFloorS: computeFloorS,
   };
 })();

@@ -12,12 +12,18 @@
      min to max gets one message naming both: bits per weight from 1 (a binary weight,
      the fewest bits a weight can be stored in) to 32 (fp32, the widest format model
      weights are kept in; no model is served in fp64). optional: an empty field means 0
-     (no sliding window; no maximum context given). group: the preset a typed value
-     departs from. Each field's name is the page's label (label()). */
+     (no sliding window; no maximum context given; no mixture of experts, every
+     parameter read; no peak given; a prompt of the whole context). group: the preset a typed value departs from.
+     Each field's name is the page's label (label()). A mixture has at least two
+     experts; a card count is that of a server's cards, at most 1,024. */
   function fields(t) {
     return [
       { id: "params", integer: true, min: 1, max: 1e13, unit: t("parameters"), group: "model" },
+      { id: "active_params", integer: true, min: 1, max: 1e13, unit: t("parameters"), group: "model", optional: true },
+      { id: "experts", integer: true, min: 2, max: 1e5, unit: "", group: "model", optional: true },
+      { id: "experts_per_token", integer: true, min: 1, max: 1e5, unit: "", group: "model", optional: true },
       { id: "layers", integer: true, min: 1, max: 1000, unit: "", group: "model" },
+      { id: "heads", integer: true, min: 1, max: 1e4, unit: "", group: "model" },
       { id: "kv_heads", integer: true, min: 1, max: 1024, unit: "", group: "model" },
       { id: "head_dim", integer: true, min: 1, max: 4096, unit: "", group: "model" },
       { id: "window", integer: true, min: 0, max: 1e8, unit: t("tokens"), group: "model", optional: true },
@@ -25,9 +31,12 @@
       { id: "max_context", integer: true, min: 1, max: 1e8, unit: t("tokens"), group: "model", optional: true },
       { id: "weight_bits", integer: false, min: 1, max: 32, range: true, unit: t("bits"), group: "precision" },
       { id: "vram_gib", integer: false, min: 0, minExclusive: true, least: 0.001, max: 65536, unit: "GiB", group: "card" },
-      { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, least: 0.001, max: 1e5, unit: "GB/s", group: "card" },
+      { id: "bandwidth_gb_s", integer: false, min: 0, minExclusive: true, least: 0.001, max: 1e5, unit: "GB/s", group: "bandwidth" },
+      { id: "peak_tflops", integer: false, min: 0, minExclusive: true, least: 0.001, max: 1e6, unit: "TFLOP/s", group: "card", optional: true },
+      { id: "cards", integer: true, min: 1, max: 1024, unit: "" },
       { id: "reserve_gib", integer: false, min: 0, least: 0.001, max: 65536, unit: "GiB" },
       { id: "context", integer: true, min: 1, max: 1e8, unit: t("tokens") },
+      { id: "prompt", integer: true, min: 1, max: 1e8, unit: t("tokens"), optional: true },
       { id: "users", integer: true, min: 1, max: 1e6, unit: t("users") },
     ];
   }
@@ -76,18 +85,38 @@
   /* Problems that need two fields at once, by field. */
   function crossCheck(v, P) {
     var errors = {};
+    function refuse(code, id, values) {
+      if (!errors[id]) errors[id] = { code: code, field: id, values: values || {} };
+    }
     if (v.windowed_layers !== undefined && v.layers !== undefined && v.windowed_layers > v.layers) {
-      errors.windowed_layers = { code: "more_than_layers", field: "windowed_layers", values: { layers: P.integer(v.layers) } };
+      refuse("more_than_layers", "windowed_layers", { layers: P.integer(v.layers) });
     } else if (v.windowed_layers > 0 && v.window === 0) {
-      errors.windowed_layers = { code: "needs_window", field: "windowed_layers", values: {} };
+      refuse("needs_window", "windowed_layers");
     }
     if (v.max_context > 0 && v.context > v.max_context) {
-      errors.context = { code: "above_max_context", field: "context", values: { max: P.tokens(v.max_context) } };
+      refuse("above_max_context", "context", { max: P.tokens(v.max_context) });
     }
+    if (v.prompt > 0 && v.prompt > v.context) refuse("longer_than_context", "prompt", { context: P.tokens(v.context) });
+    mixtureCheck(v, P, refuse);
     return errors;
   }
 
-  /* Every field's text read: {v: id -> number, errors: id -> problem}. */
+  /* A mixture of experts needs its three counts to agree: k of n experts a token, and
+     fewer parameters read than held exactly when k < n. Empty counts are 0 (none). */
+  function mixtureCheck(v, P, refuse) {
+    if (v.active_params > v.params) refuse("more_than_params", "active_params", { params: P.integer(v.params) });
+    if (v.experts === undefined || v.experts_per_token === undefined) return;
+    if (v.experts_per_token > 0 && v.experts === 0) refuse("empty", "experts");
+    else if (v.experts > 0 && v.experts_per_token === 0) refuse("empty", "experts_per_token");
+    else if (v.experts_per_token > v.experts) refuse("more_than_experts", "experts_per_token", { experts: P.integer(v.experts) });
+    if (v.active_params === undefined || v.params === undefined) return;
+    var fewer = v.active_params > 0 && v.active_params < v.params;
+    if (fewer && v.experts === 0) refuse("needs_experts", "experts");
+    else if (v.experts_per_token < v.experts && v.active_params === 0) refuse("empty", "active_params");
+  }
+
+  /* Every field's text read: {v: id -> number, errors: id -> problem}; a field with a
+     problem has no number in v. */
   function readAll(specs, inputs, P) {
     var v = {}, errors = {};
     specs.forEach(function (f) {
@@ -96,7 +125,10 @@
       else v[f.id] = r.value;
     });
     var cross = crossCheck(v, P);
-    Object.keys(cross).forEach(function (k) { if (!errors[k]) errors[k] = cross[k]; });
+    Object.keys(cross).forEach(function (k) {
+      if (!errors[k]) errors[k] = cross[k];
+      delete v[k]; // a value its field refuses is no value: what needs it is not computed
+    });
     return { v: v, errors: errors };
   }
 
@@ -105,6 +137,22 @@
      JSON. The calculator says so in the page's words, not in the browser's. Iterative:
      any depth of nesting. */
   var NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+  /* The line and column (in characters, a surrogate pair one) of the code unit k of
+     text: one pass, no copy of the text. */
+  function place(text, k) {
+    var line = 1, column = 1;
+    for (var i = 0; i < k; i++) {
+      var c = text.charCodeAt(i);
+      if (c === 10) {
+        line++;
+        column = 1;
+      } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800)) {
+        column++; // the second half of a surrogate pair is no character of its own
+      }
+    }
+    return { line: line, column: column };
+  }
   var LITERALS = ["true", "false", "null"];
 
   function jsonError(text) {
@@ -113,10 +161,10 @@
       while (i < n && " \t\n\r".indexOf(text.charAt(i)) >= 0) i++;
     }
     function at(k) {
-      var before = text.slice(0, k), start = before.lastIndexOf("\n") + 1;
       var c = k < n ? String.fromCodePoint(text.codePointAt(k)) : "";
       if (c !== "" && c.charCodeAt(0) < 32) c = "U+" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4);
-      return { line: before.split("\n").length, column: Array.from(before.slice(start)).length + 1, found: c };
+      var where = place(text, k);
+      return { line: where.line, column: where.column, found: c };
     }
     function string() { // at a quote: true when the string closes
       for (i++; i < n; i++) {
@@ -195,5 +243,5 @@
   }
 
   window.LLMCalculator = window.LLMCalculator || {};
-  window.LLMCalculator.form = { fields: fields, label: label, parse: parse, crossCheck: crossCheck, readAll: readAll, jsonError: jsonError };
+  window.LLMCalculator.form = { fields: fields, label: label, parse: parse, crossCheck: crossCheck, readAll: readAll, jsonError: jsonError, place: place };
 })();

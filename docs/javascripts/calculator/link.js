@@ -38,8 +38,10 @@
   }
 
   /* Every input into the page's address, the share link and the language selector's
-     links; sel: the selects by the name they have in the address; v: the fields' numbers. */
-  function write(root, sel, inputs, specs, v, P) {
+     links; sel: the selects by the name they have in the address; v: the fields'
+     numbers. hold: the address came from a link the page could not wholly restore, and
+     is kept as it came (the share link and the selector's links follow the page). */
+  function write(root, sel, inputs, specs, v, P, hold) {
     var q = new URLSearchParams();
     Object.keys(sel).forEach(function (k) { q.set(k, sel[k].value); });
     specs.forEach(function (f) {
@@ -47,9 +49,11 @@
       q.set(f.id, typed !== "" && v[f.id] !== undefined ? P.canonical.write(v[f.id]) : typed);
     });
     var url = location.pathname + "?" + q.toString() + location.hash;
-    try {
-      history.replaceState(history.state, "", url);
-    } catch (e) { /* a file:// page may refuse; the calculator still works */ }
+    if (!hold) {
+      try {
+        history.replaceState(history.state, "", url);
+      } catch (e) { /* a file:// page may refuse; the calculator still works */ }
+    }
     var link = root.querySelector("[data-share]");
     if (link) link.setAttribute("href", url);
     Array.prototype.forEach.call(document.querySelectorAll("a[hreflang]"), function (a) {
@@ -57,20 +61,25 @@
     });
   }
 
-  /* The page's address into the selects (a value a select has no option for is left
-     out) and the fields. */
-  function read(sel, inputs, specs, P, formats) {
+  /* What the page's address says: {selects: kind -> a value its select offers,
+     fields: id -> the text its field is given, unknown: [{kind, value}] the choices no
+     select offers}. The caller sets the selects first (a preset's fields with them),
+     then the fields. */
+  function read(sel, specs, P, formats) {
     var q = new URLSearchParams(location.search);
+    var found = { selects: {}, fields: {}, unknown: [] };
     Object.keys(sel).forEach(function (k) {
       var want = q.get(k);
       if (want === null) return;
       var ok = Array.prototype.some.call(sel[k].options, function (o) { return o.value === want; });
-      if (ok) sel[k].value = want;
+      if (ok) found.selects[k] = want;
+      else found.unknown.push({ kind: k, value: want });
     });
     specs.forEach(function (f) {
       var want = q.get(f.id);
-      if (want !== null) inputs[f.id].value = fromLink(f, want, P, formats);
+      if (want !== null) found.fields[f.id] = fromLink(f, want, P, formats);
     });
+    return found;
   }
 
   window.LLMCalculator = window.LLMCalculator || {};

@@ -3,7 +3,7 @@
  * read with the page's separators. The one place the calculator formats a number.
  *
  * The build puts a <script type="application/json" data-calculator-locale> on the page
- * (hooks/sitekit/calculator_locale.py): the separators the page's numbers are written
+ * (sitekit/language/calculator_locale.py): the separators the page's numbers are written
  * with and every message of the calculator's scripts, translated. A message is the
  * English text written inside t(...), placeholders in braces filled after the lookup, so
  * that a translation can put them where its grammar wants them.
@@ -102,7 +102,7 @@
     }
 
     /* |x| rounded to `digits` decimals as Python's round() does (the site's tables,
-       hooks/sitekit/formatting.py): on the double's exact value, a tie to the even digit.
+       sitekit/language/formatting.py): on the double's exact value, a tie to the even digit.
        toFixed(100) writes that value whole below 10^21 (the calculator's values are). */
     function roundedEven(x, digits) {
       var s = Math.abs(x).toFixed(100);
@@ -272,9 +272,12 @@
       },
       tokens: function (n) { return N.unit(integer(n), t("tokens")); },
       echo: function (text, most) {
-        var chars = Array.from(String(text));
+        // only the characters it may show are split (a character is at most two code
+        // units): a pasted name of megabytes costs no more than a short one
+        text = String(text);
         most = most || ECHO;
-        return chars.length > most ? chars.slice(0, most - 1).join("") + "\u2026" : String(text);
+        var chars = Array.from(text.slice(0, 2 * most + 2));
+        return chars.length > most ? chars.slice(0, most - 1).join("") + "\u2026" : text;
       },
     };
   }

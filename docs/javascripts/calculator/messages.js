@@ -6,7 +6,7 @@
  * text(problem, t, labels) writes it in the page's language (t: the page's lookup, see
  * locale.js); english(problem) writes it as measure/lab/model_config.py does, for the
  * checks that hold a config's problems equal to Python's. The build finds each message
- * below by its literal inside t(...) (hooks/sitekit/calculator_locale.py).
+ * below by its literal inside t(...) (sitekit/language/calculator_locale.py).
  */
 (function () {
   "use strict";
@@ -33,9 +33,14 @@
       more_than_layers: t("{field} cannot be more than the number of layers ({layers})."),
       needs_window: t("{field} needs a sliding window (empty or 0 means no window)."),
       above_max_context: t("{field} is longer than the model's maximum context, {max}."),
+      more_than_params: t("{field} cannot be more than the parameters ({params})."),
+      more_than_experts: t("{field} cannot be more than the experts per layer ({experts})."),
+      needs_experts: t("{field}: a model that reads fewer parameters per token than it holds is a mixture of experts; enter its experts per layer."),
+      longer_than_context: t("{field} cannot be longer than the context per user ({context})."),
       // values the arithmetic refuses (budget.js)
       too_large_to_compute: t("too large to compute exactly"),
       partial_byte: t("not a whole number of bytes"),
+      not_positive: t("a count that must be positive is not"),
       // a pasted config.json (model_config.js; not_json, not_json_end: calculator.js, where form.js finds the place)
       not_json: t("This is not valid JSON: unexpected “{found}” at line {line}, column {column}."),
       not_json_end: t("This is not valid JSON: it ends at line {line}, column {column} before it is complete."),
@@ -50,6 +55,7 @@
       windowed_layers_undeclared: t("sliding_window: which layers use it is not declared (no layer_types) for model_type '{model_type}'; every layer is counted with full attention"),
       head_dim_not_a_division: t("head_dim is missing and hidden_size {hidden} is not a multiple of {heads} heads"),
       heads_not_a_multiple: t("num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"),
+      more_experts_picked: t("{picked_field} {picked} is more than {experts_field} {experts}"),
       unknown_model_type: t("parameters: model_type '{model_type}' is not one whose layer layout is known here ({known}); type the count from the model card"),
       too_many_parameters: t("parameters: too many to count exactly"),
     };

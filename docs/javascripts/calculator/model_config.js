@@ -116,19 +116,38 @@
     return [0, 0];
   }
 
+  function mlpParameterCount(rule, cfg, hidden, intermediate) {
+    var mlp = 3 * hidden * intermediate;
+    if (flag(cfg, rule.mlp_bias)) mlp += 2 * intermediate + hidden;
+    return mlp;
+  }
+
   function parameterCount(rule, cfg, s) {
     var q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim, h = s.hidden;
     var attention = h * q + 2 * h * kv + q * h;
     if (flag(cfg, rule.qkv_bias)) attention += q + 2 * kv;
     if (flag(cfg, rule.o_bias)) attention += h;
     if (rule.qk_norm) attention += 2 * s.head_dim;
-    var mlp = 3 * h * s.intermediate;
-    if (flag(cfg, rule.mlp_bias)) mlp += 2 * s.intermediate + h;
+    var mlp = mlpParameterCount(rule, cfg, h, s.intermediate);
     var experts = rule.experts_field ? cfg[rule.experts_field] : 1;
     if (experts > 1) mlp = experts * mlp + h * experts;
     var perLayer = attention + mlp + rule.norms_per_layer * h;
     var embeddings = s.vocab * h * (s.tied ? 1 : 2);
     return budget.exact(embeddings + s.layers * perLayer + h);
+  }
+
+  /* The parameters one token reads: all but the n - k experts a layer its router leaves. */
+  function activeParameterCount(params, layers, experts, expertsPerToken, expertParams) {
+    return budget.exact(params - layers * (experts - expertsPerToken) * expertParams);
+  }
+
+  function expertsPicked(cfg, rule, experts, problems) {
+    var picked = intField(cfg, rule.experts_per_token_field, problems, true);
+    if (picked !== null && picked > experts) {
+      report(problems, "more_experts_picked", { picked_field: rule.experts_per_token_field, picked: picked, experts_field: rule.experts_field, experts: experts });
+      return 0;
+    }
+    return picked || 0;
   }
 
   /* rules: rows of memory_budget.architectures. Throws ConfigError when no shape at all. */
@@ -156,7 +175,7 @@
     (rules || []).forEach(function (r) { if (r.model_type === type) rule = r; });
     var win = windowedLayerCount(cfg, layers, rule, problems);
 
-    var params = null, tied = null;
+    var params = null, tied = null, active = null, experts = 0, picked = 0;
     var sizesBefore = problems.length;
     var intermediate = intField(cfg, "intermediate_size", problems, true);
     var vocab = intField(cfg, "vocab_size", problems, true);
@@ -177,16 +196,26 @@
         if (!e.code) throw e;
         report(problems, "too_many_parameters");
       }
+      active = params;
+      if (params !== null && rule.experts_field && cfg[rule.experts_field] > 1) { // one expert, no router: dense
+        experts = cfg[rule.experts_field];
+        picked = expertsPicked(cfg, rule, experts, problems);
+        var one = mlpParameterCount(rule, cfg, hidden, intermediate);
+        active = picked ? activeParameterCount(params, layers, experts, picked, one) : null;
+      }
     }
     return {
       model_type: type, layers: layers, heads: heads || 0, kv_heads: kvHeads || 0, head_dim: headDim || 0,
-      window: win[0], windowed_layers: win[1], tied: tied, params: params, problems: problems,
+      window: win[0], windowed_layers: win[1], tied: tied, params: params,
+      experts: experts, experts_per_token: picked, active_params: active, problems: problems,
     };
   }
 
   window.LLMCalculator.modelConfig = {
     windowedLayerCount: windowedLayerCount,
+    mlpParameterCount: mlpParameterCount,
     parameterCount: parameterCount,
+    activeParameterCount: activeParameterCount,
     shapeFromConfig: shapeFromConfig,
     ConfigError: ConfigError,
   };

@@ -7,6 +7,8 @@
   "use strict";
 
   var CUSTOM = "custom";
+  var RATED = "rated"; // the bandwidth's source: the card's datasheet
+  var MEASURED = "run:"; // or a run's measured copy bandwidth: run:<run id>
 
   function tableRows(name) {
     var el = document.querySelector('script[data-json-table="' + name + '"]');
@@ -43,14 +45,14 @@
     }
     // Model presets: the budget page's shapes, then the public configs.
     var modelPresets = models.map(function (m) {
-      return { name: m.model, params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim, window: m.window || 0, windowed_layers: m.windowed_layers || 0,
-        max_context: maxContext(configOf(m.model)),
+      return { name: m.model, params: m.params, heads: m.heads, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim, window: m.window || 0, windowed_layers: m.windowed_layers || 0,
+        max_context: maxContext(configOf(m.model)), experts: 0, experts_per_token: 0, active_params: m.params,
         label: t("{model}: {layers} layers, {kv_heads} KV heads × {head_dim}", {
           model: m.model, layers: P.integer(m.layers), kv_heads: P.integer(m.kv_heads), head_dim: P.integer(m.head_dim),
         }) };
     }).concat(configs.map(function (c) {
-      return { name: c.model, params: c.params, layers: c.layers, kv_heads: c.kv_heads, head_dim: c.head_dim, window: c.window, windowed_layers: c.windowed_layers,
-        max_context: maxContext(c),
+      return { name: c.model, params: c.params, heads: c.heads, layers: c.layers, kv_heads: c.kv_heads, head_dim: c.head_dim, window: c.window, windowed_layers: c.windowed_layers,
+        max_context: maxContext(c), experts: c.experts || 0, experts_per_token: c.experts_per_token || 0, active_params: c.active_params,
         label: c.windowed_layers
           ? t("{model} (window {window} on {windowed_layers} of {layers} layers)", {
               model: c.model, window: P.integer(c.window), windowed_layers: P.integer(c.windowed_layers), layers: P.integer(c.layers),
@@ -62,50 +64,11 @@
       precisions: tableRows("memory_budget.precisions"),
       caches: tableRows("memory_budget.cache_precisions"),
       cards: tableRows("memory_budget.card_presets"),
+      runs: tableRows("calibration.runs").filter(function (r) { return r.start_bandwidth_gb_s > 0; }),
       rules: tableRows("memory_budget.architectures"),
       assumptions: tableRows("memory_budget.assumptions")[0] || {},
       defaults: tableRows("memory_budget.calculator_defaults")[0] || {},
     };
-  }
-
-  /* The page's table of the architectures' rules (the build writes the data's codes) in
-     the page's words: a bias column's yes, no or the config field that says, and which
-     layers keep a window. A row's first cell is its model_type, a name, left as it is;
-     each code keeps its data's spelling in the cell's title. rules: the table's rows. */
-  function translateRules(rules, P) {
-    var t = P.t;
-    var bodies = document.querySelectorAll('[data-table="memory_budget.architectures"] table:not([class]) > tbody');
-    var windows = {
-      none: t("no layer"),
-      all: t("every layer"),
-      alternate: t("every other layer"),
-      pattern: t("all but one in every {pattern}", { pattern: "sliding_window_pattern" }),
-      qwen2: t("from layer {first} on, if {flag}", { first: "max_window_layers", flag: "use_sliding_window" }),
-    };
-    var biases = { yes: t("yes"), no: t("no") };
-    Array.prototype.forEach.call(bodies, function (body) {
-      translateRows(body.rows, rules, windows, biases, t);
-    });
-  }
-
-  /* One half of the rules table (the page splits it in two to fit a window): its rows,
-     in the order of rules, each cell's code in the page's words. */
-  function translateRows(rows, rules, windows, biases, t) {
-    Array.prototype.forEach.call(rows, function (tr, i) {
-      var rule = rules[i];
-      if (!rule || !tr.cells.length || tr.cells[0].textContent !== rule.model_type) return;
-      Array.prototype.slice.call(tr.cells, 1).forEach(function (td) {
-        var code = td.textContent, text = null;
-        if (code === rule.windowed_layers && windows[code]) text = windows[code];
-        else if (code === rule.qkv_bias || code === rule.o_bias || code === rule.mlp_bias) {
-          text = biases[code] || t("as {name} says", { name: code });
-        }
-        if (text === null) return;
-        td.textContent = text;
-        td.title = code;
-        td.setAttribute("data-code", code);
-      });
-    });
   }
 
   function fillSelect(select, rows, value, label) {
@@ -124,7 +87,15 @@
     select.appendChild(opt);
   }
 
-  /* sel: the selects by kind (model, precision, cache, card); p: read()'s presets. */
+  /* A run's machine as calibration.runs names it (measure/lab/devices.py: cpu:<name>:<n>threads
+     or cuda:<name>), in words. */
+  function machine(device, t) {
+    var cpu = /^cpu:(.*):(\d+)threads$/.exec(device);
+    if (cpu) return t("{cpu}, {threads} threads", { cpu: cpu[1], threads: cpu[2] });
+    return device.replace(/^[a-z]+:/, "");
+  }
+
+  /* sel: the selects by kind (model, precision, cache, card, bandwidth); p: read()'s presets. */
   function fillSelects(sel, p, P) {
     var t = P.t;
     fillSelect(sel.model, p.models, function (m) { return m.name; }, function (m) { return m.label; });
@@ -137,19 +108,31 @@
       return t("{precision} ({bytes} per element)", { precision: r.precision, bytes: P.unit(P.plain(r.kv_bytes_per_element), "B") });
     });
     fillSelect(sel.card, p.cards, function (c) { return c.card; }, function (c) {
-      return t("{card} ({memory}, {bandwidth})", { card: c.card, memory: P.unit(P.plain(c.memory_gib), "GiB"), bandwidth: P.unit(P.integer(c.bandwidth_gb_s), "GB/s") });
+      return t("{card} ({memory}, {bandwidth} rated)", { card: c.card, memory: P.unit(P.plain(c.memory_gib), "GiB"), bandwidth: P.unit(P.integer(c.bandwidth_gb_s), "GB/s") });
     });
     addCustom(sel.card, t("Your own card"));
+    fillSelect(sel.bandwidth, [RATED], function () { return RATED; }, function () { return t("rated: the card's datasheet figure"); });
+    fillSelect(sel.bandwidth, p.runs, function (r) { return MEASURED + r.run; }, function (r) {
+      return t("measured: {machine}, run of {date} ({bandwidth})", {
+        machine: machine(String(r.device), t), date: String(r.run).replace(/^(\d{4})(\d\d)(\d\d).*$/, "$1-$2-$3"),
+        bandwidth: P.unit(P.num(r.start_bandwidth_gb_s), "GB/s"),
+      });
+    });
+    addCustom(sel.bandwidth, t("typed"));
   }
 
   /* The fields the chosen preset of a kind sets (field id -> value, "" for none), or
-     null when none is chosen (your own values). */
-  function values(p, kind, name) {
+     null when none is chosen (your own values). The bandwidth's source: the chosen
+     card's rating, or a run's measured copy bandwidth (calibration.runs, at the run's
+     start, as every floor of the site divides by it). */
+  function values(p, kind, name, card) {
     if (kind === "model") {
       var m = find(p.models, "name", name);
       if (!m) return null;
+      var mixture = m.experts > 0;
       return {
-        params: m.params, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim,
+        params: m.params, active_params: mixture ? m.active_params : "", experts: mixture ? m.experts : "", experts_per_token: mixture ? m.experts_per_token : "",
+        heads: m.heads, layers: m.layers, kv_heads: m.kv_heads, head_dim: m.head_dim,
         window: m.window ? m.window : "", windowed_layers: m.window ? m.windowed_layers : "",
         max_context: m.max_context === null ? "" : m.max_context,
       };
@@ -158,8 +141,16 @@
       var r = find(p.precisions, "precision", name);
       return r ? { weight_bits: r.weight_bits } : null;
     }
+    if (kind === "bandwidth") {
+      if (name === RATED) {
+        var rated = find(p.cards, "card", card);
+        return rated ? { bandwidth_gb_s: rated.bandwidth_gb_s } : null;
+      }
+      var run = find(p.runs, "run", name.slice(MEASURED.length));
+      return name.indexOf(MEASURED) === 0 && run ? { bandwidth_gb_s: run.start_bandwidth_gb_s } : null;
+    }
     var c = find(p.cards, "card", name);
-    return c ? { vram_gib: c.memory_gib, bandwidth_gb_s: c.bandwidth_gb_s } : null;
+    return c ? { vram_gib: c.memory_gib, peak_tflops: c.peak_tflops === null ? "" : c.peak_tflops } : null;
   }
 
   /* The selects' first choices: the first preset of each kind, the stated cache
@@ -173,9 +164,10 @@
       precision: p.precisions.length ? p.precisions[0].precision : CUSTOM,
       cache: fp16 ? fp16.precision : null,
       card: card ? card.card : CUSTOM,
+      bandwidth: card ? RATED : CUSTOM,
     };
   }
 
   window.LLMCalculator = window.LLMCalculator || {};
-  window.LLMCalculator.presets = { CUSTOM: CUSTOM, read: read, translateRules: translateRules, fillSelects: fillSelects, find: find, values: values, initial: initial };
+  window.LLMCalculator.presets = { CUSTOM: CUSTOM, RATED: RATED, read: read, fillSelects: fillSelects, find: find, values: values, initial: initial };
 })();

@@ -4,8 +4,8 @@ Measures, on the run's model, every timing in interleaved rounds
 (``measure/lab/sampling.py``: each median with its 95 % interval and sample count):
 
 * ``identical_output``: greedy generation recomputing everything each step vs with the
-  cache; the token ids must be identical; wall time, time per token, and the speed
-  ratio paired round by round, with its interval (``speed``: the two whole generations
+  cache; the token ids must be identical; wall time, time per token, and the speedup
+  paired round by round, with its interval (``speedup``: the two whole generations
   interleaved in one sweep).
 * ``generated_tokens``: the two token streams side by side (the proof, shown).
 * ``head_step``: one attention head (d = 64), one generation step at context n, both
@@ -21,7 +21,7 @@ Measures, on the run's model, every timing in interleaved rounds
   peak of its final step. At the longest length run whole, both are measured, to show
   that they agree.
 
-The package: ``tables`` declares what is written; ``speed``, ``head``, ``macs``,
+The package: ``tables`` declares what is written; ``speedup``, ``head``, ``macs``,
 ``identity`` (the float32 check) and ``memory`` build their tables; the rest is here.
 
 Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``.
@@ -37,8 +37,8 @@ from measure.experiments.kv_cache.head import head_step_rows
 from measure.experiments.kv_cache.identity import float32_identity, split_finding
 from measure.experiments.kv_cache.macs import mac_tables
 from measure.experiments.kv_cache.memory import memory_rows
-from measure.experiments.kv_cache.speed import METHODS, generation_sweep, identical_rows
-from measure.experiments.kv_cache.speed import streams as generated_streams
+from measure.experiments.kv_cache.speedup import METHODS, generation_sweep, identical_rows
+from measure.experiments.kv_cache.speedup import streams as generated_streams
 from measure.experiments.kv_cache.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
@@ -137,7 +137,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
     identical = a == b
     split = split_finding(model, ids, a, b)
     fp32_mismatch = float32_identity(model, ids, cfg.new_tokens, (a, b))
-    rows, v_speed = identical_rows(cfg, points, identical)
+    rows, v_speedup = identical_rows(cfg, points, identical)
     tok = ctx.model.tokenizer
     decode = (lambda i: tok.decode([i])) if tok is not None else (lambda i: f"<{i}>")
     tokens = [
@@ -146,7 +146,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
     ]
     text = tok.decode(b) if tok is not None else " ".join(map(str, b))
     values = {
-        **v_speed,
+        **v_speedup,
         "tokens_identical": identical,
         **split,
         "identical_float32": fp32_mismatch < 0,
@@ -186,12 +186,12 @@ def work(cfg: Config) -> ForwardPasses:
 def run(cfg: Config, ctx: Context) -> Result:
     ids = _prompt(ctx)
     generated: dict = {}  # the memory table's whole generations, whose streams are reused
-    memory, v4 = memory_rows(
+    memory, v_memory = memory_rows(
         ctx, ids, lengths=cfg.memory_tokens, whole_up_to=cfg.memory_whole_up_to, generated=generated
     )
-    identical, tokens, v1, n1 = _identical_output(cfg, ctx, ids, generated)
-    head, v2, n2 = head_step_rows(cfg, ctx)
-    total, per_step, v3 = mac_tables(
+    identical, tokens, v_identical, n_identical = _identical_output(cfg, ctx, ids, generated)
+    head, v_head, n_head = head_step_rows(cfg, ctx)
+    total, per_step, v_macs = mac_tables(
         ctx, head_dim=cfg.head_dim, totals=cfg.mac_totals, step_contexts=cfg.mac_step_contexts
     )
     tables = {
@@ -202,4 +202,5 @@ def run(cfg: Config, ctx: Context) -> Result:
         "macs_per_step": per_step,
         "memory": memory,
     }
-    return Result(tables=tables, values={**v1, **v2, **v3, **v4}, notes={**n1, **n2})
+    values = {**v_identical, **v_head, **v_macs, **v_memory}
+    return Result(tables=tables, values=values, notes={**n_identical, **n_head})

@@ -59,7 +59,7 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
                 "context": n,
                 **re.columns("recompute_ms"),
                 **ca.columns("cached_ms"),
-                **ratio_cells("speed_ratio", re, ca),
+                **ratio_cells("head_ratio", re, ca),
                 "recompute_scores_bytes": built[("recompute", n)],
                 "cached_scores_bytes": built[("cached", n)],
             }
@@ -72,8 +72,8 @@ def head_step_rows(cfg, ctx: Context) -> tuple[list, dict, dict]:
         "head_largest_context": last["context"],
         "head_scores_bytes_recompute": last["recompute_scores_bytes"],
         "head_scores_bytes_cached": last["cached_scores_bytes"],
-        "head_ratio_at_largest": last["speed_ratio"],
-        "head_ratio_at_largest_low": last["speed_ratio_low"],
-        "head_ratio_at_largest_high": last["speed_ratio_high"],
+        "head_ratio_at_largest": last["head_ratio"],
+        "head_ratio_at_largest_low": last["head_ratio_low"],
+        "head_ratio_at_largest_high": last["head_ratio_high"],
     }
     return rows, values, {"head_sweep": sweep.describe()}

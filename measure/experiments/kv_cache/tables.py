@@ -1,5 +1,6 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
@@ -19,13 +20,13 @@ TABLES = (
             Column("new_tokens", "tokens", "new tokens"),
             *interval_columns("total_ms", "ms", "wall time"),
             *derived_columns("ms_per_token", "ms", "per token"),
-            *derived_columns("speed_ratio", "x", "speed vs recompute"),
+            *derived_columns("speedup", "x", "speedup over recomputing"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
         ),
         description=(
             "Greedy generation recomputing everything at each step against generating with the cache, the "
             "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
-            "time per token (medians with their 95 % intervals), and the speed ratio, paired round by round: the "
+            "time per token (medians with their 95 % intervals), and the speedup, paired round by round: the "
             "median of the per-round ratios with its 95 % interval."
         ),
     ),
@@ -48,7 +49,7 @@ TABLES = (
             Column("context", "tokens", "context n"),
             *interval_columns("recompute_ms", "ms", "recompute step"),
             *interval_columns("cached_ms", "ms", "cached step"),
-            *derived_columns("speed_ratio", "x", "ratio"),
+            *derived_columns("head_ratio", "x", "ratio"),
             Column("recompute_scores_bytes", "bytes", "scores built, recompute"),
             Column("cached_scores_bytes", "bytes", "scores built, cached"),
         ),
@@ -104,18 +105,14 @@ TABLES = (
     ),
 )
 VALUES = (
-    Value("speedup", "x", description="cached generation is this many times faster than recomputing", policy=TIMING),
-    Value(
-        "speedup_low",
+    *interval_values(
+        "speedup",
         "x",
-        description="95 % interval of speedup, low (the ratio paired round by round)",
-        policy=TIMING,
-    ),
-    Value(
-        "speedup_high",
-        "x",
-        description="95 % interval of speedup, high (the ratio paired round by round)",
-        policy=TIMING,
+        description="cached generation is this many times faster than recomputing",
+        bounds=(
+            "95 % interval of speedup, low (the ratio paired round by round)",
+            "95 % interval of speedup, high (the ratio paired round by round)",
+        ),
     ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
@@ -139,9 +136,7 @@ VALUES = (
     Value("head_largest_context", "tokens"),
     Value("head_scores_bytes_recompute", "bytes"),
     Value("head_scores_bytes_cached", "bytes"),
-    Value("head_ratio_at_largest", "x", policy=TIMING),
-    Value("head_ratio_at_largest_low", "x", description="95 % interval of head_ratio_at_largest, low", policy=TIMING),
-    Value("head_ratio_at_largest_high", "x", description="95 % interval of head_ratio_at_largest, high", policy=TIMING),
+    *interval_values("head_ratio_at_largest", "x"),
     Value(
         "weight_macs_per_token", "MAC", description="counted by hooks on every Linear layer during a real forward pass"
     ),

@@ -39,9 +39,10 @@ from measure.experiments.memory_budget.check import formula_check
 from measure.experiments.memory_budget.config import CACHE_PRECISIONS, SPEC_MODELS, SPEC_PRECISIONS, Config
 from measure.experiments.memory_budget.rows import budget_row, config_row, speed_row, users_row, windowed_row
 from measure.experiments.memory_budget.tables import TABLES, VALUES
+from measure.lab.architecture_rules import rule_rows
 from measure.lab.budget import budget_kv_bytes_per_token, gib_to_bytes
 from measure.lab.context import Context
-from measure.lab.model_config import rule_rows, shape_from_config
+from measure.lab.model_config import shape_from_config
 from measure.reference.cards import CARDS
 from measure.reference.public_configs import PUBLIC_CONFIGS
 from sitedata.schema import Result
@@ -115,7 +116,14 @@ def run(cfg: Config, ctx: Context) -> Result:
     )
 
     configs = [
-        config_row(p.model, p.config, reference_params=p.published_params, reference="published", source=p.source)
+        config_row(
+            p.model,
+            p.config,
+            reference_params=p.published_params,
+            reference="published",
+            source=p.source,
+            stated_active_params=p.stated_active_params,
+        )
         for p in PUBLIC_CONFIGS
     ]
     own = ctx.model.model.config.to_dict()
@@ -170,7 +178,14 @@ def run(cfg: Config, ctx: Context) -> Result:
         "architectures": rule_rows(),
         "windowed": windowed,
         "card_presets": [
-            {"card": c.name, "memory_gib": c.memory_gib, "bandwidth_gb_s": c.bandwidth_gb_s, "source": c.source}
+            {
+                "card": c.name,
+                "memory_gib": c.memory_gib,
+                "bandwidth_gb_s": c.bandwidth_gb_s,
+                "peak_tflops": c.peak.dense_tflops if c.peak else None,
+                "source": c.source,
+                "peak_source": c.peak.source if c.peak else c.source,  # where its vendor states none
+            }
             for c in CARDS
         ],
         "speed_floor": speed,

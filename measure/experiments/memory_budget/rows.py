@@ -48,20 +48,33 @@ def users_row(b: dict, contexts) -> dict:
     return row
 
 
-def config_row(model: str, cfg: dict, *, reference_params: int, reference: str, source: str) -> dict:
+def config_row(
+    model: str,
+    cfg: dict,
+    *,
+    reference_params: int,
+    reference: str,
+    source: str,
+    stated_active_params: int | None = None,
+) -> dict:
     """A row of the ``configs`` table: what ``cfg`` (a config.json) gives, beside the
-    parameter count it is checked against."""
+    parameter count it is checked against (and a mixture's stated count per token)."""
     s = shape_from_config(cfg)
     return {
         "model": model,
         "model_type": s.model_type,
         "params": s.params,
+        "active_params": s.active_params,
+        "stated_active_params": stated_active_params,
         "reference_params": reference_params,
         "reference": reference,
         "params_agree": s.params == reference_params,
         "layers": s.layers,
+        "heads": s.heads,
         "kv_heads": s.kv_heads,
         "head_dim": s.head_dim,
+        "experts": s.experts,
+        "experts_per_token": s.experts_per_token,
         "window": s.window,
         "windowed_layers": s.windowed_layers,
         "max_position": cfg.get("max_position_embeddings"),

@@ -8,6 +8,7 @@ from sitedata.schema import Column, Table, Value
 # element): those bytes reproduce on the same device type and dtype (EXACT_ON_DEVICE).
 # The budget itself is arithmetic on stated assumptions (EXACT).
 _CARD = Column("card_gib", "GiB", "card")
+_PEAK = "dense (no 2:4 sparsity), with fp32 accumulation; empty where the vendor states none"
 
 TABLES = (
     Table(
@@ -103,12 +104,17 @@ TABLES = (
             Column("model"),
             Column("model_type"),
             Column("params", "parameters", "from the config"),
+            Column("active_params", "parameters", "read per token"),
+            Column("stated_active_params", "parameters", "read per token, as stated"),
             Column("reference_params", "parameters", "published, or counted"),
             Column("reference", label="checked against", words=True),
             Column("params_agree", label="equal"),
             Column("layers", label="L"),
+            Column("heads", label="H"),
             Column("kv_heads", label="KV heads"),
             Column("head_dim", label="d"),
+            Column("experts", label="experts per layer"),
+            Column("experts_per_token", label="experts per token"),
             Column("window", "tokens", "sliding window"),
             Column("windowed_layers", label="layers with the window"),
             Column("max_position", "tokens", "longest position"),
@@ -127,16 +133,21 @@ TABLES = (
             Column("model_type"),
             Column("norms_per_layer", label="norms per layer"),
             Column("qk_norm", label="query/key norm"),
-            Column("qkv_bias", label="q, k, v bias"),
-            Column("o_bias", label="output bias"),
-            Column("mlp_bias", label="MLP bias"),
+            Column("qkv_bias", label="q, k, v bias (code)"),
+            Column("o_bias", label="output bias (code)"),
+            Column("mlp_bias", label="MLP bias (code)"),
             Column("tied_default", label="tied by default"),
-            Column("windowed_layers", label="layers with the window"),
+            Column("windowed_layers", label="layers with the window (code)"),
             Column("experts_field", label="experts"),
+            Column("experts_per_token_field", label="experts per token"),
+            Column("qkv_bias_in_words", label="q, k, v bias", words=True),
+            Column("o_bias_in_words", label="output bias", words=True),
+            Column("mlp_bias_in_words", label="MLP bias", words=True),
+            Column("windowed_layers_in_words", label="layers with the window", words=True),
         ),
         description=(
             "How each architecture lays out its weights: the rules the derivation of a parameter count uses, "
-            "which the calculator reads."
+            "as codes, which the calculator reads, and in words."
         ),
     ),
     Table(
@@ -163,9 +174,14 @@ TABLES = (
             Column("card"),
             Column("memory_gib", "GiB", "memory"),
             Column("bandwidth_gb_s", "GB/s", "bandwidth"),
+            Column("peak_tflops", "TFLOP/s", "fp16/bf16 matrix peak", description=_PEAK),
             Column("source"),
+            Column("peak_source", label="source of the peak"),
         ),
-        description=("Cards with their memory and bandwidth as their vendors state them: the calculator's presets."),
+        description=(
+            "Cards with their memory, bandwidth and fp16/bf16 matrix peak as their vendors state them: the "
+            "calculator's presets."
+        ),
     ),
     Table(
         "calculator_defaults",

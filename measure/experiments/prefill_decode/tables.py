@@ -1,6 +1,7 @@
 """What §2 writes (``site_data/prefill_decode/``): its tables and values, declared once."""
 
-from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
+from sitedata.intervals import interval_values
+from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, RECORDED, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 FLAT_UP_TO = 1024  # spec §2.3: the source saw no change in step cost from C = 16 to 1,024
@@ -137,9 +138,7 @@ VALUES = (
     Value("split_prefill_ms", "ms", policy=TIMING),
     Value("split_prefill_ms_per_token", "ms", policy=TIMING),
     Value("split_decode_ms_per_token", "ms", policy=TIMING),
-    Value("split_ratio", "x", description="a generated token costs this many prompt tokens", policy=TIMING),
-    Value("split_ratio_low", "x", description="95 % interval of split_ratio, low", policy=TIMING),
-    Value("split_ratio_high", "x", description="95 % interval of split_ratio, high", policy=TIMING),
+    *interval_values("split_ratio", "x", description="a generated token costs this many prompt tokens"),
     Value("split_step_min_ms", "ms", description="fastest step of the timed generations", policy=TIMING),
     Value("split_step_max_ms", "ms", description="slowest step of the timed generations", policy=TIMING),
     Value("split_step_samples_ms", "ms", description="every step of every timed generation", policy=TIMING),
@@ -149,21 +148,21 @@ VALUES = (
     Value("prompt_largest", "tokens"),
     Value("prompt_before_largest", "tokens", description="the prompt length measured before the longest"),
     Value("ttft_growth", "x", description="time to first token at the longest prompt / at the shortest", policy=TIMING),
-    Value(
+    *interval_values(
         "per_token_change",
         "x",
         description="cost per token at the longest prompt / at the one before it (the prefills paired round by round)",
-        policy=TIMING,
     ),
-    Value("per_token_change_low", "x", description="95 % interval of per_token_change, low", policy=TIMING),
-    Value("per_token_change_high", "x", description="95 % interval of per_token_change, high", policy=TIMING),
     Value("prefill_samples_ms", "ms", description="every prefill's samples, in the order taken", policy=TIMING),
     Value("weight_bytes", "bytes", description="bytes of the model's parameters", policy=EXACT_ON_DEVICE),
     Value("weight_macs", "MAC", description="multiply-adds of every Linear layer for one token", policy=EXACT),
     Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its start calibration)", policy=TIMING),
-    Value("floor_ms", "ms", description="weight bytes / the run's bandwidth", policy=TIMING),
-    Value("floor_low_ms", "ms", description="weight bytes / the bandwidth's interval, high", policy=TIMING),
-    Value("floor_high_ms", "ms", description="weight bytes / the bandwidth's interval, low", policy=TIMING),
+    *interval_values(
+        "floor_ms",
+        "ms",
+        description="weight bytes / the run's bandwidth",
+        bounds=("weight bytes / the bandwidth's interval, high", "weight bytes / the bandwidth's interval, low"),
+    ),
     Value("cache_smallest", "tokens"),
     Value("cache_largest", "tokens"),
     Value("step_smallest_ms", "ms", policy=TIMING),
@@ -180,22 +179,21 @@ VALUES = (
         description="slowest / fastest median decode step for C up to flat_up_to (medians only: no interval)",
         policy=TIMING,
     ),
-    Value("step_rise", "fraction", description="decode step at flat_up_to / at the smallest - 1", policy=TIMING),
-    Value(
-        "step_rise_low",
+    *interval_values(
+        "step_rise",
         "fraction",
-        description="95 % interval of step_rise (paired round by round), low",
-        policy=TIMING,
+        description="decode step at flat_up_to / at the smallest - 1",
+        bounds=(
+            "95 % interval of step_rise (paired round by round), low",
+            "95 % interval of step_rise (paired round by round), high",
+        ),
     ),
-    Value(
-        "step_rise_high",
+    *interval_values(
+        "rise_per_doubling",
         "fraction",
-        description="95 % interval of step_rise (paired round by round), high",
-        policy=TIMING,
+        description=_PER_DOUBLING,
+        bounds=("rise_per_doubling, low", "rise_per_doubling, high"),
     ),
-    Value("rise_per_doubling", "fraction", description=_PER_DOUBLING, policy=TIMING),
-    Value("rise_per_doubling_low", "fraction", description="rise_per_doubling, low", policy=TIMING),
-    Value("rise_per_doubling_high", "fraction", description="rise_per_doubling, high", policy=TIMING),
     Value(
         "attention_added",
         "fraction",
@@ -222,7 +220,7 @@ VALUES = (
         "compile_s",
         "s",
         description="time spent compiling: each context's first call beyond a timed step",
-        policy=TIMING,
+        policy=RECORDED,
     ),
     Value("compiled_fraction_smallest", "fraction", policy=TIMING),
     Value("compiled_fraction_largest", "fraction", policy=TIMING),
@@ -235,35 +233,29 @@ VALUES = (
     # Where the step stands (measure/experiments/prefill_decode/regime.py): the eager step at
     # the smallest context between its three bounds.
     Value("ops_per_step", "operators", description="ATen operators one eager step dispatches", policy=EXACT_ON_DEVICE),
-    Value(
+    *interval_values(
         "dispatch_us",
         "µs",
         description="one trivial operator from Python (torch.add of two 1-element tensors)",
-        policy=TIMING,
+        bounds=("", ""),
     ),
-    Value("dispatch_low_us", "µs", policy=TIMING),
-    Value("dispatch_high_us", "µs", policy=TIMING),
-    Value(
+    *interval_values(
         "dispatch_ms",
         "ms",
         description="ops_per_step x dispatch_us: the step's operators, if each did no work",
-        policy=TIMING,
+        bounds=("", ""),
     ),
-    Value("dispatch_low_ms", "ms", policy=TIMING),
-    Value("dispatch_high_ms", "ms", policy=TIMING),
     Value("dispatch_share", "fraction", description="dispatch_ms / the eager step", policy=TIMING),
     Value("matmul_size", "", description="n of the n x n matmul timed for the FLOP/s"),
-    Value("matmul_gflop_s", "GFLOP/s", description="2 n^3 / the matmul's time, in the run's dtype", policy=TIMING),
-    Value("matmul_low_gflop_s", "GFLOP/s", policy=TIMING),
-    Value("matmul_high_gflop_s", "GFLOP/s", policy=TIMING),
+    *interval_values(
+        "matmul_gflop_s", "GFLOP/s", description="2 n^3 / the matmul's time, in the run's dtype", bounds=("", "")
+    ),
     Value("step_flops", "FLOP", description="FLOPs of the decode step at the smallest context"),
-    Value("arithmetic_ms", "ms", description="step_flops at the matmul's FLOP/s", policy=TIMING),
-    Value("arithmetic_low_ms", "ms", policy=TIMING),
-    Value("arithmetic_high_ms", "ms", policy=TIMING),
+    *interval_values("arithmetic_ms", "ms", description="step_flops at the matmul's FLOP/s", bounds=("", "")),
     Value("arithmetic_share", "fraction", description="arithmetic_ms / the eager step", policy=TIMING),
-    Value("ridge_flops_per_byte", "FLOP/byte", description="the matmul's FLOP/s / the run's bandwidth", policy=TIMING),
-    Value("ridge_low_flops_per_byte", "FLOP/byte", policy=TIMING),
-    Value("ridge_high_flops_per_byte", "FLOP/byte", policy=TIMING),
+    *interval_values(
+        "ridge_flops_per_byte", "FLOP/byte", description="the matmul's FLOP/s / the run's bandwidth", bounds=("", "")
+    ),
     Value(
         "decode_flops_per_byte",
         "FLOP/byte",
@@ -271,11 +263,12 @@ VALUES = (
         policy=EXACT_ON_DEVICE,
     ),
     Value("projection_bytes", "bytes", description="bytes of the Linear layers' weights", policy=EXACT_ON_DEVICE),
-    Value(
-        "matmul_read_gb_s", "GB/s", description="projection_bytes / the matrix multiplies' profiled time", policy=TIMING
+    *interval_values(
+        "matmul_read_gb_s",
+        "GB/s",
+        description="projection_bytes / the matrix multiplies' profiled time",
+        bounds=("", ""),
     ),
-    Value("matmul_read_low_gb_s", "GB/s", policy=TIMING),
-    Value("matmul_read_high_gb_s", "GB/s", policy=TIMING),
     Value("profiled_step_ms", "ms", description="the step under the profiler, smallest context", policy=TIMING),
     *(
         Value(f"breakdown_{g}_share", "fraction", description=f"{words}: share of the profiled step", policy=TIMING)
@@ -288,9 +281,7 @@ VALUES = (
     Value(
         "settings_best_threads", "threads", description="the threads of the setting closest to its floor", policy=TIMING
     ),
-    Value("settings_best_fraction", "fraction", description="its floor / its step", policy=TIMING),
-    Value("settings_best_fraction_low", "fraction", policy=TIMING),
-    Value("settings_best_fraction_high", "fraction", policy=TIMING),
+    *interval_values("settings_best_fraction", "fraction", description="its floor / its step", bounds=("", "")),
     *(
         Value(f"breakdown_rise_{g}_ms", "ms", description=f"{words}: at flat_up_to - at the smallest", policy=TIMING)
         for g, words in GROUPS.items()

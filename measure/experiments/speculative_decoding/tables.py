@@ -1,5 +1,6 @@
 """What §8 writes (``site_data/speculative_decoding/``): its tables and values, declared once."""
 
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_MACHINE, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
@@ -216,9 +217,7 @@ VALUES = (
     # compared only where timings are.
     Value("best_draft", policy=TIMING, words=True),
     Value("best_gamma", policy=TIMING),
-    Value("best_measured_speedup", "x", policy=TIMING),
-    Value("best_measured_speedup_low", "x", policy=TIMING),
-    Value("best_measured_speedup_high", "x", policy=TIMING),
+    *interval_values("best_measured_speedup", "x", bounds=("", "")),
     Value("best_predicted_speedup", "x", policy=TIMING),  # uses the measured draft cost c
     Value("significance", policy=NUMERIC_ANYWHERE),
     Value("exactness_draft", words=True),

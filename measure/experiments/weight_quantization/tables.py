@@ -2,6 +2,7 @@
 
 from measure.experiments.weight_quantization.grid import Q4_1_BLOCK
 from measure.lab import quantizers as q
+from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
@@ -180,16 +181,15 @@ VALUES = (
     ),
     Value("q4_1_requantize_error_max", policy=NUMERIC),
     Value("kernel_cache_tokens", "tokens"),
-    Value("kernel_bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its calibration)", policy=TIMING),
-    Value("kernel_bandwidth_low_gb_s", "GB/s", description="its 95 % interval, low", policy=TIMING),
-    Value("kernel_bandwidth_high_gb_s", "GB/s", description="its 95 % interval, high", policy=TIMING),
+    *interval_values(
+        "kernel_bandwidth_gb_s",
+        "GB/s",
+        description="the run's one bandwidth (its calibration)",
+        bounds=("its 95 % interval, low", "its 95 % interval, high"),
+    ),
     Value("kernel_fp32_step_ms", "ms", policy=TIMING),
     Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
-    Value("kernel_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
-    Value("kernel_fastest_speedup_low", "x", description="95 % interval of kernel_fastest_speedup, low", policy=TIMING),
-    Value(
-        "kernel_fastest_speedup_high", "x", description="95 % interval of kernel_fastest_speedup, high", policy=TIMING
-    ),
+    *interval_values("kernel_fastest_speedup", "x", description="its speed against fp32"),
     Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
     Value(
         "kernel_not_run",
@@ -203,36 +203,10 @@ VALUES = (
         description="variants built whose output missed the tolerance",
         policy=EXACT_ON_MACHINE,
     ),
-    Value(
-        "kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step", policy=TIMING
-    ),
-    Value(
-        "kernel_fp32_fraction_of_floor_low",
-        "fraction",
-        description="95 % interval of kernel_fp32_fraction_of_floor, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_fp32_fraction_of_floor_high",
-        "fraction",
-        description="95 % interval of kernel_fp32_fraction_of_floor, high",
-        policy=TIMING,
-    ),
+    *interval_values("kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step"),
     Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
     Value("kernel_lowbit_fastest_variant", description="its key in decode_kernels", policy=TIMING),
-    Value("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32", policy=TIMING),
-    Value(
-        "kernel_lowbit_fastest_speedup_low",
-        "x",
-        description="95 % interval of kernel_lowbit_fastest_speedup, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_fastest_speedup_high",
-        "x",
-        description="95 % interval of kernel_lowbit_fastest_speedup, high",
-        policy=TIMING,
-    ),
+    *interval_values("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32"),
     Value(
         "kernel_lowbit_fastest_bytes_saving",
         "x",
@@ -246,23 +220,10 @@ VALUES = (
         words=True,
     ),
     Value("kernel_lowbit_closest_variant", description="its key in decode_kernels", policy=TIMING),
-    Value(
+    *interval_values(
         "kernel_lowbit_best_fraction_of_floor",
         "fraction",
         description="the largest floor / step among the low-bit variants",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_best_fraction_of_floor_low",
-        "fraction",
-        description="95 % interval of kernel_lowbit_best_fraction_of_floor, low",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_best_fraction_of_floor_high",
-        "fraction",
-        description="95 % interval of kernel_lowbit_best_fraction_of_floor, high",
-        policy=TIMING,
     ),
     Value("kernel_samples_ms", "ms", description="every timed step, per variant", policy=TIMING),
 )

@@ -1,0 +1,16 @@
+"""What both sides of the site_data format share, the writer (``store``) and the reader
+(``read``): the format's version, the name of an experiment's metadata file, and the
+checksum that ties each table's text to it. Neither side imports the other for these."""
+
+from __future__ import annotations
+
+import hashlib
+
+# 3: table descriptions, per column words and noise, per value words; 4: one name per
+# quantity (kv_cache's speedup, sitedata.migrate.RENAMED_4)
+SCHEMA_VERSION = 4
+META = "meta.json"
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,61 @@
+"""Each edition's search, in a real browser with the theme's own search worker: a word
+finds its pages in the edition's language, whatever its inflection or accents, and a
+page whose title holds the word comes first (hooks/search_editions.py, .js)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_site_browser import CHROMIUM, browsing
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is missing: `apt-get install chromium`"),
+    pytest.mark.browser,
+    pytest.mark.build,
+]
+
+# edition: (query, the page its first result must be), three each: a word as its title
+# writes it, the same word inflected or without its accents, and a term of the chapter.
+QUERIES = {
+    "en": [
+        ("quantization", "weight-quantization/"),
+        ("caches", "cache-size/"),
+        ("speculative", "speculative-decoding/"),
+    ],
+    "gl": [("caché", "cache-size/"), ("cache", "cache-size/"), ("destilacion", "distillation/")],
+    "es": [("caché", "cache-size/"), ("cache", "cache-size/"), ("cuantizacion", "weight-quantization/")],
+    "it": [
+        ("quantizzare", "weight-quantization/"),
+        ("distillation", "distillation/"),
+        ("outlier", "activation-outliers/"),
+    ],
+    "cs": [
+        ("kvantizaci", "weight-quantization/"),
+        ("outlieru", "activation-outliers/"),
+        ("distilaci", "distillation/"),
+    ],
+}
+
+
+def first_results(browser, origin: str, lang: str, query: str) -> list[str]:
+    """The addresses of the search's results, in order, relative to the edition's root."""
+    page = browser.new_page()
+    root = f"{origin}/{lang + '/' if lang != 'en' else ''}"
+    page.goto(root)
+    page.fill("input.md-search__input", query)
+    page.wait_for_selector(".md-search-result__item", timeout=60000)  # the worker indexes first
+    links = page.eval_on_selector_all(
+        ".md-search-result__item > .md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
+    )
+    page.close()
+    return [link.split("?")[0].removeprefix(root) for link in links]
+
+
+@pytest.mark.parametrize("lang", list(QUERIES))
+def test_each_edition_finds_its_pages_in_its_own_words(built_site, lang):
+    with browsing(built_site) as (origin, browser):
+        for query, expected in QUERIES[lang]:
+            found = first_results(browser, origin, lang, query)
+            assert found, f"{lang}: {query!r} found nothing"
+            assert found[0] == expected, f"{lang}: {query!r} first found {found[:4]}, not {expected}"
+            assert all("/" not in f.split("#")[0].rstrip("/") for f in found), f"another edition's page: {found}"

@@ -1,0 +1,226 @@
+"""The drift gate's timings: the machine's speed, measured by each run's calibration,
+divided out and reported once; then each timing decided three ways against the band,
+so that a machine uniformly slower is one line and a slower code path stands out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from measure import calibration_folder
+from measure.check import run_check
+from measure.lab.calibration import Calibration
+from measure.lab.medians import Estimate
+from sitedata.machine_speed import Factor, MachineState, Speed
+from sitedata.timing_compare import BAND, compare_timing, direction
+from tests.conftest import PROVENANCE, edit_table, write_data
+
+SPREAD = (0.99, 1.0, 1.0, 1.0, 1.01, 1.02)
+
+
+def test_what_the_machines_speed_scales():
+    assert [direction(u) for u in ("ms", "s", "µs", "GB/s", "tokens/s", "x", "fraction", "bytes", "")] == [
+        1, 1, 1, -1, -1, 0, 0, 0, 0,
+    ]  # fmt: skip
+
+
+def test_a_machine_uniformly_slower_moves_no_timing_once_its_speed_is_divided_out():
+    slower = Factor(1 / 1.12, 0.01)  # the regenerated machine runs at 1/1.12 of the committed one's speed
+    assert compare_timing(40.0, 44.8, unit="ms", old_bounds=(39, 41), new_bounds=(43.7, 45.9), speed=slower)[0] == "ok"
+    assert compare_timing(25.0, 25 / 1.12, unit="GB/s", speed=slower)[0] == "ok"  # a rate, the other way
+    # without the machine's speed, the same cell is a drift of +12 %
+    assert compare_timing(40.0, 44.8, unit="ms", old_bounds=(39, 41), new_bounds=(43.7, 45.9))[0] == "drift"
+
+
+def test_a_code_path_slower_than_the_machine_stands_out():
+    same = Factor(1.0, 0.01)
+    verdict, words = compare_timing(40.0, 46.0, unit="ms", old_bounds=(39.5, 40.5), new_bounds=(45.4, 46.6), speed=same)
+    assert verdict == "drift" and words.startswith("+15.0%")
+    faster = compare_timing(40.0, 34.0, unit="ms", old_bounds=(39.5, 40.5), new_bounds=(33.6, 34.4), speed=same)
+    assert faster[0] == "drift"  # faster beyond the band is a change too
+
+
+def test_a_change_near_the_band_cannot_be_told():
+    verdict, words = compare_timing(40.0, 43.6, unit="ms", old_bounds=(39, 41), new_bounds=(42.5, 44.7))
+    assert verdict == "cannot tell" and f"±{BAND:.0%}" in words  # +9 % with about ±3.6 %: straddles 8 %
+
+
+def test_a_ratio_of_two_timings_is_not_scaled_by_the_machine():
+    slower = Factor(0.5, 0.01)
+    assert compare_timing(2.2, 2.2, unit="x", speed=slower)[0] == "ok"
+
+
+def test_a_run_that_drifted_cannot_be_told_however_far_it_moved():
+    verdict, words = compare_timing(40.0, 60.0, unit="ms", old_bounds=(39, 41), new_bounds=(59, 61), drifted=True)
+    assert verdict == "cannot tell" and "drifted" in words
+
+
+def _calibration(run: str, *, slower: float = 1.0, moment: str = "start") -> Calibration:
+    est = lambda s: Estimate.of([s * slower * f for f in SPREAD], 0.03)  # noqa: E731
+    return Calibration(
+        run_id=run,
+        moment=moment,
+        copy_bytes=1 << 28,
+        copy=est(0.02),
+        step=est(0.03),
+        sweep={"missed": []},
+        seconds=2.0,
+        read=est(0.01),
+        dispatch=est(5e-6),
+        matmuls={("float32", 1): est(1e-4), ("float32", 1024): est(6e-3)},
+        shape=(576, 1536),
+    )
+
+
+def _folder(root, run: str, slower: float = 1.0):
+    write_data(root, "kv_cache", {"t": [{"n": 1}]}, run=_calibration(run).provenance())
+    start, end = _calibration(run, slower=slower), _calibration(run, slower=slower, moment="end")
+    calibration_folder.record(root, start, end, PROVENANCE)
+    return root
+
+
+def test_the_speed_of_one_machine_against_another_from_their_probes(tmp_path):
+    old = MachineState.of(_folder(tmp_path / "a", "20260101T000000Z-00000001"), "20260101T000000Z-00000001")
+    new = MachineState.of(_folder(tmp_path / "b", "20260102T000000Z-00000002", 1.12), "20260102T000000Z-00000002")
+    assert set(old.rates) == {"memory", "compute", "dispatch"}
+    speed = Speed.between(old, new)
+    for probe in ("memory", "compute", "dispatch"):
+        assert speed.factors[probe].value == pytest.approx(1 / 1.12)
+    assert speed.overall.value == pytest.approx(1 / 1.12) and not speed.drifted
+    line = speed.describe()
+    assert line.count("-10.7%") == 4 and "divided out of every timing" in line
+    assert MachineState.of(tmp_path / "a", "20990101T000000Z-ffffffff") is None  # a run it does not hold
+
+
+def _slowed(folder, factor: float) -> None:
+    """Every time of an experiment's tables and values ``factor`` times as long, as a machine
+    that much slower would have measured them (rates divided, ratios kept)."""
+    meta = json.loads((folder / "meta.json").read_text())
+    for table, spec in meta["tables"].items():
+        scale = {c["name"]: factor ** direction(c["unit"]) for c in spec["columns"] if c["compare"] == "timing"}
+
+        def edit(rows, scale=scale):
+            for row in rows[1:]:
+                for i, name in enumerate(rows[0]):
+                    if scale.get(name, 1) != 1 and row[i] not in ("", "nan"):
+                        row[i] = repr(float(row[i]) * scale[name])
+
+        edit_table(folder, table, edit)
+    meta = json.loads((folder / "meta.json").read_text())
+    for v in meta["values"].values():
+        k = factor ** direction(v.get("unit", "")) if v.get("compare") == "timing" else 1
+        if k != 1 and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool):
+            v["value"] *= k
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2))
+
+
+def _calm(folder) -> None:
+    """Every interval of an experiment's tables ±1 % of its median, and its calibration
+    undrifted, as a calm machine measuring long enough would have them (a smoke run samples
+    too little to tell anything within 8 %)."""
+    meta = json.loads((folder / "meta.json").read_text())
+    for table, spec in meta["tables"].items():
+        pairs = [(c["name"], *c["noise"]["interval"]) for c in spec["columns"] if c.get("noise", {}).get("interval")]
+
+        def edit(rows, pairs=pairs):
+            for row in rows[1:]:
+                for name, low, high in pairs:
+                    median = row[rows[0].index(name)]
+                    if median not in ("", "nan"):
+                        row[rows[0].index(low)] = repr(float(median) * 0.99)
+                        row[rows[0].index(high)] = repr(float(median) * 1.01)
+
+        edit_table(folder, table, edit)
+
+
+@pytest.fixture
+def runs(smoke_data, tmp_path):
+    """A smoke run of kv_cache with its calibration, calmed, as committed and as regenerated."""
+    smoke_data / "kv_cache"
+    with smoke_data.locked():
+        for side in ("committed", "regen"):
+            for name in ("kv_cache", "calibration"):
+                shutil.copytree(smoke_data.root / name, tmp_path / side / name)
+    for side in ("committed", "regen"):
+        _calm(tmp_path / side / "kv_cache")
+        _calm(tmp_path / side / "calibration")
+
+        def undrifted(rows):
+            rows[1][rows[0].index("drifted")] = "false"
+
+        edit_table(tmp_path / side / "calibration", "runs", undrifted)
+    return tmp_path
+
+
+def _gate(tmp_path):
+    report = tmp_path / "report.json"
+    rc = run_check(
+        only="kv_cache",
+        committed=tmp_path / "committed",
+        kinds=("timing",),
+        report=report,
+        docs=None,
+        regenerated=tmp_path / "regen",
+        quiet=True,
+    )
+    return rc, json.loads(report.read_text())
+
+
+@pytest.mark.smoke
+def test_a_machine_twelve_percent_slower_is_reported_once_and_drifts_nothing(runs, capsys):
+    _slowed(runs / "regen" / "kv_cache", 1.12)
+
+    def slower_probes(rows):
+        header = rows[0]
+        for row in rows[1:]:
+            for column in ("time_ms", "time_low_ms", "time_high_ms"):
+                i = header.index(column)
+                row[i] = repr(float(row[i]) * 1.12)
+
+    edit_table(runs / "regen" / "calibration", "roofline", slower_probes)
+    rc, report = _gate(runs)
+    assert [f for f in report["findings"] if f["verdict"] == "drift"] == []
+    (line,) = report["machine_speed"]
+    assert "-10.7%" in line
+    assert capsys.readouterr().out.count("machine: ") == 1
+    undecided = {(f["table"], f["row"], f["column"]) for f in report["findings"]}  # the report lists all but ok
+
+    # The same data, the regenerated calibration showing no slowdown: each of those cells is
+    # now a change of +12 % that the gate cannot divide out.
+    shutil.rmtree(runs / "regen" / "calibration")
+    shutil.copytree(runs / "committed" / "calibration", runs / "regen" / "calibration")
+    rc, report = _gate(runs)
+    assert rc == 1
+    drifted = {(f["table"], f["row"], f["column"]) for f in report["findings"] if f["verdict"] == "drift"}
+    assert len(drifted) >= 5 and not drifted & undecided  # each was decided within the band before
+
+
+def test_the_brief_report_says_the_machine_once_then_only_what_failed(capsys):
+    from measure.check_report import print_brief
+    from sitedata.findings import Finding
+
+    findings = [
+        Finding(experiment="kv_cache", table="head_step", row=2, column="cached_ms", verdict="ok"),
+        Finding(experiment="kv_cache", table="head_step", row=3, column="cached_ms", verdict="cannot tell"),
+        Finding(
+            experiment="prefill_decode",
+            table="decode",
+            row=1,
+            column="step_ms",
+            verdict="drift",
+            committed="33.7",
+            new="39.0",
+            tolerance="+15.7% [+11.2%, +20.4%] against ±8%",
+        ),  # fmt: skip
+    ]
+    summary = {"compared": 3, "cells": 3, "not_comparable": 0}
+    print_brief(findings, summary, False, {"the regenerated run's machine ...: overall -1.0%": ["kv_cache"]})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Machine: ") and sum(line.startswith("Machine") for line in out) == 1
+    assert "1 within tolerance, 1 drifted, 1 timings that cannot be told" in out[2]
+    assert [line for line in out if line.startswith("- ")] == [
+        "- drift: prefill_decode.decode row 1 step_ms: 33.7 -> 39.0 +15.7% [+11.2%, +20.4%] against ±8%"
+    ]
+    assert out[-1] == "Failed: 1 finding(s)."
