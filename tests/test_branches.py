@@ -4,11 +4,11 @@ that outcome; a claim about this hardware has a branch for every outcome, whatev
 run's data says. Then on the committed pages themselves."""
 
 import pytest
+
 from sitekit.claims.branches import BranchError, check_guards, choose_branches, unguarded
 from sitekit.claims.claim_files import Claim, ClaimBook
 from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 from sitekit.rendering.pagedata import SiteData
-
 from tests.conftest import REPO, write_data
 
 
