@@ -206,27 +206,29 @@ def test_no_sentence_the_built_site_shows_rests_on_a_claim_that_does_not_hold(bu
 
 def test_a_made_up_page_over_the_committed_data_builds_only_with_the_branch_the_data_picks():
     """The hook itself, as a build runs it, on a page written for the test: a claim about
-    this hardware that the committed run did not bear out (the int8-kernel draft's step
-    is not under half a target step) refuses the page when its sentence is shown, and the
-    page builds with its branch; one the intervals cannot tell (batching's sweep) shows
+    this hardware that the committed run did not bear out (the formula does not predict
+    the int8 per-row draft a gain beyond the margin) refuses the page when its sentence is shown, and the
+    page builds with its branch; one the intervals cannot tell (batching's compiled gain) shows
     only in its unsure clause, with ≈."""
     from mkdocs.exceptions import PluginError
 
     from tests.helpers import render_page
 
-    under = "{{ claim('speculative_decoding.int8_kernels_draft_under_half', 'Its step costs under half') }}"
-    with pytest.raises(PluginError, match=r"claim 'Its step costs under half' does not hold"):
+    under = "{{ claim('speculative_decoding.int8_row_gain_predicted', 'The formula predicts it a gain') }}"
+    with pytest.raises(PluginError, match=r"claim 'The formula predicts it a gain' does not hold"):
         render_page("speculative-decoding.md", f"A made-up page. {under}.")
     branched = (
-        f"<!-- if speculative_decoding.int8_kernels_draft_under_half -->{under}.<!-- else -->"
-        "Its step costs {{ cell('speculative_decoding.draft_cost', 'draft_cost', where={'draft': 'int8_dynamic'}) }}."
+        f"<!-- if speculative_decoding.int8_row_gain_predicted -->{under}.<!-- else -->"
+        "Its step costs {{ cell('speculative_decoding.draft_cost', 'draft_cost', where={'draft': 'int8_row'}) }}."
         "<!-- end -->"
     )
     out = render_page("speculative-decoding.md", branched)
-    assert "Its step costs" in out and "under half" not in out and "⚠" not in out
+    assert "Its step costs" in out and "predicts it a gain" not in out and "⚠" not in out
 
-    drop = "{{ claim('batching.sweep_drop_apart', 'A larger batch did not clearly take longer') }}"
+    drop = "{{ claim('batching.compiled_gain_holds', 'The compiled gain did not clearly change') }}"
     with pytest.raises(PluginError, match=r"cannot be told by this run's intervals"):
         render_page("batching.md", f"A made-up page. {drop}.")
-    out = render_page("batching.md", f"<!-- if unsure batching.sweep_drop_apart -->{drop}.<!-- else -->no<!-- end -->")
-    assert "did not clearly take longer" in out and "≈" in out and "claim-noise" in out
+    out = render_page(
+        "batching.md", f"<!-- if unsure batching.compiled_gain_holds -->{drop}.<!-- else -->no<!-- end -->"
+    )
+    assert "did not clearly change" in out and "≈" in out and "claim-noise" in out
