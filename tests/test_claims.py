@@ -79,12 +79,18 @@ def test_failed_claim_names_the_numbers(data):
         render(data, "page.md", named("exp.ratio > 3"), "big ratio")
 
 
-def test_failed_hardware_claim_warns_on_the_page(data):
+def test_a_failed_hardware_claim_fails_too_never_printed_with_a_warning(data):
     checks = {}
-    out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast", checks)
-    # the words in the sentence and in the mark's tooltip; the claim and its numbers in the page's list
-    assert "claim-failed" in out and "not borne out by this run" in out and "do not bear the sentence out" in out
-    assert checks["exp.c"] == ("failed", "exp.ratio > 3", "exp.ratio = 2.5", "fast")
+    with pytest.raises(ClaimError, match=r"page.md: claim 'fast' does not hold: exp.c = exp.ratio > 3 with"):
+        render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast", checks)
+    assert checks == {}  # nothing listed for a sentence that is never printed
+
+
+def test_a_holding_claim_lists_what_it_read_among_the_page_s_checks(data):
+    checks = {}
+    out = render(data, "page.md", named("exp.ratio > 2", hardware=True), "fast", checks)
+    assert 'href="#check-exp.c"' in out and "bear the sentence out" in out
+    assert checks["exp.c"] == ("ok", "exp.ratio > 2", "exp.ratio = 2.5", "fast")
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -271,10 +277,10 @@ def test_a_failed_claim_lists_every_number_it_read(data):
 
 
 def test_a_float_read_is_shown_to_six_significant_digits():
-    from sitekit.claims.claims import _numbers
+    from sitekit.claims.claims import numbers
 
     read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
-    assert _numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
+    assert numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
 
 
 # Claims over timings: a table of two points swept over c, and a table of one lone point.
@@ -379,14 +385,12 @@ def test_a_claim_within_the_noise_renders_its_words_and_what_it_read(timed):
     )
 
 
-def test_a_failed_hardware_claim_renders_its_whole_expression_and_its_warning(data):
-    expr = " or ".join(["exp.ratio > 3"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
+def test_a_holding_claim_renders_its_whole_expression_in_the_page_s_checks(data):
+    expr = " or ".join(["exp.ratio > 2"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
     checks = {}
     out = render(data, "page.md", named(expr, hardware=True), "fast", checks)
-    assert out.startswith('fast<a class="claim claim-failed" href="#check-exp.c" title="')
-    assert out.endswith(
-        '">⚠</a> <span class="claim-warning">(not borne out by this run\'s measurements on this hardware)</span>'
-    )
+    assert out.startswith('fast<a class="claim claim-ok" href="#check-exp.c" title="')
+    assert out.endswith('">✓</a>')
     assert checks["exp.c"].expression == expr and checks["exp.c"].numbers == "exp.ratio = 2.5"
 
 
@@ -432,11 +436,11 @@ def test_an_interval_alone_is_no_claim_and_the_refusal_quotes_the_claim_cut(time
 
 
 def test_every_text_a_claim_read_is_cut_to_200_characters():
-    from sitekit.claims.claims import _numbers
+    from sitekit.claims.claims import numbers
 
     key = "e.t.n {'tag': '" + "k" * 250 + "'}"
     read = {key: "v" * 250, "e.t.few": ["w" * 250], "e.t.many": ["z" * 250] * 9}
-    assert _numbers(read) == "; ".join(
+    assert numbers(read) == "; ".join(
         [
             f"{key[:200]}… = {'v' * 200}…",
             f"e.t.few = [{CUT.replace('x', 'w')}]",  # a short list shows each text quoted

@@ -1,7 +1,8 @@
-"""The claim marks (✓ ≈ ⚠) a reader sees: the mark after a checked sentence, which says
-in words what it means and leads to the check itself; how to read the marks, said once on
-every page that has them; and the page's list of its checks, each with the expression and
-the numbers it read (claims.py decides them)."""
+"""The claim marks (✓ ≈) a reader sees: the mark after a checked sentence, which says in
+words what it means and leads to the check itself; how to read the marks, said once on
+every page that has them, naming only the marks the page uses; and the page's list of its
+checks, each with the expression and the numbers it read (claims.py decides them; a claim
+that does not hold fails the build)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from sitekit.language import i18n
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 
-SIGNS = {"ok": "✓", "noise": "≈", "failed": "⚠"}
+SIGNS = {"ok": "✓", "noise": "≈"}
 # The first mark of a page, and where the legend goes after it.
 FIRST_MARK = '<a class="claim claim-'
 
 
 class Check(NamedTuple):
-    state: str  # ok, noise or failed
+    state: str  # ok or noise
     expression: str  # as evaluated, on one line
-    numbers: str  # what it read (claims._numbers)
+    numbers: str  # what it read (claims.numbers)
     text: str  # the page's own sentence, as the marker gives it
 
 
@@ -31,14 +32,9 @@ def _hover(state: str) -> str:
             "Checked when this page was built: this run's measurements bear the sentence out. "
             "Select the mark for the check and its numbers."
         )
-    if state == "noise":
-        return _(
-            "Checked when this page was built: this run's intervals overlap, so on this machine the "
-            "measurements cannot tell. Select the mark for the check and its numbers."
-        )
     return _(
-        "Checked when this page was built: this run's measurements on this hardware do not bear the "
-        "sentence out. Select the mark for the check and its numbers."
+        "Checked when this page was built: this run's intervals overlap, so on this machine the "
+        "measurements cannot tell. Select the mark for the check and its numbers."
     )
 
 
@@ -53,9 +49,6 @@ def mark(state: str, claim_id: str, text: str) -> str:
     if state == "noise":
         note = _("within this machine's noise")
         return f'{text}{link} <span class="claim-noise-note">({escape.text(note, None)})</span>'
-    if state == "failed":
-        note = _("not borne out by this run's measurements on this hardware")
-        return f'{text}{link} <span class="claim-warning">({escape.text(note, None)})</span>'
     return text + link
 
 
@@ -96,8 +89,6 @@ def after_first_mark(html: str, *, page_id: str, url: str) -> str:
     parts = [_("✓ checked against this run's data when the page was built (select a mark for its check)")]
     if "claim-noise" in html:
         parts.append(_("≈ within this machine's noise: the run's intervals cannot tell"))
-    if "claim-failed" in html:
-        parts.append(_("⚠ a result about this machine that this run did not bear out"))
     home = url in ("", f"{i18n.language()}/")  # an edition's home sits at its root
     href = f"{'' if home else '../'}methods/#claims-checked-at-build-time"
     legend = (

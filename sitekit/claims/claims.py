@@ -18,9 +18,11 @@ noise" (intervals.py): ``interval faster within_noise increasing flat inside_ban
 below``, and against a smallest effect that matters ``exceeds undercuts same faster_by
 same_time``.
 
-A claim that does not hold fails the build, naming the page, the claim and the
-numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
-hold on another machine: they render a visible warning on the page instead.
+A claim whose sentence a page shows and that does not hold fails the build, naming the
+page, the claim and the numbers: a sentence is never printed with a mark saying it is
+wrong. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
+hold on another machine, so their sentences sit in branches for every outcome
+(branches.py), and the run's data picks the branch.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from sitekit.language import statuses
 from sitekit.rendering import escape
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
-__all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "parse", "render"]
+__all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "numbers", "parse", "render"]
 
 # the words for timings that need only their arguments (the others read the data)
 INTERVAL_WORDS = {
@@ -220,7 +222,7 @@ def _decide(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
         raise ClaimError(f"{escape.cut(expr, 200, note=False)}: {type(e).__name__}: {e}") from None
 
 
-def _numbers(read: dict[str, Any]) -> str:
+def numbers(read: dict[str, Any]) -> str:
     """What a claim read, for its tooltip and its failure: lists cut to eight items,
     every datum to a bound, so that a long text in the data cannot make a long page, and
     a float to the six significant digits that decide any comparison a reader can check."""
@@ -240,17 +242,15 @@ def _numbers(read: dict[str, Any]) -> str:
 
 def render(data: SiteData, page: str, claim: Claim, text: str, checks: dict | None = None) -> str:
     """The page's sentence with its mark: ✓ where it holds; ≈ and "within this machine's
-    noise" where the intervals cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about
-    this hardware that does not hold here, ⚠ and a note that it does not. The mark says in
-    words what it means and leads to the check itself, with the numbers it read, in the
-    page's list of checks (``checks``, claim_legend.py). Any other claim that does not hold
-    fails the build."""
+    noise" where the intervals cannot tell (NOISE: branches.py allows it only in a clause
+    for that outcome). The mark says in words what it means and leads to the check itself,
+    with the numbers it read, in the page's list of checks (``checks``, claim_legend.py). A
+    claim that does not hold fails the build: its sentence is never printed."""
     expr = claim.expression
     holds, read = check(data, expr)
-    state = "noise" if holds is NOISE else "ok" if holds else "failed"
-    if state == "failed" and not claim.hardware:
-        message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
-        raise ClaimError(f"{page}: {message}")
+    if holds is not NOISE and not holds:
+        raise ClaimError(f"{page}: claim {text!r} does not hold: {claim.id} = {expr} with {numbers(read)}")
+    state = "noise" if holds is NOISE else "ok"
     if checks is not None:
-        checks.setdefault(claim.id, claim_legend.Check(state, expr, _numbers(read), text))
+        checks.setdefault(claim.id, claim_legend.Check(state, expr, numbers(read), text))
     return claim_legend.mark(state, claim.id, text)
