@@ -117,7 +117,13 @@ class Table:
     ``length`` says what sets the number of rows: ``"fixed"``, the parameters (the same
     rows on any machine), or ``"timing"``, the measurements themselves (a sweep that goes
     on until its timings show a knee, so a rerun may stop a row earlier or later; the
-    drift gate compares the rows both runs have)."""
+    drift gate compares the rows both runs have).
+
+    ``simulated``: rows a simulation worked out from the run's measured costs (when a
+    request came, which slot it took, when its tokens were done). Its timing cells only
+    follow the costs, which the gate compares where they are measured: they are not
+    compared cell by cell; the gate runs the simulation again on the committed costs and
+    holds the committed rows to it, exactly (``measure/resimulation.py``)."""
 
     name: str
     title: str
@@ -125,6 +131,7 @@ class Table:
     length: str = "fixed"
     _: KW_ONLY
     description: str = ""
+    simulated: bool = False
 
     def __post_init__(self) -> None:
         check_name("table", self.name)
@@ -149,6 +156,7 @@ class Table:
             "description": self.description,
             "columns": [c.as_meta() for c in self.columns],
             **({"length": self.length} if self.length != "fixed" else {}),
+            **({"simulated": True} if self.simulated else {}),
         }
 
 
