@@ -111,19 +111,13 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``;
-    ``description`` says what the table holds, in a sentence or two.
-
-    ``length`` says what sets the number of rows: ``"fixed"``, the parameters (the same
-    rows on any machine), or ``"timing"``, the measurements themselves (a sweep that goes
-    on until its timings show a knee, so a rerun may stop a row earlier or later; the
-    drift gate compares the rows both runs have).
-
-    ``simulated``: rows a simulation worked out from the run's measured costs (when a
-    request came, which slot it took, when its tokens were done). Its timing cells only
-    follow the costs, which the gate compares where they are measured: they are not
-    compared cell by cell; the gate runs the simulation again on the committed costs and
-    holds the committed rows to it, exactly (``measure/resimulation.py``)."""
+    """``title`` may name the run's values or parameters in braces (``"d = {head_dim}"``);
+    ``description`` says what the table holds.
+    ``length`` says what sets the number of rows: ``"fixed"``, the parameters, or
+    ``"timing"``, the measurements (a sweep that stops at a knee: the gate compares the
+    rows both runs have). ``simulated``: rows a simulation worked out from the measured
+    costs; the gate runs it again on the committed costs instead of comparing its timing
+    cells one by one (``measure/resimulation.py``)."""
 
     name: str
     title: str
