@@ -303,4 +303,6 @@ PAGES: dict[str, tuple[str, ...]] = {
         "leviathan2023",
         "hinton2015",
     ),
+    # the works the prompt-reuse.md page cites (make section: none yet)
+    "prompt-reuse.md": (),
 }
