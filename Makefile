@@ -16,6 +16,8 @@ PROFILE ?=
 OUT     ?= site_data
 FORCE   ?=
 KINDS   ?= exact,numeric,timing
+# test processes (see TEST_ENV); set before `unexport` below, which would define it empty
+WORKERS ?= 3
 
 # What a person sets on the command line (or a workflow through the environment) is data,
 # never code: make reads each value as written ($(value ...): a `$(shell ...)` in it is
@@ -138,8 +140,6 @@ merge: $(PROJECT) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU ru
 # smoke run), and a third worker fills that time (9 min 20 s on two workers, 7 min 30 s on
 # three, on two cores here; four gained no more and slowed the browser tests).
 TEST_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-WORKERS ?= 3
-
 test: $(PROJECT) ## every test, on three processes (pytest-xdist; the tiers by their markers)
 	$(TEST_ENV) $(BIN)/python -m pytest -n $(call q,WORKERS)
 

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -18,10 +19,11 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
 from sitedata import hashes
+from sitedata.lock import FolderBusy
 from sitekit import figures
 from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
 from sitekit.language import calculator_locale, formatting, i18n, theme_words, typed_numbers
-from sitekit.rendering import escape, maths, notebook_outputs
+from sitekit.rendering import escape, maths, notebook_outputs, notebook_safety
 from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 from sitekit.sources import source_archive
@@ -36,15 +38,15 @@ def on_config(config, **kwargs):
     # a local or CI build has none, and then writes no sitemap (on_post_build).
     config.site_url = config.site_url or os.environ.get("SITE_URL") or None
     root = Path(config.config_file_path).resolve().parent
+    i18n.use_catalogs(root / "hooks" / "locales")  # the built project's catalogs, beside its hooks
     data_dir = root / config.extra.get("site_data", "site_data")
     if not data_dir.is_dir():
         raise PluginError(f"site_data folder {data_dir} does not exist; run `make measure`")
     if _state.get("data_dir") != data_dir:  # once per process, not once per edition
-        _state["data"], _state["data_dir"] = SiteData(data_dir), None
-        try:  # every experiment verified up front: one line naming the file, before any page
-            for exp in _state["data"].experiments:
-                _state["data"].experiment(exp)
-        except SiteDataError as e:
+        _state["data"], _state["data_dir"] = SiteData(data_dir, log=log.info), None
+        try:  # every experiment read and verified once, under the folder's lock: one line naming a bad file
+            _state["data"].snapshot()
+        except (SiteDataError, FolderBusy) as e:
             raise PluginError(str(e)) from None
         _state["data_dir"] = data_dir
     # read at every build (cheap), so that `mkdocs serve` sees a claims or answers file's edits
@@ -116,7 +118,10 @@ def on_files(files, config, **kwargs):
     """Notebooks back into pages in every edition. mkdocs-static-i18n rebuilds each file
     of an edition as a plain File, which turns mkdocs-jupyter's notebook pages into
     static files (its issue 198: the notebook's JSON lands where its page should be).
-    Each is wrapped again as a notebook page, keeping the edition's destination and URL."""
+    Each is wrapped again as a notebook page, keeping the edition's destination and URL.
+
+    Every notebook page, and the download beside it, is rendered from a safe copy of its
+    notebook (notebook_safety.py: no script, no HTML but a pandas table, no SVG handler)."""
     from mkdocs_jupyter.plugin import NotebookFile
 
     for plain in [f for f in files if f.src_uri.endswith(".ipynb") and not isinstance(f, NotebookFile)]:
@@ -124,7 +129,21 @@ def on_files(files, config, **kwargs):
         page.dest_path, page.abs_dest_path, page.url = plain.dest_path, plain.abs_dest_path, plain.url
         files.remove(plain)
         files.append(page)
+    for page in [f for f in files if f.src_uri.endswith(".ipynb")]:
+        page.abs_src_path = _safe_notebook(Path(page.abs_src_path))
     return files
+
+
+def _safe_notebook(path: Path) -> str:
+    """A safe copy of the notebook at ``path`` (same name), made once per build process."""
+    if "notebooks" not in _state:
+        _state["notebooks"] = Path(tempfile.mkdtemp(prefix="site-notebooks-"))
+    if path.parent == _state["notebooks"]:
+        return str(path)  # made already (a second edition's build sees the same file)
+    copy = _state["notebooks"] / path.name
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    copy.write_text(json.dumps(notebook_safety.safe_copy(notebook), ensure_ascii=False, indent=1), encoding="utf-8")
+    return str(copy)
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
@@ -243,14 +262,27 @@ def on_post_build(config, **kwargs):
         target = site / "data"
         if target.exists():
             shutil.rmtree(target)
-        for exp, name in data.files():
+        for exp, files in data.published().items():  # as this build read them: never a second read
             (target / exp).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(data.root / exp / name, target / exp / name)
-        source_archive.write(_state["source"], site)  # the files it was built from
+            for name, text in files.items():
+                (target / exp / name).write_text(text, encoding="utf-8", newline="")
+        # the files it was built from, the data as this build read it
+        data_folder = str(config.extra.get("site_data", "site_data"))
+        published = data.published()
+        read = {
+            f"{exp}/{name}": text.encode("utf-8") for exp, files in published.items() for name, text in files.items()
+        }
+        source_archive.write(_state["source"], site, data=(data_folder, read))
         if os.environ.get("SITEKIT_MESSAGES"):  # make messages
             others = [lang for lang in _state["languages"] if lang != i18n.DEFAULT]
             for lang, empty in i18n.update_catalogs(others, words=data.words()).items():
                 log.info(f"hooks/locales/{lang}.po: {empty} messages to translate")
+    if i18n.unsafe[language]:
+        raise PluginError(
+            f"{i18n.catalog_path(language).name}: a translation carries no markup its English message does not "
+            "have (HTML, a Markdown link or code, a marker's braces), and these add some: "
+            + "; ".join(sorted(i18n.unsafe[language])[:5])
+        )
     if i18n.typed[language]:
         raise PluginError(
             f"{i18n.catalog_path(language).name}: a catalog types no number, and these translations type one "

@@ -16,7 +16,8 @@ naming a run without a row.
 
 Table ``roofline`` holds each run's probes of its machine's roofline
 (``measure/lab/roofline.py``) at its start and its end: one row per probe, kept and
-dropped with its run's row.
+dropped with its run's row; tables ``machine`` and ``ceilings`` the model they give at
+each run's start (``measure/calibration_roofline.py``), worked out from them.
 
 Written through the data layer like an experiment's folder (whole, atomically, its own
 meta.json); the rows already there are carried over as written, column by column by
@@ -28,8 +29,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from measure.calibration_roofline import ROOFLINE, ROOFLINE_COLUMNS, probe_rows, probes_of
-from measure.lab.calibration import DRIFT_LIMIT, MARGIN, Calibration, drift
+from measure.calibration_roofline import (
+    CEILINGS,
+    MACHINE,
+    ROOFLINE,
+    ROOFLINE_COLUMNS,
+    model_rows,
+    probe_rows,
+    probes_of,
+)
+from measure.lab.calibration import DRIFT_LIMIT, MARGIN, MODEL_BAND, Calibration, drift
 from sitedata import (
     Column,
     DataError,
@@ -85,7 +94,7 @@ TABLES = (
         ),
     ),
 )
-TABLES = (*TABLES, ROOFLINE)
+TABLES = (*TABLES, ROOFLINE, MACHINE, CEILINGS)
 
 VALUES = (
     Value(
@@ -99,6 +108,14 @@ VALUES = (
         description=(
             "the smallest effect a timing sentence calls a difference: a ratio of two timings whose interval lies "
             "within this of one is practically the same"
+        ),
+    ),
+    Value(
+        "model_band",
+        "",
+        description=(
+            "how far a measured time may lie from the roofline's prediction before a page says the model does not "
+            "explain it: measured over predicted within [1 / (1 + this), 1 + this]"
         ),
     ),
 )
@@ -231,9 +248,13 @@ def write(root: Path, rows: list[dict[str, Any]], provenance: dict, probes: list
         return None
     # runs measured before the roofline was probed have no probe rows, and a table is never
     # published empty: then the folder holds table runs alone
-    tables = {"runs": rows, "roofline": probes} if probes else {"runs": rows}
-    declared = TABLES if probes else TABLES[:1]
-    result = Result(tables=tables, values={"drift_limit": DRIFT_LIMIT, "margin": MARGIN})
+    tables = {"runs": rows}
+    if probes:
+        machine, ceilings = model_rows(probes)
+        tables |= {"roofline": probes, "machine": machine, "ceilings": ceilings}
+    declared = tuple(t for t in TABLES if tables.get(t.name))
+    tables = {k: v for k, v in tables.items() if v}
+    result = Result(tables=tables, values={"drift_limit": DRIFT_LIMIT, "margin": MARGIN, "model_band": MODEL_BAND})
     return write_experiment(root, FOLDER, result, tables=declared, values=VALUES, provenance=provenance)
 
 

@@ -32,10 +32,16 @@ NOTEBOOK_KEY = "site"  # notebook.metadata["site"] = {"data": <data hash>, "code
 def data_hash(root: Path) -> str:
     """sha256 over every experiment's meta.json, as written: each records its tables'
     checksums, so a change to any published number changes this."""
+    return metas_hash({name: (Path(root) / name / META).read_bytes() for name in experiment_names(root)})
+
+
+def metas_hash(metas: dict[str, bytes]) -> str:
+    """``data_hash`` of meta.json texts already read (experiment -> bytes): a build hashes
+    the snapshot it renders, never a second read of the folder."""
     h = hashlib.sha256()
-    for name in experiment_names(root):
+    for name in sorted(metas):
         h.update(name.encode())
-        h.update((Path(root) / name / META).read_bytes())
+        h.update(metas[name])
     return h.hexdigest()[:16]
 
 

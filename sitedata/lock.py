@@ -22,8 +22,8 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 LOCK = ".sitedata.lock"
@@ -122,3 +122,40 @@ def is_held(root: Path) -> bool:
     except OSError:
         return False
     return (st.st_dev, st.st_ino) in _held
+
+
+WAIT_POLL_S = 1.0
+
+
+@contextmanager
+def waited(
+    root: Path,
+    *,
+    log: Callable[[str], None],
+    command: str = "a build reading it",
+    poll_s: float = WAIT_POLL_S,
+    timeout_s: float | None = None,
+) -> Iterator[None]:
+    """The lock of ``root`` for a reader that must see one whole state of the folder (a
+    build renders, hashes and publishes one reading of it): while a writer holds it, wait,
+    saying once who it waits for, then hold it for the reading. A folder where no lock
+    file can be made (a read-only checkout) has no writer to wait for: it is read as it
+    is. FolderBusy after ``timeout_s`` (None: no limit)."""
+    start, said, stack = time.monotonic(), False, ExitStack()
+    while True:
+        try:
+            stack.enter_context(held(root, command))
+            break
+        except FolderBusy as busy:
+            if timeout_s is not None and time.monotonic() - start >= timeout_s:
+                raise
+            if not said:
+                log(f"{str(busy).split('; ')[0]}; waiting until it ends, so that the site shows one run's data")
+                said = True
+            time.sleep(poll_s)
+        except OSError as e:
+            if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            break  # read-only: nobody writes here
+    with stack:
+        yield

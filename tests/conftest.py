@@ -169,15 +169,20 @@ def smoke_data(tmp_path_factory) -> SmokeRuns:
     return SmokeRuns(session_folder(tmp_path_factory, "smoke_site_data"))
 
 
-def build_site(dest: Path, *, docs: Path | None = None, data: Path | None = None) -> subprocess.CompletedProcess:
-    """mkdocs build --strict of a copy of the project config, optionally with other docs
-    or data, into ``dest``; returns the finished process."""
+def build_site(
+    dest: Path, *, docs: Path | None = None, data: Path | None = None, locales: Path | None = None
+) -> subprocess.CompletedProcess:
+    """mkdocs build --strict of a copy of the project config, optionally with other docs,
+    data or catalogs (a folder of .po files), into ``dest``; returns the finished process."""
     require_marker("build", "builds the site")
     work = dest / "project"
     work.mkdir(parents=True)
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
     # The hooks' files, which mkdocs.yml names; the packages they import are the installed project's.
     shutil.copytree(REPO / "hooks", work / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    if locales is not None:
+        shutil.rmtree(work / "hooks" / "locales")
+        shutil.copytree(locales, work / "hooks" / "locales")
     # Each experiment's claims file, read as data; the measuring code beside it stays behind.
     shutil.copytree(
         REPO / "measure/experiments", work / "measure/experiments", ignore=shutil.ignore_patterns("*.py", "__pycache__")

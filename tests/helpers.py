@@ -95,7 +95,7 @@ def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: 
 @contextmanager
 def edition(lang: str) -> Iterator[None]:
     """The catalogs and number format of edition ``lang`` for a while, then English again."""
-    from sitekit import formatting, i18n
+    from sitekit.language import formatting, i18n
 
     i18n.set_language(lang)
     formatting.set_locale(lang)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from babel import Locale
 
-from sitekit import i18n
+from sitekit.language import i18n
 from sitekit.language.formatting import plural_category
 from tests.conftest import LANGUAGES
 from tests.test_english_words import PAGES, visible

@@ -1,6 +1,7 @@
 """§4 batching: the smoke run's tables, the knee rule, and out-of-memory handling."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -10,7 +11,7 @@ from measure.experiments.batching import sweep as batching_sweep
 from measure.experiments.batching.steps import estimated_bytes
 from measure.lab.medians import Estimate
 from measure.sim.scheduler import skewed_lengths
-from tests.helpers import table_rows
+from tests.helpers import paired_ratio, table_rows
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +158,11 @@ def _timing(ms):
     return Estimate.of((ms / 1e3,) * 6, target=0.03)
 
 
+def _stepped(ms):
+    # a batch's result as the sweep holds it: its eager step's estimate, and more
+    return SimpleNamespace(eager=_timing(ms))
+
+
 @pytest.mark.parametrize(
     "error",
     [
@@ -189,12 +195,13 @@ def test_other_errors_are_not_swallowed():
 
 def test_an_out_of_memory_row_renders_as_such():
     cfg = batching.Config.for_profile("smoke")
-    results = {1: _timing(1), 2: _timing(1.5), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
-    rows, v = batching_sweep.sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
+    results = {1: _stepped(1), 2: _stepped(1.5), 4: batching_sweep.OOM, 8: batching_sweep.NOT_RUN}
+    rows, growths, v = batching_sweep.sweep_rows(cfg.batch_sizes, cfg.cache_tokens, results)
     rows = {r["batch"]: r for r in rows}
     assert rows[4]["status"] == batching_sweep.OOM and rows[4]["step_ms"] is None
     assert rows[8]["status"] == batching_sweep.NOT_RUN
     assert v["out_of_memory"] is True and v["largest_measured_batch"] == 2
+    assert [(g["from_batch"], g["batch"]) for g in growths] == [(1, 2)]
 
 
 # The extended sweep's stop rule, on planted sweeps. A step costing 1 s up to B = 8,
@@ -290,7 +297,6 @@ def test_extend_sweep_stops_at_the_cap_and_the_budget():
 
 
 def test_the_next_batch_memory_estimate_by_hand():
-    from types import SimpleNamespace
 
     config = SimpleNamespace(vocab_size=100, intermediate_size=20, hidden_size=10)
     # Per request: two caches of 63 + 1 positions at 8 bytes (1,024), and fp32 activations
@@ -302,3 +308,56 @@ def test_the_next_batch_memory_estimate_by_hand():
 def test_the_workload_prompt_must_be_among_the_prefill_lengths():
     with pytest.raises(ValueError, match=r"must include the workload's prompt \(64 tokens\)"):
         batching.Config(prefill_lengths=(16, 32))
+
+
+@pytest.mark.smoke
+def test_each_step_carries_its_prediction_from_what_it_counted(folder, meta):
+    """The roofline's prediction beside every step: the larger of bytes and FLOPs over
+    their ceilings plus the operators' fixed cost, measured over it, and the FLOP/s the
+    step reached; every request's cache counted alike at every batch."""
+    rows = [r for r in table_rows(folder, "sweep") if r["status"] == "measured"]
+    per_request = set()
+    for r in rows:
+        memory, compute, fixed = (float(r[f"step_{t}_ms"]) for t in ("memory", "compute", "fixed"))
+        assert float(r["step_predicted_ms"]) == pytest.approx(max(memory, compute) + fixed)
+        assert float(r["step_over_predicted"]) == pytest.approx(float(r["step_ms"]) / float(r["step_predicted_ms"]))
+        assert r["step_bound"] == ("memory" if memory >= compute else "compute")
+        assert float(r["achieved_gflop_s"]) == pytest.approx(int(r["step_flops"]) / float(r["step_ms"]) / 1e6)
+        assert int(r["step_moved_bytes"]) >= meta["values"]["weight_bytes"]["value"] + int(r["cache_bytes"])
+        per_request.add(int(r["cache_bytes"]) // int(r["batch"]))
+        if r["compiled_step_ms"]:  # the compiled step: no operators counted, its cache read once
+            assert float(r["compiled_step_fixed_ms"]) == 0.0
+    assert len(per_request) == 1 and meta["values"]["cache_bytes_per_request"]["value"] == per_request.pop()
+    for r in table_rows(folder, "prefill_costs"):
+        measured, predicted = float(r["prefill_ms"]), float(r["prefill_predicted_ms"])
+        assert float(r["prefill_over_predicted"]) == pytest.approx(measured / predicted)
+
+
+@pytest.mark.smoke
+def test_each_growth_is_paired_round_by_round_within_a_sweep(folder, meta):
+    samples = meta["values"]["sweep_samples_ms"]["value"]
+    extended = set(meta["notes"]["extension_sweeps"])
+    growths = table_rows(folder, "growths")
+    assert [int(g["batch"]) for g in growths] == [int(r["batch"]) for r in table_rows(folder, "sweep")][1:]
+    for g in growths:
+        low, mid, high = (float(g[c]) for c in ("slowdown_low", "slowdown", "slowdown_high"))
+        assert low <= mid <= high
+        assert float(g["gain"]) == pytest.approx(int(g["batch"]) / int(g["from_batch"]) / mid)
+        if g["batch"] not in extended:  # both points of the main sweep
+            paired = paired_ratio(samples[g["batch"]], samples[g["from_batch"]])
+            assert (mid, low, high) == pytest.approx(paired, rel=2e-3)
+
+
+@pytest.mark.smoke
+def test_arrivals_stay_below_each_policys_capacity(folder, meta):
+    """The loads are fractions of static batching's capacity, the lower one, so both keep up."""
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    assert v["static_capacity_req_s"] < v["capacity_req_s"]
+    assert v["capacity_ratio"] == pytest.approx(v["capacity_req_s"] / v["static_capacity_req_s"])
+    assert v["capacity_ratio_low"] <= v["capacity_ratio"] <= v["capacity_ratio_high"]
+    for r in table_rows(folder, "arrivals"):
+        assert float(r["own_load"]) < 1
+        if r["policy"] == "static":
+            assert float(r["own_load"]) == pytest.approx(float(r["load"]))
+    parts = {r["part"] for r in table_rows(folder, "breakdown")}
+    assert len(parts) == 8 and {r["pass"] for r in table_rows(folder, "breakdown")} == {"decode step", "prefill"}

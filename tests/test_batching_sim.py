@@ -4,7 +4,7 @@ workload small enough to follow step by step."""
 import pytest
 
 from measure.sim.arrivals import poisson_arrivals, serve
-from measure.sim.batching_sim import arrival_rows, capacity_req_s, memory_rows, policy_rows
+from measure.sim.batching_sim import arrival_rows, capacity_req_s, memory_rows, policy_rows, static_capacity_req_s
 from measure.sim.scheduler import percentile
 
 # Three requests of 3, 1 and 2 tokens on 2 slots; a step costs 1.0 s with one request
@@ -154,9 +154,20 @@ def test_capacity_by_hand():
     assert capacity_req_s(2.0, 1.0, COSTS, 2) == pytest.approx(1 / 1.75)
 
 
+def test_static_capacity_by_hand():
+    # Groups (3, 1) and (2): two prefills and two more steps of two requests (5 s), then one
+    # prefill and one step of one (2 s): three requests in 7 s.
+    assert static_capacity_req_s(LENGTHS, 1.0, COSTS, 2) == pytest.approx(3 / 7)
+    # with requests always waiting, groups are full and consecutive: (1, 1) then (1)
+    assert static_capacity_req_s([1, 1, 1], 1.0, COSTS, 2) == pytest.approx(3 / 3)
+
+
 def test_arrival_rows_follow_the_simulation():
     summary, ratios, requests, values = arrival_rows(LENGTHS, SLOTS, COSTS, prefill_s=1.0, loads=(0.5, 0.9), seed=3)
     assert values["capacity_req_s"] == pytest.approx(1 / 1.75) and values["prefill_ms"] == 1000.0
+    # the loads are fractions of static batching's capacity, the lower one
+    assert values["static_capacity_req_s"] == pytest.approx(3 / 7)
+    assert values["capacity_ratio"] == pytest.approx((1 / 1.75) / (3 / 7))
     assert (values["load_lowest"], values["load_highest"], values["arrival_seed"]) == (0.5, 0.9, 3)
     assert [(r["load"], r["policy"]) for r in summary] == [
         (0.5, "static"),
@@ -165,7 +176,7 @@ def test_arrival_rows_follow_the_simulation():
         (0.9, "continuous"),
     ]
     for load in (0.5, 0.9):
-        rate = load / 1.75
+        rate = load * 3 / 7
         arrivals = poisson_arrivals(3, rate=rate, seed=3)
         by = {}
         for policy in ("static", "continuous"):
@@ -176,9 +187,12 @@ def test_arrival_rows_follow_the_simulation():
             assert [r["ttft_ms"] for r in mine] == pytest.approx([s.ttft * 1e3 for s in run.served])
             row = next(r for r in summary if r["load"] == load and r["policy"] == policy)
             assert row["rate_req_s"] == pytest.approx(rate) and row["output_tokens"] == 6
+            own = rate * 1.75 if policy == "continuous" else load
+            assert row["own_load"] == pytest.approx(own)
             assert row["p99_latency_ms"] == pytest.approx(percentile([r["latency_ms"] for r in mine], 99))
             by[policy] = row
         ratio = next(r for r in ratios if r["load"] == load)
+        assert ratio["continuous_load"] == pytest.approx(rate * 1.75)
         st, co = by["static"], by["continuous"]
         assert ratio["throughput_ratio"] == pytest.approx(co["throughput_tok_s"] / st["throughput_tok_s"])
         assert ratio["mean_latency_ratio"] == pytest.approx(st["mean_latency_ms"] / co["mean_latency_ms"])
@@ -213,7 +227,7 @@ def test_rows_fill_exactly_the_columns_the_batching_page_declares():
 
 def test_arrival_request_times_are_milliseconds_of_the_simulation():
     _, _, requests, _ = arrival_rows(LENGTHS, SLOTS, COSTS, prefill_s=1.0, loads=(0.5,), seed=3)
-    arrivals = poisson_arrivals(3, rate=0.5 / 1.75, seed=3)
+    arrivals = poisson_arrivals(3, rate=0.5 * 3 / 7, seed=3)
     for policy in ("static", "continuous"):
         run = serve(policy, arrivals, LENGTHS, SLOTS, prefill_s=[1.0] * 3, step_cost=COSTS.__getitem__)
         mine = [r for r in requests if r["policy"] == policy]

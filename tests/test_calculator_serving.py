@@ -355,7 +355,7 @@ def _rule_rows(page) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_the_rules_table_is_in_the_editions_words_as_built(site, lang):
-    from sitekit import i18n
+    from sitekit.language import i18n
 
     def words(message: str, **fields) -> str:
         found = message if lang == "en" else i18n.translations(lang)[(None, message)]

@@ -233,3 +233,34 @@ def test_a_runs_probes_are_kept_and_dropped_with_its_row(tmp_path):
     folder.record(tmp_path, _probed(two), None, PROVENANCE)
     probes = read_experiment(tmp_path, "calibration").rows("roofline")
     assert {(r["run"], r["moment"]) for r in probes} == {(two, "start")}
+
+
+def test_an_operator_in_module_code_is_the_fixed_cost_the_roofline_charges():
+    """With the operator probe, the roofline charges its cost per operator and keeps the
+    trivial operator beside it as the floor; its row is per operator (work 1)."""
+    base = _probed("20260101T000000Z-00000001")
+    spread = (0.99, 1.0, 1.0, 1.0, 1.01, 1.02)
+    cal = Calibration(
+        **{k: getattr(base, k) for k in Calibration.__dataclass_fields__ if k != "operator"},
+        operator=Estimate.of([8e-6 * f for f in spread], 0.03),
+    )
+    roof = cal.roofline()
+    assert roof.dispatch.value == pytest.approx(8e-6) and roof.trivial.value == pytest.approx(5e-6)
+    rows = {r["probe"]: r for r in folder.probe_rows(cal)}
+    assert rows["operator"]["work"] == 1 and float(rows["operator"]["time_ms"]) == pytest.approx(8e-3)
+
+
+def test_the_operator_probe_counts_what_it_dispatches():
+    from measure.lab.machine_probes import operators
+    from measure.lab.op_counting import count_ops
+
+    call, ops = operators(hidden=64, heads=4, device=torch.device("cpu"), dtype=torch.float32, layers=2)
+    one, _ = operators(hidden=64, heads=4, device=torch.device("cpu"), dtype=torch.float32, layers=1)
+    assert ops == count_ops(call) == 2 * count_ops(one) > 10  # each layer's operators, counted exactly
+    call()
+    assert calibration.plan("smoke", torch.device("cpu")).operator_layers == 1
+    # the settings' other dtype is probed beside the run's: bfloat16 on a CPU, float32 beside float16
+    from measure.lab.machine_probes import probed_dtypes
+
+    assert probed_dtypes(torch.float32) == (torch.float32, torch.bfloat16)
+    assert probed_dtypes(torch.float16) == (torch.float16, torch.float32)

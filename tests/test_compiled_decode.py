@@ -161,7 +161,11 @@ def test_estimate_prices_counted_work():
 def test_work_is_counted_by_hand_for_the_smoke_profile():
     # prefill_decode's, at its fewest rounds: tests/test_prefill_decode.py
     # batch sizes 1..8 (the slots cover 1, 2, 4, 8), eager and compiled, each called once
-    # to prepare it, a warm-up and six rounds; the admission prefills at 16 and 64 prompt
-    # tokens, a warm-up and six rounds each.
-    assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses((16 + 64) * 7, 2 * 8 * 8, 1)
+    # to prepare it, a warm-up and six rounds, and the eager step once more to count its
+    # work: 8 x (2 x 8 + 1); the admission prefills at 8 and 64 prompt tokens, counted
+    # once, a warm-up and six rounds each: (8 + 64) x 8; the profile of B = 8, a warm-up
+    # and six rounds of a step at B = 1, a step at B = 8 and a prefill of 8 tokens.
+    assert batching.work(batching.Config.for_profile("smoke")) == ForwardPasses(
+        (8 + 64) * 8 + 8 * 7, 8 * (2 * 8 + 1) + 2 * 7, 1
+    )
     assert cache_size.work(cache_size.Config.for_profile("full")) == ForwardPasses(295 + 4 * 128, 0, 0)

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from measure.experiments.weight_quantization import lowbit_decode as ld
-from measure.experiments.weight_quantization import lowbit_kernels as lk
+from measure.lab import lowbit_kernels as lk
+from measure.lab import lowbit_variants as lv
 from tests.helpers import paired_ratio, table_rows
 
 
@@ -74,9 +75,9 @@ def test_every_kernel_agrees_with_its_reference_within_tolerance(kind, dtype, gr
     g = torch.Generator().manual_seed(0)
     lin = _linear(torch.randn(48, 128, generator=g), torch.randn(48, generator=g))
     layer, reference = lk.build(kind, lin, dtype=dtype, group=group)
-    tolerance = {torch.float32: ld.TOL_FP32, torch.bfloat16: ld.TOL_BF16}[dtype]
+    tolerance = {torch.float32: lv.TOL_FP32, torch.bfloat16: lv.TOL_BF16}[dtype]
     if kind == "dynamic_int8":
-        tolerance = ld.TOL_DYNAMIC
+        tolerance = lv.TOL_DYNAMIC
     x = torch.randn(3, 128, generator=g).to(dtype)
     assert lk.relative_error(layer, reference, x) <= tolerance
     # and the check can fail: against another weight the same output is far off
@@ -88,7 +89,7 @@ def test_dynamic_int8_differs_by_its_activation_rounding():
     lin = _linear(torch.randn(32, 256, generator=g))
     layer, reference = lk.build("dynamic_int8", lin, dtype=torch.float32)
     err = lk.relative_error(layer, reference, torch.randn(1, 256, generator=g))
-    assert ld.TOL_FP32 < err < ld.TOL_DYNAMIC
+    assert lv.TOL_FP32 < err < lv.TOL_DYNAMIC
 
 
 def test_bytes_per_weight_by_hand():
@@ -133,9 +134,9 @@ def tiny():
 
 def _measure(model, variant):
     token = torch.tensor([[1]])
-    row, step, reset = ld.prepare_variant(model, variant, token=token, cache_tokens=4)
-    assert (step is None) == (reset is None) == (row["status"] != "ok")
-    return row
+    p = ld.prepare_variant(model, variant, token=token, cache_tokens=4)
+    assert all((x is None) == (p.row["status"] != "ok") for x in (p.step, p.reset, p.model, p.cache))
+    return p.row
 
 
 def test_a_variant_that_cannot_be_built_is_a_row(tiny, monkeypatch):
@@ -155,7 +156,7 @@ def test_a_step_that_fails_is_a_row(tiny, monkeypatch):
     monkeypatch.setattr(ld, "decode_step", broken)
     row = _measure(tiny, ld.VARIANTS["fp32"])
     assert row["status"] == "step failed: RuntimeError: kernel crashed"
-    assert row["max_rel_error"] < ld.TOL_FP32  # it was built and checked first
+    assert row["max_rel_error"] < lv.TOL_FP32  # it was built and checked first
 
 
 def test_a_wrong_kernel_is_reported_and_not_timed(tiny, monkeypatch):
@@ -172,7 +173,7 @@ def test_the_model_is_left_untouched(tiny):
     assert row["status"] == "ok"
     after = tiny.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
-    assert all(isinstance(m, torch.nn.Linear) for _, m in ld.projection_layers(tiny))
+    assert all(isinstance(m, torch.nn.Linear) for _, m in lv.projection_layers(tiny))
 
 
 def _keyed(folder, table):
@@ -238,7 +239,7 @@ def test_the_variant_values_on_smoke(smoke_data):
 
 
 def test_a_variant_is_named_with_its_activations_once():
-    from measure.experiments.weight_quantization import _described
+    from measure.experiments.weight_quantization.kernels import _described
 
     assert _described({"label": "int4 weight-only, group 32", "activations": "bfloat16"}) == (
         "int4 weight-only, group 32, bfloat16 activations"

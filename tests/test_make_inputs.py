@@ -88,6 +88,14 @@ def test_the_defaults_still_measure_into_site_data_and_run_the_notebooks(tmp_pat
     assert "-m measure notebooks" in out.stdout
 
 
+@pytest.mark.parametrize("target", ["test", "test-fast"])
+def test_the_suite_runs_on_three_processes_unless_told(tmp_path, target):
+    """`unexport` defines a variable it names: a default given after it would never apply,
+    and pytest would be handed `-n ''`."""
+    assert " -n '3'" in _make(tmp_path, target).stdout
+    assert " -n '2'" in _make(tmp_path, target, "WORKERS=2").stdout
+
+
 def test_no_workflow_writes_an_input_into_a_shell_line():
     """A workflow's inputs, and what a pull request's author writes, reach a shell line only
     through the environment, where the shell reads them as data."""

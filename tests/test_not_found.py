@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from sitekit import i18n
+from sitekit.language import i18n
 from tests.conftest import LANGUAGES
 from tests.test_calculator_browser import CHROMIUM, LAUNCH_ARGS, _Quiet, _Server
 from tests.test_english_words import english_words, visible

@@ -8,14 +8,7 @@ import pytest
 import torch
 
 from measure.experiments.prefill_decode import Config, work
-from measure.experiments.prefill_decode.arithmetic import (
-    decode_attention_macs,
-    decode_flops,
-    linear_macs,
-    linear_weight_bytes,
-    prefill_flops,
-)
-from measure.experiments.prefill_decode.regime import count_ops, group_of
+from measure.experiments.prefill_decode.regime import group_of
 from measure.experiments.prefill_decode.settings import other_dtype, setting_points
 from measure.experiments.prefill_decode.sweeps import flat_range
 from measure.experiments.prefill_decode.tables import GROUPS, TABLES
@@ -24,6 +17,8 @@ from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.medians import MIN_ROUNDS
 from measure.lab.models import load_model
+from measure.lab.op_counting import count_ops
+from measure.lab.step_work import linear_macs, linear_weight_bytes, model_counts, prefill_work
 from tests.conftest import REPO
 from tests.helpers import paired_ratio, table_rows
 
@@ -61,7 +56,7 @@ def test_tables_and_sweeps(folder):
     assert [int(r["cache_tokens"]) for r in table_rows(folder, "decode")] == params["cache_lengths"]
     split = table_rows(folder, "split")
     assert [int(r["tokens"]) for r in split] == [params["split_prompt_tokens"], params["split_new_tokens"] - 1]
-    for sweep in ("split", "prefill", "decode", "breakdown", "probe", "settings"):
+    for sweep in ("split", "prefill", "decode", "breakdown", "settings"):
         described = meta["notes"][f"{sweep}_sweep"]
         assert described["rounds"] >= MIN_ROUNDS and described["samples"] >= MIN_ROUNDS * described["points"]
 
@@ -114,7 +109,7 @@ def test_derived_numbers_follow_from_the_measured_ones(folder):
         p, ms = int(r["prompt_tokens"]), float(r["time_ms"])
         assert float(r["ms_per_token"]) == pytest.approx(ms / p)
         assert float(r["tokens_per_s"]) == pytest.approx(p / ms * 1e3)
-        assert int(r["flops"]) == prefill_flops(v["weight_macs"], _TINY_SHAPE, p)
+        assert int(r["flops"]) == 2 * (v["weight_macs"] * p + 256 * p * p)  # the tiny model's attention, below
         assert float(r["achieved_gflop_s"]) == pytest.approx(int(r["flops"]) / ms / 1e6)
     split = table_rows(folder, "split")
     assert float(split[1]["cost_vs_prompt_token"]) == pytest.approx(v["split_ratio"])
@@ -149,9 +144,41 @@ def test_breakdown_sums_to_the_profiled_step(folder):
         assert float(step["share"]) == 1.0 and int(step["calls"]) > 0
         assert int(step["calls"]) == sum(int(r["calls"]) for r in parts[:-2])  # every operator in one group
     v = _values(folder)
-    assert v["ops_per_step"] > 0 and v["dispatch_low_us"] <= v["dispatch_us"] <= v["dispatch_high_us"]
-    assert v["arithmetic_ms"] == pytest.approx(v["step_flops"] / (v["matmul_gflop_s"] * 1e9) * 1e3)
-    assert v["ridge_flops_per_byte"] == pytest.approx(v["matmul_gflop_s"] / v["bandwidth_gb_s"])
+    assert v["ops_per_step"] > 0 and v["operator_us_low"] <= v["operator_us"] <= v["operator_us_high"]
+    assert v["fixed_ms"] == pytest.approx(v["ops_per_step"] * v["operator_us"] / 1e3)
+    # the step's arithmetic at the run's one-row ceiling, its balance at the peak over the bandwidth
+    assert v["arithmetic_ms"] == pytest.approx(v["step_flops"] / (v["one_row_gflops"] * 1e9) * 1e3)
+    assert v["balance_flops_per_byte"] == pytest.approx(v["peak_gflops"] / v["bandwidth_gb_s"])
+
+
+@pytest.mark.smoke
+def test_every_step_carries_its_prediction(folder):
+    """Every timed step's predicted time is the larger of its memory and compute terms plus
+    its fixed term (the split's decode phase: its steps summed, so at least that), and
+    measured over predicted is the measured median over it."""
+    checked = 0
+    for table, stem in (("decode", "step"), ("decode", "compiled"), ("prefill", "time"), ("split", "total")):
+        for r in table_rows(folder, table):
+            if r[f"{stem}_ms"] == "":
+                continue  # a compiled step where no compiler ran
+            memory, compute, fixed = (float(r[f"{stem}_{term}_ms"]) for term in ("memory", "compute", "fixed"))
+            predicted = float(r[f"{stem}_predicted_ms"])
+            if table == "split" and r["phase"].startswith("decode"):
+                assert predicted >= max(memory, compute) / int(r["tokens"]) and predicted <= memory + compute + fixed
+            else:
+                assert predicted == pytest.approx(max(memory, compute) + fixed)
+            assert float(r[f"{stem}_over_predicted"]) == pytest.approx(float(r[f"{stem}_ms"]) / predicted)
+            assert r[f"{stem}_bound"] == ("memory" if memory >= compute else "compute")
+            assert float(r[f"{stem}_moved_bytes"]) > 0 and float(r[f"{stem}_flops"]) > 0
+            checked += 1
+    assert checked >= 8
+    decode = {int(r["cache_tokens"]): r for r in table_rows(folder, "decode")}
+    # the eager step's growing cache is passed over three times, the compiled step's once
+    small, large = min(decode), max(decode)
+    added = float(decode[large]["step_moved_bytes"]) - float(decode[small]["step_moved_bytes"])
+    assert added == pytest.approx(3 * 512 * (large - small))
+    added = float(decode[large]["compiled_moved_bytes"]) - float(decode[small]["compiled_moved_bytes"])
+    assert added == pytest.approx(512 * (large - small))
 
 
 @pytest.mark.smoke
@@ -180,15 +207,33 @@ def tiny():
 
 def test_linear_macs_and_bytes_by_hand(tiny):
     assert linear_macs(tiny) == 2 * _PER_LAYER_MACS + 64 * 512 == 106_496
+    counts = model_counts(tiny)
+    assert (counts.weight_macs, counts.kv_bytes_per_token, counts.logit_bytes) == (106_496, 512, 512 * 4)
+    # a prefill's operators do not depend on its length (the prefill table counts them once)
+    from measure.lab.generation import prefill
+
+    assert count_ops(lambda: prefill(tiny, torch.ones((1, 4), dtype=torch.long))) == count_ops(
+        lambda: prefill(tiny, torch.ones((1, 16), dtype=torch.long))
+    )
     # the head's weight is the embedding's storage: counted once, as the head's
     assert linear_weight_bytes(tiny) == 4 * (2 * _PER_LAYER_MACS + 512 * 64) == 425_984
 
 
 def test_flops_by_hand():
+    from measure.lab.step_work import ModelCounts, decode_work
+
+    tiny = ModelCounts(
+        weight_bytes=425_984,
+        weight_macs=106_496,
+        kv_bytes_per_token=512,
+        logit_bytes=2048,
+        dtype="float32",
+        **_TINY_SHAPE,
+    )
     # attention: 2 (q.K and p.V) x 2 layers x 4 heads x 16 dims = 256 MACs per query-key pair
-    assert decode_attention_macs(_TINY_SHAPE, 4) == 256 * 5  # the new token's key too
-    assert decode_flops(106_496, _TINY_SHAPE, 4) == 2 * (106_496 + 1_280) == 215_552
-    assert prefill_flops(106_496, _TINY_SHAPE, 16) == 2 * (106_496 * 16 + 256 * 16 * 16) == 3_538_944
+    assert tiny.attention_macs(1, 5) == 256 * 5  # a step at 4 cached positions: the new token's key too
+    assert decode_work(tiny, context=4).flops == 2 * (106_496 + 1_280) == 215_552
+    assert prefill_work(tiny, prompt=16).flops == 2 * (106_496 * 16 + 256 * 16 * 16) == 3_538_944
 
 
 def test_flat_range_stops_at_the_limit():
@@ -225,8 +270,9 @@ def test_work_is_counted_for_the_fewest_rounds():
     # and 3 steps; prefills at 4 and 16 tokens; eager and compiled at 2 contexts, two
     # warm-ups each, and each compiled context's first call, two compilations; two
     # contexts profiled and one step counted; four settings with two warm-ups.
+    # and one prefill at the shortest prompt and two steps (one per dtype) whose operators are counted
     assert work(Config.for_profile("smoke")) == ForwardPasses(
-        2 * 6 * 7 + 20 * 7, 3 * 7 + 2 * 2 * 8 + 2 + 2 * 7 + 1 + 4 * 8, 2
+        2 * 6 * 7 + 20 * 7 + 4, 3 * 7 + 2 * 2 * 8 + 2 + 2 * 7 + 1 + 4 * 8 + 2, 2
     )
 
 

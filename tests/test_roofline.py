@@ -108,3 +108,18 @@ def test_a_prediction_fills_the_columns_it_declares():
     assert cells["step_bound"] == "compute"
     assert cells["step_over_predicted"] == pytest.approx(40 / 37)
     assert cells["step_over_predicted_low"] == pytest.approx(0.039 / p.total.high)
+
+
+def test_a_ceiling_never_falls_below_the_ceiling_of_fewer_rows():
+    """A probe of 128 rows that came out slower than 64 rows' (80 against 100 GFLOP/s): a
+    multiply of 128 rows can run as two of 64, so 128 rows' ceiling is 64 rows', and so is
+    anything between them; each end of the range on its own."""
+    m = Roofline(
+        bandwidth=Rate(25 * GB, 24 * GB, 26 * GB),
+        read_bandwidth=Rate(30 * GB, 29 * GB, 31 * GB),
+        ceilings={"float32": ((64, Rate(100 * GB, 90 * GB, 105 * GB)), (128, Rate(80 * GB, 79 * GB, 120 * GB)))},
+        dispatch=Rate(5e-6, 4e-6, 6e-6),
+    )
+    assert m.ceiling("float32", 128) == Rate(100 * GB, 90 * GB, 120 * GB)
+    assert m.ceiling("float32", 90).value == pytest.approx(100 * GB)
+    assert m.peak("float32") == Rate(100 * GB, 90 * GB, 120 * GB)

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
+from measure.lab.formulas import binomial_interval, expected_tokens_per_verification, speculative_speedup
 from tests.helpers import table_rows
 
 
@@ -16,7 +16,23 @@ def test_smoke_run_invariants(smoke_data):
     for r in acc.values():
         assert int(r["agreed"]) <= int(r["positions"])
         assert float(r["alpha"]) == pytest.approx(int(r["agreed"]) / int(r["positions"]))
-    for r in table_rows(d, "real_run"):
+        # the proportion's interval (Wilson), from its counts
+        assert (float(r["alpha_low"]), float(r["alpha_high"])) == pytest.approx(
+            binomial_interval(int(r["agreed"]), int(r["positions"]))
+        )
+    meta = json.loads((d / "meta.json").read_text())
+    runs = table_rows(d, "real_run")
+    timed = [r for r in runs if r["timed"] == "true"]
+    # plain greedy and the runs the prediction puts first are timed; every run predicted
+    assert len(timed) == meta["parameters"]["timed_runs"] == meta["values"]["timed_runs"]["value"]
+    first = max(runs, key=lambda r: float(r["predicted_run_speedup"]))
+    assert first in timed and meta["values"]["predicted_first_gamma"]["value"] == int(first["gamma"])
+    for r in runs:
+        low, mid, high = (float(r[f"predicted_run_speedup{s}"]) for s in ("_low", "", "_high"))
+        assert low <= mid <= high
+        if r not in timed:
+            assert r["speculative_ms"] == r["measured_speedup"] == ""
+    for r in runs:
         assert r["identical_to_greedy"] == "true" and r["first_mismatch"] == "-1", r
         g, alpha = int(r["gamma"]), float(r["alpha"])
         assert float(r["predicted_tokens_per_round"]) == pytest.approx(
@@ -26,6 +42,7 @@ def test_smoke_run_invariants(smoke_data):
         assert float(r["predicted_speedup"]) == pytest.approx(
             speculative_speedup(alpha=alpha, gamma=g, draft_cost=float(r["draft_cost"]))
         )
+    for r in timed:
         for name in ("greedy_ms", "speculative_ms"):  # medians of the run sweep, with their intervals
             low, high = name.replace("_ms", "_low_ms"), name.replace("_ms", "_high_ms")
             assert float(r[low]) <= float(r[name]) <= float(r[high]) and int(r[name.replace("_ms", "_samples")]) >= 6
@@ -33,6 +50,9 @@ def test_smoke_run_invariants(smoke_data):
         # runs' own samples are not published, so the pairing itself is tested in test_sampling
         low, speedup, high = (float(r[f"measured_speedup{s}"]) for s in ("_low", "", "_high"))
         assert low <= speedup <= high
+        assert float(r["measured_over_predicted"]) == pytest.approx(
+            float(r["speculative_ms"]) / float(r["predicted_ms"])
+        )
     for r in table_rows(d, "verify_cost"):
         assert (
             float(r["relative_to_one_step_low"])
@@ -151,13 +171,15 @@ def test_smoke_sampling_tables(smoke_data):
 
 def test_every_pass_and_generation_is_a_point_of_one_sweep():
     """The step costs are one interleaved sweep (the target at 1 and at gamma + 1 tokens,
-    each draft at 1), the generations another (plain greedy and every draft x gamma),
-    each point with its interval; a run's tokens are its first call's."""
+    each draft at 1, and every model's prefill of the prompt), the generations another
+    (plain greedy and the runs asked for), each point with its interval; a run's tokens
+    are those of its one untimed call."""
     from dataclasses import replace
     from types import SimpleNamespace
 
     from measure.experiments.speculative_decoding import Config
-    from measure.experiments.speculative_decoding.algorithm import cost_rows_of, speculative_greedy, timed_runs
+    from measure.experiments.speculative_decoding.algorithm import cost_rows_of, speculative_greedy
+    from measure.experiments.speculative_decoding.runs import timed_runs, untimed_runs
 
     target = _Oracle([1, 2, 3, 4, 5, 6, 7, 0])
     drafts = {"int8_row": target, "int4_tensor": _Oracle([1, 2, 3, 4, 0, 6, 7, 0])}
@@ -165,8 +187,10 @@ def test_every_pass_and_generation_is_a_point_of_one_sweep():
     ctx = SimpleNamespace(device=torch.device("cpu"), log=lambda message: None)
     cfg = replace(Config.for_profile("smoke"), step_budget_s=0.0, run_budget_s=0.0)
 
-    step, cost_rows, verify_rows, notes = cost_rows_of(target, drafts, ids, (2, 4), ctx, cfg)
-    assert notes["points"] == 1 + 2 + 2 and notes["rounds"] >= 6
+    step, cost_rows, verify_rows, passes, notes = cost_rows_of(target, drafts, ids, (2, 4), ctx, cfg)
+    assert notes["points"] == 1 + 2 + 2 + 3 and notes["rounds"] >= 6
+    prefills = {k[1] for k in passes if k[0] == "prefill"}
+    assert prefills == {"target", "int8_row", "int4_tensor"}
     assert [r["draft"] for r in cost_rows] == ["int8_row", "int4_tensor"]
     assert [r["gamma"] for r in verify_rows] == [2, 4]
     for r in cost_rows:
@@ -175,10 +199,14 @@ def test_every_pass_and_generation_is_a_point_of_one_sweep():
     for r in verify_rows:
         assert r["verify_low_ms"] <= r["verify_ms"] <= r["verify_high_ms"] and r["verify_samples"] >= 6
         assert r["relative_to_one_step_low"] <= r["relative_to_one_step"] <= r["relative_to_one_step_high"]
+    # each pass against the pass over fewer tokens before it, paired in the same sweep
+    assert verify_rows[0]["vs_fewer"] is None
+    assert verify_rows[1]["vs_fewer_low"] <= verify_rows[1]["vs_fewer"] <= verify_rows[1]["vs_fewer_high"]
 
     runs = [("int8_row", 2), ("int4_tensor", 3)]
-    plain, results, sweep = timed_runs(target, drafts, ids, runs, new_tokens=12, ctx=ctx, cfg=cfg)
-    assert set(sweep.points) == {"greedy", *runs} and all(e.n >= 6 for e in sweep.points.values())
+    plain, results = untimed_runs(target, drafts, ids, runs, new_tokens=12)
+    sweep = timed_runs(target, drafts, ids, runs[:1], new_tokens=12, ctx=ctx, cfg=cfg)
+    assert set(sweep.points) == {"greedy", runs[0]} and all(e.n >= 6 for e in sweep.points.values())
     assert plain == [(i + 3) % 8 for i in range(12)]
     for d, g in runs:
         assert results[(d, g)] == speculative_greedy(target, drafts[d], ids, 12, g)

@@ -38,3 +38,25 @@ def test_outlier_codes_count_every_weight(smoke_data):
     m = table_rows(d, "outlier_matrix")[0]
     codes = table_rows(d, "outlier_codes")
     assert sum(int(r["all_weights"]) for r in codes) == int(m["rows"]) * int(m["cols"])
+
+
+def test_each_kernel_step_is_predicted_and_split_into_its_multiplies_and_the_rest(smoke_data):
+    """Every timed variant: the roofline's prediction with its kernel's own ceiling (the
+    variant's weights as stored, not the fp32 model's), its multiplies, profiled, and the
+    rest of the step; the cap is the fp32 step over the smallest rest."""
+    d = smoke_data / "weight_quantization"
+    meta = json.loads((d / "meta.json").read_text())
+    rows = [r for r in table_rows(d, "decode_kernels") if r["status"] == "ok"]
+    for r in rows:
+        memory, compute, fixed = (float(r[f"step_{t}_ms"]) for t in ("memory", "compute", "fixed"))
+        assert float(r["step_predicted_ms"]) == pytest.approx(max(memory, compute) + fixed)
+        assert int(r["step_moved_bytes"]) >= int(r["weight_bytes"])
+        assert float(r["kernel_gflop_s"]) > 0 and int(r["step_ops"]) > 0
+        assert float(r["rest_ms"]) == pytest.approx(float(r["step_ms"]) - float(r["matmul_ms"]))
+        assert float(r["rest_low_ms"]) == pytest.approx(float(r["step_low_ms"]) - float(r["matmul_high_ms"]))
+    # every variant does the same arithmetic: the FLOPs counted are the same
+    assert len({int(r["step_flops"]) for r in rows}) == 1
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    if v["kernel_cap"] is not None:
+        least = min(float(r["rest_ms"]) for r in rows)
+        assert v["kernel_cap"] == pytest.approx(v["kernel_fp32_step_ms"] / least)

@@ -9,12 +9,18 @@ import torch
 
 # --8<-- [start:recompute]
 @torch.inference_mode()
+def recompute_step(model, seq: torch.Tensor) -> torch.Tensor:
+    """One step: the whole sequence through the model again; the sequence and its next token."""
+    logits = model(input_ids=seq, use_cache=False).logits[:, -1, :]
+    return torch.cat([seq, logits.argmax(dim=-1, keepdim=True)], dim=1)
+
+
+@torch.inference_mode()
 def greedy_recompute(model, ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
     """Every step runs the whole sequence again, keeping no state between steps."""
     seq = ids
     for _ in range(new_tokens):
-        logits = model(input_ids=seq, use_cache=False).logits[:, -1, :]
-        seq = torch.cat([seq, logits.argmax(dim=-1, keepdim=True)], dim=1)
+        seq = recompute_step(model, seq)
     return seq[:, ids.shape[1] :]
     # --8<-- [end:recompute]
 

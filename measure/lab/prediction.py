@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from measure.lab.roofline import Prediction, measured_over_predicted
 from sitedata.policies import TIMING
-from sitedata.schema import Column, derived_columns, interval_names
+from sitedata.schema import Column, Value, derived_columns, interval_names
 
 
 def prediction_columns(stem: str, label: str = "") -> tuple[Column, ...]:
@@ -65,3 +65,53 @@ def prediction_cells(stem: str, estimate, prediction: Prediction) -> dict[str, f
         f"{stem}_moved_bytes": prediction.moved_bytes,
         f"{stem}_ops": prediction.ops,
     }
+
+
+def no_prediction(stem: str) -> dict[str, None]:
+    """The cells of ``prediction_columns(stem)`` left empty: a row whose step was not
+    measured (a compiled step where no compiler runs)."""
+    return dict.fromkeys(c.name for c in prediction_columns(stem))
+
+
+# A step a page names in its prose (one row of a table, read as named values): its measured
+# median and its prediction, the value's suffix, unit and what it is
+_STEP_VALUES = (
+    ("ms", "ms", "measured, median"),
+    ("predicted_ms", "ms", "predicted by the roofline"),
+    ("memory_ms", "ms", "bytes over bandwidth"),
+    ("compute_ms", "ms", "FLOPs over the compute ceiling"),
+    ("fixed_ms", "ms", "operators times their fixed cost"),
+    ("bound", "", "the ceiling it sits under"),
+    ("over_predicted", "", "measured over predicted"),
+    ("over_predicted_low", "", "measured over predicted, low end of its range"),
+    ("over_predicted_high", "", "measured over predicted, high end of its range"),
+)
+
+
+def step_values(name: str, what: str) -> tuple[Value, ...]:
+    """The named values of one step a page's prose reads (``step_value_cells``)."""
+    return tuple(
+        Value(f"{name}_{k}", unit, description=f"{what}: {about}", policy=TIMING) for k, unit, about in _STEP_VALUES
+    )
+
+
+def step_value_cells(name: str, estimate, prediction: Prediction | None) -> dict:
+    """The values of ``step_values(name, ...)`` for one measured step and its prediction
+    (all empty where the step was not measured or not predicted)."""
+    keys = [f"{name}_{k}" for k, _, _ in _STEP_VALUES]
+    if estimate is None or prediction is None:
+        return dict.fromkeys(keys)
+    cells = prediction_cells("x", estimate, prediction)
+    over = measured_over_predicted(estimate.median_s, estimate.low_s, estimate.high_s, prediction.total)
+    found = (
+        estimate.median_ms,
+        cells["x_predicted_ms"],
+        cells["x_memory_ms"],
+        cells["x_compute_ms"],
+        cells["x_fixed_ms"],
+        prediction.bound,
+        over.value,
+        over.low,
+        over.high,
+    )
+    return dict(zip(keys, found, strict=True))

@@ -10,9 +10,10 @@ as a slower machine:
   (hidden x intermediate) reaches with ``rows`` rows of input, for each dtype the
   experiments time, its weights in cache so that memory does not cap it: a one-row
   multiply is a matrix-vector product and reaches a small part of what a thousand rows do;
-* the fixed cost of one operator: a trivial operator (``torch.add`` of one-element
-  tensors) called many times in a row, the cost of dispatching an operator that does
-  no work.
+* the fixed cost of one operator as an eager step pays it: the small operators of a
+  decoder layer outside its matrix multiplies, in module code, on one token (each
+  operator's Python, dispatch, output and a kernel over a few hundred numbers); beside
+  it, a trivial operator (``torch.add`` of one-element tensors), the floor of that cost.
 
 A step that moves ``B`` bytes, does ``F`` FLOPs on ``rows`` rows of input in one dtype and
 dispatches ``ops`` operators is then predicted to take at least
@@ -49,6 +50,12 @@ class Rate:
     def times(self, factor: float) -> Rate:
         return Rate(self.value * factor, self.low * factor, self.high * factor)
 
+    def plus(self, other: Rate | None) -> Rate:
+        """Two quantities added, each end to the same end."""
+        if other is None:
+            return self
+        return Rate(self.value + other.value, self.low + other.low, self.high + other.high)
+
 
 ZERO = 0.0
 
@@ -64,10 +71,17 @@ class Prediction:
     moved_bytes: float = 0.0
     flops: float = 0.0
     ops: int = 0
+    parts: tuple[Prediction, ...] = ()  # steps run one after another (``summed``)
 
     @property
     def total(self) -> Rate:
-        """max(memory, compute) + fixed, each end from the same end of every term."""
+        """max(memory, compute) + fixed, each end from the same end of every term; of steps
+        run one after another, the sum of their totals."""
+        if self.parts:
+            first, *rest = (p.total for p in self.parts)
+            for t in rest:
+                first = first.plus(t)
+            return first
         ends = []
         for pick in (lambda r: r.value, lambda r: r.low, lambda r: r.high):
             roof = max((pick(t) for t in (self.memory, self.compute) if t is not None), default=ZERO)
@@ -88,6 +102,38 @@ class Prediction:
         return (part.value if part is not None else ZERO) / self.total.value
 
 
+def _ends(rate: Rate) -> tuple[float, float, float]:
+    return rate.value, rate.low, rate.high
+
+
+def summed(parts) -> Prediction:
+    """Steps run one after another (a generation's prefill and decode steps): each term
+    and each count summed, and the total the sum of the steps' totals (a step's larger
+    term does not hide another step's)."""
+    parts = tuple(parts)
+    if not parts:
+        raise ValueError("a sum of steps needs at least one step")
+
+    def add(term: str) -> Rate | None:
+        found = [getattr(p, term) for p in parts if getattr(p, term) is not None]
+        if not found:
+            return None
+        first, *rest = found
+        for r in rest:
+            first = first.plus(r)
+        return first
+
+    return Prediction(
+        memory=add("memory"),
+        compute=add("compute"),
+        fixed=add("fixed"),
+        moved_bytes=sum(p.moved_bytes for p in parts),
+        flops=sum(p.flops for p in parts),
+        ops=sum(p.ops for p in parts),
+        parts=parts,
+    )
+
+
 def measured_over_predicted(median: float, low: float, high: float, predicted: Rate) -> Rate:
     """A measured time (its median and 95 % interval) over a prediction: the cautious
     range, the measurement's low end over the prediction's high end and the reverse."""
@@ -101,7 +147,8 @@ class Roofline:
     bandwidth: Rate  # bytes per second, copy
     read_bandwidth: Rate  # bytes per second, a streaming sum
     ceilings: dict[str, tuple[tuple[int, Rate], ...]]  # dtype -> ((rows, FLOP/s), ...) by rows
-    dispatch: Rate  # seconds per operator
+    dispatch: Rate | None  # seconds per operator, as eager module code pays it (None: not known, a datasheet's)
+    trivial: Rate | None = None  # seconds per trivial operator: the floor of ``dispatch``
 
     def __post_init__(self) -> None:
         for dtype, points in self.ceilings.items():
@@ -116,10 +163,16 @@ class Roofline:
     def ceiling(self, dtype: str, rows: float) -> Rate:
         """The compute ceiling at ``rows`` rows: measured, or between two measured row
         counts a straight line on log-log axes (a rate that doubles from 64 to 128 rows
-        is taken to grow by 2**0.5 at 90); outside the measured range, the nearest end."""
+        is taken to grow by 2**0.5 at 90); outside the measured range, the nearest end.
+        Never below the ceiling of fewer rows (each end of the range too): a multiply of
+        more rows can always run as several multiplies of fewer, so a probe that came out
+        slower than one of fewer rows (a kernel's choice, a noisy moment) does not lower it."""
         if dtype not in self.ceilings:
             raise KeyError(f"no compute ceiling measured for {dtype}; measured: {', '.join(self.ceilings)}")
-        points = self.ceilings[dtype]
+        points, best = [], None
+        for r, rate in self.ceilings[dtype]:
+            best = rate if best is None else Rate(*(max(a, b) for a, b in zip(_ends(best), _ends(rate), strict=True)))
+            points.append((r, best))
         if rows <= points[0][0]:
             return points[0][1]
         if rows >= points[-1][0]:
@@ -132,8 +185,8 @@ class Roofline:
         raise AssertionError("unreachable: the rows lie between two measured points")
 
     def peak(self, dtype: str) -> Rate:
-        """The highest compute ceiling measured in ``dtype`` (at whichever rows reached it)."""
-        return max((rate for _, rate in self.ceilings[dtype]), key=lambda r: r.value)
+        """The highest compute ceiling in ``dtype``: the one of the most rows probed."""
+        return self.ceiling(dtype, self.ceilings[dtype][-1][0])
 
     def balance(self, dtype: str) -> Rate:
         """FLOPs per byte moved at which the peak and the bandwidth take equal time: a step
@@ -141,12 +194,17 @@ class Roofline:
         peak, bw = self.peak(dtype), self.bandwidth
         return Rate(peak.value / bw.value, peak.low / bw.high, peak.high / bw.low)
 
+    def _dispatch(self) -> Rate:
+        if self.dispatch is None:
+            raise ValueError("this roofline knows no operator's fixed cost: predict its steps with ops=0")
+        return self.dispatch
+
     def predict(self, *, moved_bytes: float, flops: float, rows: float, dtype: str, ops: int = 0) -> Prediction:
         """The roofline's time for a step (see the module's docstring)."""
         return Prediction(
             memory=self.bandwidth.inverse(moved_bytes) if moved_bytes > 0 else None,
             compute=self.ceiling(dtype, rows).inverse(flops) if flops > 0 else None,
-            fixed=self.dispatch.times(ops) if ops > 0 else None,
+            fixed=self._dispatch().times(ops) if ops > 0 else None,
             moved_bytes=moved_bytes,
             flops=flops,
             ops=ops,

@@ -81,6 +81,17 @@ def capacity_req_s(mean_output: float, prefill_s: float, costs: Mapping[int, flo
     return 1.0 / (prefill_s + (mean_output - 1) * costs[slots] / slots)
 
 
+def static_capacity_req_s(lengths: Sequence[int], prefill_s: float, costs: Mapping[int, float], slots: int) -> float:
+    """Requests per second static batching sustains with requests always waiting: the
+    workload in groups of ``slots`` consecutive requests (arrival order), each group its
+    members' prefills and then as many steps as its longest member still needs, every one
+    a step of the whole group. Fewer requests waiting make smaller groups, which serve
+    fewer requests per second: this is the most it serves."""
+    groups = [lengths[i : i + slots] for i in range(0, len(lengths), slots)]
+    seconds = sum(len(g) * prefill_s + (max(g) - 1) * costs[len(g)] for g in groups)
+    return len(lengths) / seconds
+
+
 _RATIOS = (  # (column, static's summary key / continuous's, or the reverse for throughput)
     ("mean_latency_ratio", "mean_latency_s"),
     ("p50_latency_ratio", "p50_latency_s"),
@@ -100,13 +111,16 @@ def arrival_rows(
     seed: int,
 ) -> tuple[list[dict], list[dict], list[dict], dict]:
     """Static and continuous batching of ``lengths`` arriving as a Poisson process at
-    each load (a fraction of ``capacity_req_s``), every prompt costing ``prefill_s``:
-    rows of ``arrivals`` (one per load and policy), ``arrival_ratios`` (one per load)
-    and ``arrival_requests`` (every request), and their values."""
+    each load, a fraction of static batching's capacity (``static_capacity_req_s``, the
+    lower of the two: at a load below one, both keep up and their queues stay bounded),
+    every prompt costing ``prefill_s``: rows of ``arrivals`` (one per load and policy),
+    ``arrival_ratios`` (one per load) and ``arrival_requests`` (every request), and their
+    values."""
     capacity = capacity_req_s(sum(lengths) / len(lengths), prefill_s, costs, slots)
+    static_capacity = static_capacity_req_s(lengths, prefill_s, costs, slots)
     summary, ratios, requests = [], [], []
     for load in loads:
-        rate = load * capacity
+        rate = load * static_capacity
         arrivals = poisson_arrivals(len(lengths), rate=rate, seed=seed)
         by = {}
         for policy in POLICIES:
@@ -119,6 +133,7 @@ def arrival_rows(
                     "load": load,
                     "rate_req_s": rate,
                     "policy": policy,
+                    "own_load": rate / (capacity if policy == "continuous" else static_capacity),
                     "output_tokens": run.useful_tokens,
                     "decode_steps": len(run.decode_steps),
                     "slot_utilisation": run.utilisation,
@@ -142,11 +157,18 @@ def arrival_rows(
             ]
         st, co = by["static"], by["continuous"]
         ratios.append(
-            {"load": load, "rate_req_s": rate, "throughput_ratio": co["throughput_tok_s"] / st["throughput_tok_s"]}
+            {
+                "load": load,
+                "rate_req_s": rate,
+                "continuous_load": rate / capacity,
+                "throughput_ratio": co["throughput_tok_s"] / st["throughput_tok_s"],
+            }
             | {column: st[key] / co[key] for column, key in _RATIOS}
         )
     values = {
         "capacity_req_s": capacity,
+        "static_capacity_req_s": static_capacity,
+        "capacity_ratio": capacity / static_capacity,
         "prefill_ms": prefill_s * 1e3,
         "arrival_seed": seed,
         "load_lowest": min(loads),

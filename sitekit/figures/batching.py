@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from sitekit.figures import figure, log_if_wide
 from sitekit.language.formatting import format_value, number
@@ -170,8 +170,14 @@ def arrivals(data):
             ax.step(lat, share, style, where="post", color=color, label=_(policy), lw=1.6)
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, pos: number(v, digits=6)))
+        # Minor ticks carry numbers only where no decade is whole on the axis (else the
+        # default labels, in scientific notation, set their exponents in small type).
+        lo, hi = ax.get_xlim()
+        ax.xaxis.set_minor_formatter(
+            NullFormatter() if hi / lo >= 10 else FuncFormatter(lambda v, pos: number(v, digits=6))
+        )
         ax.set_title(
-            _("arrivals at {share} of capacity").format(share=format_value(load, "fraction", digits=0)),
+            _("{share} of static capacity").format(share=format_value(load, "fraction", digits=0)),
             loc="left",
             fontsize=10,
         )

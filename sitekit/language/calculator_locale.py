@@ -58,6 +58,8 @@ def locale_script(folder: Path) -> str:
             for m in sorted({m for text in texts for m in messages(text)})
         },
     }
-    body = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    # inside a <script> element only "<" can end it or open a comment ("</script>", "<!--"):
+    # written as \u003c, the JSON is the same and no text of a catalog can close the element
+    body = json.dumps(payload, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
     lang = html.escape(i18n.language())
     return f'<script type="application/json" data-calculator-locale lang="{lang}">{body}</script>'

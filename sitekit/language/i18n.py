@@ -40,6 +40,22 @@ _catalogs: dict[str, dict[tuple[str | None, str], str]] = {}
 asked: dict[tuple[str | None, str], set[str]] = defaultdict(set)  # (context, message) -> where asked
 missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in English
 typed: dict[str, set[str]] = defaultdict(set)  # language -> translations that type a number (not used)
+# Markup a translation may carry only where its English message has the same: HTML, a
+# Markdown link or code, a marker's braces. A catalog is a contributor's text: one that
+# adds any of these is refused (never used, and the build fails naming it), so nothing
+# of a catalog becomes markup on a page, in a figure or in the calculator.
+MARKUP = ("<", ">", "&", "](", "`", "javascript:", "{{", "}}")
+unsafe: dict[str, set[str]] = defaultdict(set)  # language -> translations that add markup (not used)
+
+
+def markup_added(message, translation) -> list[str]:
+    """The markup ``translation`` carries beyond its English ``message`` (each may be a
+    plural's tuple of forms)."""
+    english = " ".join(message) if isinstance(message, (tuple, list)) else message
+    forms = translation if isinstance(translation, (tuple, list)) else (translation,)
+    return sorted({t for form in forms if form for t in MARKUP if form.count(t) > english.count(t)})
+
+
 # The gettext context of a unit written after a number ("46 080 tokens"): the form a
 # language puts after a count can differ from a column header's (Czech: "tokeny" heads a
 # column, "46 080 tokenů" counts).
@@ -47,15 +63,20 @@ COUNT = "after a number"
 # English's unit after exactly one ("1 token"): the catalogs' ids are the general forms,
 # and English has no catalog. A test keeps it to the units the catalogs list.
 ENGLISH_ONE = {
+    "FLOP": "FLOP",
+    "FLOP/byte": "FLOP/byte",
+    "GFLOP/s": "GFLOP/s",
     "GB/s": "GB/s",
     "GiB": "GiB",
     "MACs": "MAC",
     "MiB": "MiB",
     "bits": "bit",
     "bytes": "byte",
+    "contexts": "context",
     "dimensions": "dimension",
     "forward passes": "forward pass",
     "layers": "layer",
+    "lengths": "length",
     "levels": "level",
     "matrices": "matrix",
     "ms": "ms",
@@ -74,6 +95,7 @@ ENGLISH_ONE = {
     "tokens/s": "tokens/s",
     "users": "user",
     "values": "value",
+    "µs": "µs",
 }
 
 
@@ -92,6 +114,14 @@ def edition_prefix() -> str:
     return "" if _language == DEFAULT else f"{_language}/"
 
 
+def use_catalogs(folder: Path) -> None:
+    """Read the catalogs from ``folder`` (the built project's ``hooks/locales``) from now on."""
+    global LOCALES
+    if Path(folder) != LOCALES:
+        LOCALES = Path(folder)
+        _catalogs.clear()
+
+
 def catalog_path(language: str) -> Path:
     return LOCALES / f"{language}.po"
 
@@ -106,6 +136,10 @@ def translations(language: str) -> dict[tuple[str | None, str], str]:
             with path.open("rb") as f:
                 for m in read_po(f, locale=language):
                     if not (m.id and m.string and not m.fuzzy):
+                        continue
+                    markup = markup_added(m.id, m.string)
+                    if markup:  # reported, and the entry is not used
+                        unsafe[language].add(f"{m.id!r} adds {' '.join(markup)}")
                         continue
                     added = typed_numbers.added_in_translation(m.id, m.string)
                     if added:  # a catalog types no number: reported, and the entry is not used

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment, wording
+from sitedata.lock import waited
 from sitedata.names import NAME
 from sitekit.language import typed_numbers
 from sitekit.language.formatting import NOT_A_NUMBER
@@ -71,8 +72,9 @@ class TableRef:
 
 
 class SiteData:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, log=None) -> None:
         self.root = Path(root)
+        self.log = log or (lambda line: None)
         self._read: dict[str, Experiment] = {}
         self._frames: dict[tuple[str, str], pd.DataFrame] = {}
         self._selected: dict[tuple[str, str], dict] = {}
@@ -83,8 +85,23 @@ class SiteData:
 
     @cached_property
     def data_hash(self) -> str:
-        """The data's hash (sitedata/hashes.py), read once per build."""
-        return hashes.data_hash(self.root)
+        """The data's hash (sitedata/hashes.py), of the meta.json texts this build read."""
+        return hashes.metas_hash({e: self.experiment(e).meta_text.encode("utf-8") for e in self.experiments})
+
+    def snapshot(self) -> None:
+        """Every experiment read and verified now, once, under the folder's lock: what the
+        build renders, hashes and publishes (``published``) is this one reading, whatever
+        a run writes into the folder afterwards. SiteDataError naming the file otherwise."""
+        with waited(self.root, log=self.log):
+            for exp in self.experiments:
+                self.experiment(exp)
+            self.data_hash  # noqa: B018  (computed within the lock)
+
+    def published(self) -> dict[str, dict[str, str]]:
+        """experiment -> file name -> text, as read and verified: the files the build copies
+        into the site, from memory (a file replaced on disk since, by a link or by a run,
+        is never read again)."""
+        return {exp: self.experiment(exp).files() for exp in self.experiments}
 
     def experiment(self, name: str) -> Experiment:
         """One experiment, read and verified once (the reader refuses a name that is not one)."""

@@ -27,6 +27,15 @@ QUOTED_TABLES: dict[str, tuple[str, str]] = {
         "copied from the vendors' product pages, {path}",
         "measure/reference/cards.py",
     ),
+    # the chapter's model on GPUs: predictions worked out from datasheets, not the chapter's figures
+    "chapter.gpu_predictions": (
+        "predicted by the roofline from each card's datasheet and the model's config, {path}",
+        "measure/experiments/chapter/predictions.py",
+    ),
+    "chapter.gpu_speculation": (
+        "predicted by the roofline from each card's datasheet and the model's config, {path}",
+        "measure/experiments/chapter/predictions.py",
+    ),
 }
 
 
@@ -36,7 +45,7 @@ def is_quoted(exp: str, table: str | None = None) -> bool:
 
 def source_html(ctx, exp: str, table: str | None = None) -> str:
     """The line under a quoted table: where its figures come from, and its CSV."""
-    sentence, path = QUOTED.get(exp) or QUOTED_TABLES[f"{exp}.{table}"]
+    sentence, path = QUOTED_TABLES.get(f"{exp}.{table}") or QUOTED[exp]
     before, _at, after = _("Source: " + sentence, "source").partition("{path}")
     text = f"{escape.text(before, None)}<code>{escape.text(path)}</code>{escape.text(after, None)}"
     link = f' · <a href="{ctx.url_prefix}data/{exp}/{table}.csv">{table}.csv</a>' if table else ""

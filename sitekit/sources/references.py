@@ -92,10 +92,11 @@ def references(ctx: PageContext) -> str:
     """The page's works as a numbered list, each with an anchor that its mentions link to."""
     works = page_works(ctx.page)
     if not works:
-        return _("This page follows no published method: it describes this repository's own procedures.")
+        return html.escape(_("This page follows no published method: it describes this repository's own procedures."))
     lines = [f'{i}. <span id="{anchor(w.key)}"></span>{entry(w)}' for i, w in enumerate(works, 1)]
-    everything = _("Every work cited on this site: [{title}](references.md).").format(
-        title=ctx.titles.get("references.md", "References")
+    # a catalog's words are text: escaped before the link's parts are filled in
+    everything = html.escape(_("Every work cited on this site: [{title}](references.md).")).format(
+        title=html.escape(ctx.titles.get("references.md", "References"))
     )
     return "\n".join(lines) + "\n\n" + everything
 
@@ -116,6 +117,6 @@ def bibliography(ctx: PageContext) -> str:
             if page not in ctx.titles:
                 raise CitationError(f"page {page} cites {w.key!r} but is not in the site's nav")
         links = [f"[{html.escape(title)}]({page}#references)" for page, title in ctx.titles.items() if page in pages]
-        cited = _("Cited on: {pages}.").format(pages=", ".join(links))
+        cited = html.escape(_("Cited on: {pages}.")).format(pages=", ".join(links))
         lines.append(f'- <span id="{anchor(w.key)}"></span>{entry(w)}  \n  {cited}')
     return "\n".join(lines)

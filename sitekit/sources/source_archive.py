@@ -52,15 +52,27 @@ def describe(root: Path) -> Source:
     return Source(root, commit.strip(), bool(status.strip()), files)
 
 
-def write(source: Source, site: Path) -> Path | None:
+def write(source: Source, site: Path, data: tuple[str, dict[str, bytes]] | None = None) -> Path | None:
     """``site/source.tar.gz`` with every file of ``source`` under ``site-source/``; the same
-    bytes for the same files (no times, owners or modes of the machine that built it)."""
+    bytes for the same files (no times, owners or modes of the machine that built it).
+    ``data``: the data folder's path in the checkout and its files as the build read them
+    (path within it -> bytes); the archive holds those in place of whatever the folder
+    holds on disk now (a run may have written since the build read it)."""
     if source.commit is None:
         return None
+    folder, read = data if data is not None else ("", {})
+    prefix = folder.rstrip("/") + "/"
+    replaced = {prefix + name.split("/")[0] + "/" for name in read}  # the experiments' folders read
     out = site / NAME
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, content in sorted(read.items()):
+            info = tarfile.TarInfo(f"site-source/{prefix}{name}")
+            info.mtime, info.mode, info.size = 0, 0o644, len(content)
+            tar.addfile(info, io.BytesIO(content))
         for name in source.files:
+            if any(name.startswith(folder) for folder in replaced):
+                continue  # the data as read, above
             path = source.root / name
             info = tarfile.TarInfo(f"site-source/{name}")
             info.mtime, info.mode = 0, 0o644

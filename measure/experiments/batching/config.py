@@ -28,10 +28,14 @@ class Config:
     extend_cap: int = 1024
     knee_confirmations: int = 2
     # Arrivals: prefill timed at a few prompt lengths (the workload's among them), and a
-    # Poisson process at these fractions of the capacity estimated from the costs: well
-    # below it, and near it.
+    # Poisson process at these fractions of static batching's capacity estimated from the
+    # costs (the lower of the two policies', so that both keep up): well below it, and near it.
     prefill_lengths: tuple[int, ...] = (16, 32, 64)
     loads: tuple[float, ...] = (0.5, 0.8, 0.95)
+    # The decomposition: the step at B = 1 and at this batch, and a prefill of as many
+    # tokens (the same weight arithmetic), profiled side by side; the largest of the
+    # chapter's sizes, where the sweep's knee has lain on every run here.
+    profiled_batch: int = 64
     arrival_seed: int = 0
     # Every timing is sampled in interleaved rounds (measure/lab/sampling.py) until its
     # median's 95 % interval is within ``target`` of it or the sweep's budget (wall time,
@@ -41,6 +45,7 @@ class Config:
     decode_seed: int = 40
     extend_seed: int = 41  # each added batch's sweep: this seed plus the batch
     prefill_seed: int = 42
+    profile_seed: int = 43
     # The whole page within about 90 s on two CPU cores (it took 221 s timed call by call).
     # There, one round of the sweep (eager and compiled at the eleven batches 1..8, 16,
     # 32 and 64) takes about 5 s, so its warm-up and six rounds about 35 s whatever the
@@ -53,15 +58,20 @@ class Config:
     # admits both, each estimated at twice the last, so that a knee the medians put at
     # B = 64 can still get its two growths past it (two runs here put it at 32 and at 64,
     # a slowdown of 1.413 against the test's 1.414; at 20 s the second stopped short).
-    # The three prefills cost under half a second a round.
+    # The three prefills cost under half a second a round. The profiled passes (the
+    # steps at B = 1 and 64, the prefill of 64 tokens) about 0.4 s a round with the
+    # profiler's records: their six rounds and warm-up take about 3 s whatever the budget.
     decode_budget_s: float = 40.0
     extend_budget_s: float = 40.0
     extend_point_budget_s: float = 3.0
     prefill_budget_s: float = 3.0
+    profile_budget_s: float = 3.0
 
     def __post_init__(self) -> None:
         if self.prompt_tokens not in self.prefill_lengths:
             raise ValueError(f"prefill_lengths must include the workload's prompt ({self.prompt_tokens} tokens)")
+        if self.profiled_batch not in self.prefill_lengths or self.profiled_batch not in self.batch_sizes:
+            raise ValueError(f"the profiled batch ({self.profiled_batch}) must be a batch size and a prefill length")
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -73,10 +83,12 @@ class Config:
         return cls(
             batch_sizes=(1, 2, 4, 8),
             extend_cap=16,
-            prefill_lengths=(16, 64),
+            prefill_lengths=(8, 64),
             loads=(0.5, 0.95),
+            profiled_batch=8,
             decode_budget_s=0.1,
             extend_budget_s=5.0,
             extend_point_budget_s=0.1,
             prefill_budget_s=0.1,
+            profile_budget_s=0.1,
         )

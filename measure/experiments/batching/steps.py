@@ -1,6 +1,8 @@
 """§4's measurement: one decode step for B requests at every batch size, eager and
-compiled, all interleaved in one sweep (``sampling.interleaved``), and the floor beside
-each (the weights plus the B caches over the run's one bandwidth, ``ctx.calibration``)."""
+compiled, all interleaved in one sweep (``sampling.interleaved``), what each eager step
+does, counted once before it is timed (``measure/lab/step_counts.py``), and the floor
+beside each (the weights plus the B caches over the run's one bandwidth,
+``ctx.calibration``)."""
 
 from __future__ import annotations
 
@@ -13,17 +15,20 @@ from measure.experiments.batching.config import Config
 from measure.experiments.batching.sweep import available_bytes, extend_sweep, sweep
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
-from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, random_cache
+from measure.lab.generation import cache_storage_bytes, cache_tensors, crop_cache, decode_step, random_cache
 from measure.lab.medians import Estimate, fraction_cells, ratio_cells
 from measure.lab.sampling import Sweep, budget, interleaved
+from measure.lab.step_counts import StepCounts, cache_storages, count_step, weight_storages
 
 
 @dataclass(frozen=True)
 class Steps:
-    """One batch size's timings: the eager step, and the compiled one where it ran."""
+    """One batch size's timings: the eager step, and the compiled one where it ran; what
+    the eager step does, counted."""
 
     eager: Estimate
     compiled: Estimate | None
+    counts: StepCounts
 
 
 def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], int, dict, dict]:
@@ -39,7 +44,7 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
     if reason:
         ctx.log(f"  {reason}: the compiled step is not measured")
     decoder = None if reason else compiled_decoder(model, ctx.device)
-    caches = {}
+    caches, counts, weights = {}, {}, weight_storages(model)
 
     def prepare(b: int) -> dict:
         """Batch ``b``'s points, each called once: a batch that does not fit runs out of
@@ -50,6 +55,7 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
         g = torch.Generator().manual_seed(b)
         token = torch.randint(0, vocab, (b, 1), generator=g).to(ctx.device)
         points = {("eager", b): partial(decode_step, model, token, cache)}
+        counts[b] = count_step(points[("eager", b)], weights=weights, cache=cache_storages(cache_tensors(cache)))
         if decoder is not None:
             static = static_cache(model, batch=b, tokens=cfg.cache_tokens)
             points[("compiled", b)] = partial(compiled_step_at, decoder, token, static, cfg.cache_tokens)
@@ -74,13 +80,13 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
     points = {k: fn for p in prepared.values() if isinstance(p, dict) for k, fn in p.items()}
     ctx.log(f"  decode step at {len(points)} points interleaved (budget {cfg.decode_budget_s:g} s)")
     main = sampled(points, seed=cfg.decode_seed, budget_s=cfg.decode_budget_s)
-    results = {b: _steps(main, b) if isinstance(p, dict) else p for b, p in prepared.items()}
+    results = {b: _steps(main, b, counts[b]) if isinstance(p, dict) else p for b, p in prepared.items()}
     notes = {"decode_sweep": main.describe(), "extension_sweeps": {}}
 
     def measure_added(b: int) -> Steps:
         one = sampled(prepare(b), seed=cfg.extend_seed + b, budget_s=cfg.extend_point_budget_s)
         notes["extension_sweeps"][str(b)] = one.describe()
-        return _steps(one, b)
+        return _steps(one, b, counts[b])
 
     bytes_per_token = per_token[min(per_token)]
     largest = max(cfg.batch_sizes)
@@ -111,8 +117,8 @@ def measure_steps(cfg: Config, ctx: Context) -> tuple[dict[int, Steps | str], in
     return results, bytes_per_token, method, notes
 
 
-def _steps(sw: Sweep, b: int) -> Steps:
-    return Steps(sw.points[("eager", b)], sw.points.get(("compiled", b)))
+def _steps(sw: Sweep, b: int, counts: StepCounts) -> Steps:
+    return Steps(sw.points[("eager", b)], sw.points.get(("compiled", b)), counts)
 
 
 def _cost_s(r) -> float:

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import torch
 
-from measure.lab.medians import Estimate
+from measure.lab.medians import Estimate, ratio
 
 OOM = "out of memory"
 NOT_RUN = "not run: a smaller batch ran out of memory"
@@ -152,66 +152,79 @@ def available_bytes(device: torch.device) -> int:
     raise OSError("MemAvailable not in /proc/meminfo")
 
 
-_MEASURED = (
-    "step_ms",
-    "step_low_ms",
-    "step_high_ms",
-    "step_samples",
-    "throughput_tok_s",
-    "throughput_gain",
-    "latency_factor",
-    "gain_vs_previous",
-    "slowdown_vs_previous",
-)
+_MEASURED = ("step_ms", "step_low_ms", "step_high_ms", "step_samples", "throughput_tok_s", "throughput_gain",
+             "latency_factor")  # fmt: skip
 
 
-def sweep_rows(
-    batch_sizes: Sequence[int], cache_tokens: int, results: dict[int, Estimate | str]
-) -> tuple[list[dict], dict]:
-    """Rows of the ``sweep`` table for ``batch_sizes`` (the first is the base), and the
-    knee's values: each step's median with its 95 % interval, and the ratios of medians
-    the knee is found in. A batch that did not run keeps its status and empty measurements."""
+def sweep_rows(batch_sizes: Sequence[int], cache_tokens: int, results: dict) -> tuple[list[dict], list[dict], dict]:
+    """Rows of the ``sweep`` table for ``batch_sizes`` (the first is the base) and of the
+    ``growths`` table (each measured batch against the measured one before it), and the
+    knee's values. ``results`` holds per batch an object with the eager step's
+    ``Estimate`` as ``eager``, or a status. Each step is a median with its 95 % interval;
+    each growth's slowdown the ratio of the two steps paired round by round where they
+    share a sweep (``medians.ratio``, with its interval), and its throughput factor the
+    growth of the batch over it. The knee is found on the medians (``find_knee``). A batch
+    that did not run keeps its status and empty measurements."""
     base = results[batch_sizes[0]]
     if isinstance(base, str):
         raise RuntimeError(f"the smallest batch ({batch_sizes[0]}) did not run: {base}")
-    rows, prev, ok = [], None, []
+    rows, growths, prev, ok = [], [], None, []
     for b in batch_sizes:
         r = results[b]
         row = {"batch": b, "cache_tokens": cache_tokens, "status": r if isinstance(r, str) else "measured"}
         if not isinstance(r, str):
-            tput = b / r.median_s
+            tput = b / r.eager.median_s
             row |= {
-                **r.columns("step_ms"),
+                **r.eager.columns("step_ms"),
                 "throughput_tok_s": tput,
-                "throughput_gain": tput / (batch_sizes[0] / base.median_s),
-                "latency_factor": r.median_s / base.median_s,
-                "gain_vs_previous": tput / (prev[0] / prev[1].median_s) if prev else None,
-                "slowdown_vs_previous": r.median_s / prev[1].median_s if prev else None,
+                "throughput_gain": tput / (batch_sizes[0] / base.eager.median_s),
+                "latency_factor": r.eager.median_s / base.eager.median_s,
             }
+            if prev:
+                growths.append(growth_row(prev[0], prev[1].eager, b, r.eager))
             prev = (b, r)
-            ok.append((b, r.median_s))
+            ok.append((b, r.eager.median_s))
         else:
             row |= dict.fromkeys(_MEASURED)
         rows.append(row)
     knee = find_knee(ok)
     after = [b for b, _ in ok if knee is not None and b > knee]
-    past = next((r for r in rows if after and r["batch"] == after[0]), None)
+    past = next((g for g in growths if after and g["batch"] == after[0]), None)
     values = {
         "knee_found": knee is not None,
         "knee_batch": knee if knee is not None else ok[-1][0],
         "knee_next_batch": after[0] if after else ok[-1][0],
-        "knee_next_gain": past["gain_vs_previous"] if past else None,
-        "knee_next_slowdown": past["slowdown_vs_previous"] if past else None,
+        "knee_next_gain": past["gain"] if past else None,
+        "knee_next_slowdown": past["slowdown"] if past else None,
         "largest_measured_batch": ok[-1][0],
         "out_of_memory": any(r == OOM for r in results.values()),
-        "sweep_samples_ms": {str(b): r.samples_ms() for b, r in results.items() if not isinstance(r, str)},
+        "sweep_samples_ms": {str(b): r.eager.samples_ms() for b, r in results.items() if not isinstance(r, str)},
     }
-    return rows, values
+    return rows, growths, values
 
 
-def step_costs(results: dict[int, Estimate | str], slots: int) -> dict[int, Estimate]:
-    """The measured step at every occupancy 1..slots: the simulations' input (they take
-    its median, and its interval's bounds for the ratios' ranges)."""
+def growth_row(b0: int, e0: Estimate, b1: int, e1: Estimate) -> dict:
+    """One growth of the batch from ``b0`` to ``b1``: the step's slowdown, paired round by
+    round where the two share a sweep (``medians.ratio``), and the throughput factor it
+    leaves, (b1 / b0) / slowdown, its range from the slowdown's the other way round."""
+    slowdown = ratio(e1, e0)
+    grown = b1 / b0
+    return {
+        "from_batch": b0,
+        "batch": b1,
+        "slowdown": slowdown[0],
+        "slowdown_low": slowdown[1],
+        "slowdown_high": slowdown[2],
+        "gain": grown / slowdown[0],
+        "gain_low": grown / slowdown[2],
+        "gain_high": grown / slowdown[1],
+    }
+
+
+def step_costs(results: dict, slots: int) -> dict:
+    """The measured step at every occupancy 1..slots (each batch's result, as
+    ``results`` holds it): the simulations' input (they take its median, and each
+    round's sample for the ratios' ranges)."""
     costs = {}
     for k in range(1, slots + 1):
         r = results[k]

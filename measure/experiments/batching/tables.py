@@ -1,34 +1,25 @@
-"""What §4 writes (``site_data/batching/``): its tables, declared once (its values: values.py)."""
+"""What §4 writes (``site_data/batching/``): its tables, declared once (the simulations':
+sim_tables.py; its values: values.py)."""
 
-from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
+from measure.experiments.batching.sim_tables import ARRIVAL_RATIOS, POLICY_RATIOS, SIMULATED, WORKLOAD
+from measure.lab.prediction import prediction_columns
+from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, TIMING
 from sitedata.schema import Column, Table, derived_columns, interval_columns
+
+__all__ = ["ARRIVAL_RATIOS", "POLICY_RATIOS", "TABLES"]
 
 # Whether a batch ran out of memory is this machine's memory, the same on every rerun here
 # (EXACT_ON_MACHINE). What timings chose (the knee, where the sweep stops) may move with
 # timing noise even on this machine, so it is compared only when timings are (TIMING).
-# The seeded workload's schedules and allocators are pure arithmetic (NUMERIC_ANYWHERE).
-# Bytes of the KV cache are the model's shape times the run's dtype, fp16 on a GPU and
-# fp32 on a CPU (EXACT_ON_DEVICE).
-
 # Every timing is a median with its 95 % interval and sample count (interval_columns); a
 # ratio of two points of one sweep, the median of their ratios round by round with its
-# 95 % interval (measure/lab/medians.py). The ratios of the two policies, simulated, come with the smallest and the
-# largest of the ratio simulated with every measured cost at its median, at its
-# interval's low bound and at its high bound.
-POLICY_RATIOS = ("throughput_ratio", "mean_latency_ratio", "p95_latency_ratio", "p99_latency_ratio")
-ARRIVAL_RATIOS = (
-    "throughput_ratio",
-    "mean_latency_ratio",
-    "p50_latency_ratio",
-    "p95_latency_ratio",
-    "p99_latency_ratio",
-    "mean_ttft_ratio",
-)
+# 95 % interval (measure/lab/medians.py). Each timed step has its prediction by the run's
+# roofline beside it (prediction_columns, measure/lab/prediction.py), from what the step
+# did, counted (measure/lab/step_counts.py: bytes in the run's dtype, EXACT_ON_DEVICE).
 
-
-# Mean and percentiles of the requests' latency, in the static and the arrivals tables alike.
-_LATENCY_COLUMNS = tuple(
-    Column(f"{k}_latency_ms", "ms", f"{k} latency", policy=TIMING) for k in ("mean", "p50", "p95", "p99")
+_ARITHMETIC = (
+    Column("achieved_gflop_s", "GFLOP/s", "FLOPs / step", policy=TIMING),
+    Column("ceiling_gflop_s", "GFLOP/s", "ceiling at as many rows", policy=TIMING),
 )
 
 TABLES = (
@@ -43,24 +34,46 @@ TABLES = (
             Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             Column("throughput_gain", "x", "throughput vs B = 1", policy=TIMING),
             Column("latency_factor", "x", "latency vs B = 1", policy=TIMING),
-            Column("gain_vs_previous", "x", "throughput vs previous B", policy=TIMING),
-            Column("slowdown_vs_previous", "x", "latency vs previous B", policy=TIMING),
             Column("floor_ms", "ms", "floor: weights and caches / bandwidth", policy=TIMING),
             *derived_columns("fraction_of_floor", "fraction", "floor / step"),
             *interval_columns("compiled_step_ms", "ms", "compiled step"),
             Column("compiled_throughput_tok_s", "tokens/s", "compiled throughput", policy=TIMING),
             *derived_columns("compiled_fraction_of_floor", "fraction", "compiled: floor / step"),
             *derived_columns("compiled_speedup", "x", "eager step / compiled step"),
+            Column("cache_bytes", "bytes", "cache read and copied", policy=EXACT_ON_DEVICE),
+            *_ARITHMETIC,
+            *prediction_columns("step"),
+            *prediction_columns("compiled_step", "compiled"),
         ),
         description=(
             "One decode step for B requests at once, each holding a cache of the same length, every batch "
             "eager and compiled interleaved in one sweep (a batch past the chapter's sizes in a sweep of its "
-            "own): step latency and throughput, against B = 1 and against the previous batch size (ratios of "
-            "medians), the floor (the weights and the B caches over the run's one bandwidth, the "
-            "calibration's) and the same step compiled. A batch that runs out of memory is recorded as such "
-            "and ends the sweep; past the chapter's sizes, the timings decide where it stops."
+            "own): step latency and throughput against B = 1, the floor (the weights and the B caches over "
+            "the run's one bandwidth, the calibration's) and the same step compiled. Beside each, what the "
+            "eager step did, counted while it ran (its FLOPs, its operators, the bytes of the weights and of "
+            "the caches its attention read and its appends copied), the FLOP/s it reached against the "
+            "ceiling of a multiply of B rows, and its time predicted by the run's roofline, with measured "
+            "over predicted. A batch that runs out of memory is recorded as such and ends the sweep; past "
+            "the chapter's sizes, the timings decide where it stops."
         ),
         length="timing",  # past the chapter's sizes, the timings decide where the sweep stops
+    ),
+    Table(
+        "growths",
+        "Each growth of the batch: what it multiplied latency and throughput by",
+        (
+            Column("from_batch", "requests", "from B"),
+            Column("batch", "requests", "to B"),
+            *derived_columns("slowdown", "x", "latency: step at B / step before"),
+            *derived_columns("gain", "x", "throughput: at B / before"),
+        ),
+        description=(
+            "Each measured batch against the one before it: how much slower its step was, the ratio of the "
+            "two steps paired round by round where both are points of one sweep (unpaired, the ratio of the "
+            "medians with the range their intervals give, for a batch measured in a sweep of its own), and "
+            "the throughput factor that leaves, the growth of the batch over the slowdown."
+        ),
+        length="timing",
     ),
     Table(
         "step_costs",
@@ -68,161 +81,51 @@ TABLES = (
         (
             Column("occupancy", "requests", "requests in the step"),
             *interval_columns("step_ms", "ms", "step"),
+            *derived_columns("vs_previous", "x", "step / step with one fewer"),
+            *prediction_columns("step"),
         ),
         description=(
             "The decode step at every occupancy from one request to the number of slots, from the sweep's "
-            "interleaved samples: the step costs the simulations use (the medians; the bounds for the "
-            "ratios' ranges)."
+            "interleaved samples: the step costs the simulations use (the medians; each round's samples for "
+            "the ratios' ranges), each against the step with one request fewer (paired round by round), "
+            "with its prediction by the run's roofline."
         ),
     ),
     Table(
-        "workload",
-        "The workload: {requests} requests, output lengths drawn once (seed {workload_seed})",
+        "breakdown",
+        "A decode step of B requests against a prefill of as many tokens, profiled: self time by operator group",
         (
-            Column("request"),
-            Column("prompt_tokens", "tokens", "prompt"),
-            Column("output_tokens", "tokens", "output"),
-        ),
-        description="The simulated workload: requests with skewed output lengths, one fixed seeded sample.",
-    ),
-    Table(
-        "policies",
-        "Static vs continuous batching, {requests} requests on {slots} slots (simulated)",
-        (
-            Column("policy", words=True),
-            Column("requests", "requests"),
-            Column("slots", "slots"),
-            Column("output_tokens", "tokens", "useful tokens"),
-            Column("steps", "steps"),
-            Column("slot_utilisation", "fraction", "slot utilisation", policy=NUMERIC_ANYWHERE),
-            Column("mean_latency_steps", "steps", "mean latency in steps", policy=NUMERIC_ANYWHERE),
-            Column("total_ms", "ms", "total time", policy=TIMING),
-            Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
-            *_LATENCY_COLUMNS,
+            Column("pass", words=True),
+            Column("batch", "requests", "requests"),
+            Column("tokens", "tokens", "tokens per request"),
+            Column("part", words=True),
+            Column("calls", "", "records per pass", policy=EXACT_ON_MACHINE),
+            *interval_columns("self_ms", "ms", "self time"),
+            Column("share", "fraction", "of the profiled pass", policy=TIMING),
         ),
         description=(
-            "Static against continuous batching of the workload on the slots, simulated with the measured "
-            "step costs: total time, throughput, latency percentiles, slot utilisation."
+            "The eager decode step at B = 1 and at a larger batch, and a prefill of as many tokens as that "
+            "batch has requests (the same weight arithmetic: as many rows through every matrix), profiled "
+            "side by side in one interleaved sweep: every operator's self time summed by group, and what the "
+            "profiled pass's wall time holds beyond them."
         ),
     ),
+    *WORKLOAD,
+    *SIMULATED[:1],
     Table(
         "prefill_costs",
         "One prefill of P prompt tokens, alone: the price of admitting a request",
         (
             Column("prompt_tokens", "tokens", "prompt P"),
             *interval_columns("prefill_ms", "ms", "prefill"),
+            *_ARITHMETIC,
+            *prediction_columns("prefill"),
         ),
         description=(
             "One prefill of P prompt tokens, alone, the lengths interleaved: the price of admitting a "
-            "request, which the simulation of arrivals uses."
+            "request, which the simulation of arrivals uses, with the FLOP/s it reached against the ceiling "
+            "of a multiply of P rows and its prediction by the run's roofline."
         ),
     ),
-    Table(
-        "arrivals",
-        "Static vs continuous batching, {requests} requests arriving over time on {slots} slots (simulated)",
-        (
-            Column("load", "fraction", "load: rate / capacity"),
-            Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
-            Column("policy", words=True),
-            Column("output_tokens", "tokens", "useful tokens"),
-            Column("decode_steps", "steps", "decode steps", policy=TIMING),
-            Column("slot_utilisation", "fraction", "slot utilisation", policy=TIMING),
-            Column("total_ms", "ms", "total time", policy=TIMING),
-            Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
-            *_LATENCY_COLUMNS,
-            Column("mean_ttft_ms", "ms", "mean time to first token", policy=TIMING),
-            Column("p95_ttft_ms", "ms", "p95 time to first token", policy=TIMING),
-        ),
-        description=(
-            "Static against continuous batching with the requests arriving over time at several loads "
-            "(simulated): throughput, latency percentiles and time to first token."
-        ),
-    ),
-    Table(
-        "arrival_ratios",
-        "Continuous against static under arrivals, at each load",
-        (
-            Column("load", "fraction", "load: rate / capacity"),
-            Column("rate_req_s", "requests/s", "arrival rate", policy=TIMING),
-            *derived_columns("throughput_ratio", "x", "throughput: continuous / static"),
-            *derived_columns("mean_latency_ratio", "x", "mean latency: static / continuous"),
-            *derived_columns("p50_latency_ratio", "x", "p50: static / continuous"),
-            *derived_columns("p95_latency_ratio", "x", "p95: static / continuous"),
-            *derived_columns("p99_latency_ratio", "x", "p99: static / continuous"),
-            *derived_columns("mean_ttft_ratio", "x", "mean time to first token: static / continuous"),
-        ),
-        description=(
-            "Continuous against static batching under arrivals, at each load: the ratios of throughput, "
-            "latencies and time to first token, simulated with the measured costs' medians; the range beside "
-            "each ratio is the smallest and the largest of it simulated with every cost (the steps and the "
-            "prefill) at its median, at its 95 % interval's low bound and at its high bound."
-        ),
-    ),
-    Table(
-        "arrival_requests",
-        "Every request under arrivals: when it came, its first token, its result",
-        (
-            Column("load", "fraction"),
-            Column("policy", words=True),
-            Column("request"),
-            Column("slot", policy=TIMING),
-            Column("arrival_ms", "ms", "arrives", policy=TIMING),
-            Column("first_token_ms", "ms", "first token", policy=TIMING),
-            Column("release_ms", "ms", "result returned", policy=TIMING),
-            Column("ttft_ms", "ms", "time to first token", policy=TIMING),
-            Column("latency_ms", "ms", "latency", policy=TIMING),
-        ),
-        description=(
-            "Every request under arrivals, per load and policy: when it came, the slot it got, its first "
-            "token and when its result was returned."
-        ),
-    ),
-    Table(
-        "timeline",
-        "Who held which slot when (steps, and times from the measured step costs)",
-        (
-            Column("policy", words=True),
-            Column("request"),
-            Column("slot"),
-            Column("output_tokens", "tokens", "output"),
-            Column("start_step", "step", "starts"),
-            Column("finish_step", "step", "last token after"),
-            Column("release_step", "step", "slot freed after"),
-            Column("start_ms", "ms", "starts", policy=TIMING),
-            Column("finish_ms", "ms", "last token", policy=TIMING),
-            Column("release_ms", "ms", "result returned", policy=TIMING),
-        ),
-        description=("Who held which slot when under each policy, in steps and in times from the measured step costs."),
-    ),
-    Table(
-        "paged",
-        "KV memory of the continuous schedule under three allocators (simulated)",
-        (
-            Column("scheme", label="allocator", words=True),
-            Column("unit_tokens", "tokens", "allocation unit"),
-            Column("peak_reserved_bytes", "bytes", "reserved, peak", policy=EXACT_ON_DEVICE),
-            Column("peak_stored_bytes", "bytes", "holding tokens, peak", policy=EXACT_ON_DEVICE),
-            Column("waste_at_peak", "fraction", "waste at peak", policy=NUMERIC_ANYWHERE),
-            Column("waste", "fraction", "waste over the run", policy=NUMERIC_ANYWHERE),
-            Column("peak_vs_contiguous", "fraction", "peak vs contiguous", policy=NUMERIC_ANYWHERE),
-        ),
-        description=(
-            "The KV memory of the continuous schedule under three allocators (a contiguous reservation per "
-            "request, fixed-size blocks with a block table, and blocks with a shared system prompt): reserved"
-            " against stored bytes, the waste."
-        ),
-    ),
-    Table(
-        "memory_steps",
-        "KV memory after every step of the continuous schedule",
-        (
-            Column("step", "step"),
-            Column("context_bytes", "bytes", "contexts (unshared)", policy=EXACT_ON_DEVICE),
-            Column("contiguous_reserved_bytes", "bytes", "contiguous: reserved", policy=EXACT_ON_DEVICE),
-            Column("paged_reserved_bytes", "bytes", "paged: reserved", policy=EXACT_ON_DEVICE),
-            Column("shared_reserved_bytes", "bytes", "paged + shared prefix: reserved", policy=EXACT_ON_DEVICE),
-            Column("shared_stored_bytes", "bytes", "paged + shared prefix: stored", policy=EXACT_ON_DEVICE),
-        ),
-        description="The KV memory after every step of the continuous schedule, under each allocator.",
-    ),
+    *SIMULATED[1:],
 )

@@ -22,6 +22,34 @@ VALUES = (
     Value("largest_measured_batch", "requests", policy=TIMING),
     Value("out_of_memory", policy=EXACT_ON_MACHINE),
     Value("sweep_samples_ms", "ms", policy=TIMING),
+    # What the eager step does, counted while it runs (measure/lab/step_counts.py).
+    Value("ops_per_step", "operators", description="operators one eager step dispatches (B = 1)"),
+    Value(
+        "cache_bytes_per_request",
+        "bytes",
+        description="cache bytes a step reads and copies per request (counted at each batch; the largest)",
+        policy=EXACT_ON_DEVICE,
+    ),
+    Value(
+        "compute_bound_from",
+        "requests",
+        description="the smallest batch whose predicted compute term exceeds its memory term",
+        policy=TIMING,
+    ),
+    # The profiled comparison (decomposition.breakdown).
+    Value("profiled_batch", "requests"),
+    *(
+        Value(name, "x", description=what, policy=TIMING)
+        for stem, what in (
+            ("decode_over_prefill", "the step at the profiled batch / a prefill of as many tokens (unprofiled)"),
+            ("matmul_decode_over_prefill", "their matrix multiplies' self time, paired round by round"),
+        )
+        for name in (stem, f"{stem}_low", f"{stem}_high")
+    ),
+    *(
+        Value(name, "fraction", description="of the excess over the prefill: attention and appends", policy=TIMING)
+        for name in ("gap_per_request_share", "gap_per_request_share_low", "gap_per_request_share_high")
+    ),
     Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth, its calibration's", policy=TIMING),
     Value("weight_bytes", "bytes", policy=EXACT_ON_DEVICE),
     Value("fraction_smallest_batch", "fraction", description="floor / step at B = 1", policy=TIMING),
@@ -58,7 +86,12 @@ VALUES = (
     Value("p95_latency_ratio", "x", description="static p95 latency / continuous p95 latency", policy=TIMING),
     Value("p99_latency_ratio", "x", description="static p99 latency / continuous p99 latency", policy=TIMING),
     *(
-        Value(f"{name}_{bound}", "x", description=f"{which} of {name} over the costs' bounds", policy=TIMING)
+        Value(
+            f"{name}_{bound}",
+            "x",
+            description=f"{which} of {name} over the medians and each round's costs",
+            policy=TIMING,
+        )  # fmt: skip
         for name in POLICY_RATIOS
         for bound, which in (("low", "the smallest"), ("high", "the largest"))
     ),
@@ -74,6 +107,21 @@ VALUES = (
         description="continuous batching with every slot busy: 1 / (prefill + (mean output - 1) x full step / slots)",
         policy=TIMING,
     ),
+    Value(
+        "static_capacity_req_s",
+        "requests/s",
+        description="static batching with requests always waiting: full groups of consecutive requests",
+        policy=TIMING,
+    ),
+    *(
+        Value(name, "x", description=f"continuous capacity / static capacity{what}", policy=TIMING)
+        for name, what in (
+            ("capacity_ratio", ""),
+            ("capacity_ratio_low", ", the smallest over the medians and each round's costs"),
+            ("capacity_ratio_high", ", the largest over the medians and each round's costs"),
+        )
+    ),
+    Value("simulated_rounds", "rounds", description="rounds of measured costs each simulation was run again with"),
     Value("prefill_ms", "ms", description="one prefill of the workload's prompt", policy=TIMING),
     Value("arrival_seed", description="seed of the Poisson arrivals"),
     Value("load_lowest", "fraction"),

@@ -1,6 +1,9 @@
 """The source chapter's own figures, written beside the measurements so that each page
 can set them against this run's: facts typed from measure/reference/chapter.py, with
-the section that states each, not measured.
+the section that states each, not measured; and what the roofline predicts for the
+chapter's model on its laptop GPU and on two data-centre GPUs, from their datasheets
+(``predictions.py``, ``measure/reference/gpus.py``): predictions, labelled as such on every
+page that shows them, until a GPU run sets a measurement beside them.
 
 Writes ``site_data/chapter/``. Alone: ``python -m measure run --only chapter``.
 """
@@ -9,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.experiments.chapter import predictions
+from measure.experiments.chapter.tables import PREDICTION_TABLES, PREDICTION_VALUES
 from measure.lab.context import Context
 from measure.reference.chapter import FIGURES, SOURCE
 from sitedata.schema import Column, Result, Table, Value
@@ -35,10 +40,12 @@ TABLES = (
             "it: facts typed from measure/reference/chapter.py, not measured."
         ),
     ),
+    *PREDICTION_TABLES,
 )
 VALUES = (
     Value("source", description="where the figures come from"),
     *(Value(f.name, f.unit, description=f"{f.what} ({f.where})", words=f.name in _WORDS) for f in FIGURES),
+    *PREDICTION_VALUES,
 )
 
 
@@ -62,4 +69,5 @@ def run(cfg: Config, ctx: Context) -> Result:
         }
         for f in FIGURES
     ]
-    return Result(tables={"figures": rows}, values={"source": SOURCE, **{f.name: f.value for f in FIGURES}})
+    figures = {"source": SOURCE, **{f.name: f.value for f in FIGURES}}
+    return Result(tables={"figures": rows, **predictions.tables()}, values={**figures, **predictions.values()})

@@ -4,9 +4,11 @@ Measures, on the run's model, every timing in interleaved rounds
 (``measure/lab/sampling.py``: each median with its 95 % interval and sample count):
 
 * ``identical_output``: greedy generation recomputing everything each step vs with the
-  cache; the token ids must be identical; wall time, time per token, and the speedup
-  paired round by round, with its interval (``speedup``: the two whole generations
-  interleaved in one sweep).
+  cache, over the chapter's 48 new tokens; the token ids must be identical; the time of
+  each whole generation (with and without its first token's pass), time per token, and
+  the speedup paired round by round, with its interval, each generation timed as the
+  sum of its steps (``speedup``: the steps interleaved in one sweep) and set against its
+  prediction by the run's roofline.
 * ``generated_tokens``: the two token streams side by side (the proof, shown).
 * ``head_step``: one attention head (d = 64), one generation step at context n, both
   ways, every point in one sweep: time and the bytes of the score matrix actually built.
@@ -30,6 +32,7 @@ Writes ``site_data/kv_cache/``. Alone: ``python -m measure run --only kv_cache``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
@@ -37,12 +40,22 @@ from measure.experiments.kv_cache.head import head_step_rows
 from measure.experiments.kv_cache.identity import float32_identity, split_finding
 from measure.experiments.kv_cache.macs import mac_tables
 from measure.experiments.kv_cache.memory import memory_rows
-from measure.experiments.kv_cache.speedup import METHODS, generation_sweep, identical_rows
+from measure.experiments.kv_cache.speedup import (
+    METHODS,
+    generation_sweep,
+    identical_rows,
+    plan,
+    predicted,
+    round_totals,
+    step_values,
+)
 from measure.experiments.kv_cache.speedup import streams as generated_streams
 from measure.experiments.kv_cache.tables import TABLES, VALUES
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
-from measure.lab.medians import MIN_ROUNDS
+from measure.lab.generation import decode_step, prefill, random_cache, recompute_step
+from measure.lab.op_counting import count_ops
+from measure.lab.step_work import model_counts
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run", "work"]
@@ -53,8 +66,11 @@ PROMPT = "Why is the sky blue? Answer in two sentences."
 
 @dataclass(frozen=True, kw_only=True)
 class Config:
-    new_tokens: int = 48  # spec §1.1: the token streams compared and shown
-    timed_tokens: int = 48  # each timed generation's length
+    new_tokens: int = 48  # spec §1.1: the generations compared, timed and shown
+    # the steps timed of each generation (speed.py): the recompute pass at this many
+    # lengths and the decode step at this many contexts, first and last included
+    recompute_points: int = 5
+    step_points: int = 3
     head_dim: int = 64  # spec §1.2
     head_contexts: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
     mac_totals: tuple[int, ...] = (64, 256, 1024, 4096)  # spec §1.3
@@ -67,6 +83,9 @@ class Config:
     generation_seed: int = 10
     head_seed: int = 11
     generation_budget_s: float = 30.0
+    # the generations' totals are paired on the rounds every step shares: ten, so that
+    # their intervals leave out the smallest and the largest round (nine is the least)
+    generation_min_rounds: int = 10
     head_budget_s: float = 10.0
     # Every point of the head's sweep stays for at least this many rounds, even once its
     # own interval is narrow: each context's ratio is paired on the rounds the two steps
@@ -82,13 +101,12 @@ class Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # Recompute costs O(n^2) forwards on two cores: a whole 48-token generation
-            # is about 15 s, so six rounds of it and of the cached one would take two
-            # minutes. The timed generations are 8 tokens long; the 48-token streams come
-            # from the memory table's whole generations at 48 (whole up to there; at 256
-            # its last two steps alone), which cost no extra generation.
+            # A whole 48-token recompute generation takes seconds on two cores, and ten
+            # rounds of it minutes: its steps are timed instead (speed.py), a round of
+            # eight of them (the prefill, three decode steps, five recompute passes) about
+            # 0.7 s, ten rounds well inside the budget the 8-token generations had. The
+            # streams shown come from the memory table's whole generations at 48.
             return cls(
-                timed_tokens=8,
                 memory_tokens=(48, 256),
                 memory_whole_up_to=48,
                 generation_budget_s=10.0,
@@ -101,7 +119,9 @@ class Config:
             )
         return cls(
             new_tokens=6,
-            timed_tokens=6,
+            recompute_points=3,
+            step_points=2,
+            generation_min_rounds=6,
             head_contexts=(16, 32),
             mac_totals=(4, 16),
             mac_step_contexts=(1, 8),
@@ -125,19 +145,23 @@ def _prompt(ctx: Context) -> torch.Tensor:
 
 def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: dict) -> tuple[list, list, dict, dict]:
     model = ctx.model.model
-    points, timed, notes = generation_sweep(cfg, ctx, ids)
     streams = {m: generated[(m, cfg.new_tokens)][0].tolist() for m in METHODS if (m, cfg.new_tokens) in generated}
     if len(streams) < len(METHODS):
-        if cfg.timed_tokens == cfg.new_tokens:
-            streams = timed
-        else:
-            ctx.log(f"  generating the {cfg.new_tokens}-token streams once each way")
-            streams = generated_streams(model, ids, cfg.new_tokens)
+        ctx.log(f"  generating the {cfg.new_tokens}-token streams once each way")
+        streams = generated_streams(model, ids, cfg.new_tokens)
     a, b = streams["recompute"], streams["cached"]
     identical = a == b
+    points, p, notes = generation_sweep(cfg, ctx, ids, b)
+    counts, roof = model_counts(model), ctx.calibration.roofline()
+    cache = random_cache(model, batch=1, tokens=p.prompt)
+    ops = {
+        "recompute": count_ops(partial(recompute_step, model, ids)),
+        "prefill": count_ops(partial(prefill, model, ids)),
+        "step": count_ops(partial(decode_step, model, ids[:, -1:], cache)),
+    }
+    rows, v_speedup = identical_rows(cfg, round_totals(points, p), identical, predicted(counts, p, roof, ops))
     split = split_finding(model, ids, a, b)
     fp32_mismatch = float32_identity(model, ids, cfg.new_tokens, (a, b))
-    rows, v_speedup = identical_rows(cfg, points, identical)
     tok = ctx.model.tokenizer
     decode = (lambda i: tok.decode([i])) if tok is not None else (lambda i: f"<{i}>")
     tokens = [
@@ -147,6 +171,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
     text = tok.decode(b) if tok is not None else " ".join(map(str, b))
     values = {
         **v_speedup,
+        **step_values(points, p, counts, roof, ops),
         "tokens_identical": identical,
         **split,
         "identical_float32": fp32_mismatch < 0,
@@ -160,11 +185,12 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
 
 
 def work(cfg: Config) -> ForwardPasses:
-    """The forward passes of a run at the fewest rounds (six, and a warm-up), for the
-    estimate printed before it starts (the prompt is about 41 tokens; the head and MAC
-    tables are small and left out)."""
+    """The forward passes of a run at the fewest rounds (and a warm-up), for the estimate
+    printed before it starts (the prompt is about 41 tokens; the head and MAC tables are
+    small and left out)."""
     prompt = 41
-    rounds = MIN_ROUNDS + 1
+    rounds = cfg.generation_min_rounds + 1
+    p = plan(prompt, cfg.new_tokens, recompute_points=cfg.recompute_points, step_points=cfg.step_points)
 
     def recompute(n: int) -> ForwardPasses:
         return ForwardPasses(prefill_tokens=sum(prompt + i for i in range(n)))
@@ -172,10 +198,11 @@ def work(cfg: Config) -> ForwardPasses:
     def cached(n: int) -> ForwardPasses:
         return ForwardPasses(prompt, n - 1)
 
-    total = ForwardPasses()
-    for _ in range(rounds):
-        total += recompute(cfg.timed_tokens) + cached(cfg.timed_tokens)
-    if cfg.timed_tokens != cfg.new_tokens and cfg.new_tokens not in cfg.memory_tokens:
+    # each round: the prefill, the decode steps and the recompute passes timed; then
+    # three steps whose operators are counted
+    total = ForwardPasses(rounds * (prompt + sum(p.recompute_lengths)), rounds * len(p.step_contexts))
+    total += ForwardPasses(2 * prompt, 1)
+    if cfg.new_tokens not in cfg.memory_tokens:
         total += recompute(cfg.new_tokens) + cached(cfg.new_tokens)  # the streams, once
     for n in cfg.memory_tokens:
         total += cached(n)

@@ -50,7 +50,7 @@ def memory_rows(
         rows.append(row)
         return row
 
-    ratios, share = {}, 0.0
+    ratios, last_two, share = {}, {}, 0.0
     for n in lengths:
         cached = point(
             "cached", n, "all", lambda n=n: generated.__setitem__(("cached", n), greedy_cached(model, ids, n))
@@ -72,14 +72,21 @@ def memory_rows(
         for r in (*recompute, cached):
             r["relative_to_cached"] = r["above_baseline_bytes"] / max(1, cached["above_baseline_bytes"])
         ratios[n] = recompute[0]["relative_to_cached"]
+        if recompute[-1]["steps_run"] == "last two":
+            last_two[n] = recompute[-1]["relative_to_cached"]
         if n == checked:
             share = recompute[1]["above_baseline_bytes"] / max(1, recompute[0]["above_baseline_bytes"])
     order = {"recompute": 0, "cached": 1}
     rows.sort(key=lambda r: (r["new_tokens"], order[r["method"]], r["steps_run"] != "all"))
+    # the two lengths compared by the same measurement: the last two steps at both where the
+    # longest ran only those (the shortest ran them too, beside its whole loop)
+    like = lengths[-1] in last_two and lengths[0] in last_two
     values = {
         "memory_ratio": ratios[lengths[-1]],
         "memory_tokens": lengths[-1],
-        "memory_ratio_shortest": ratios[lengths[0]],
+        "memory_ratio_shortest": last_two[lengths[0]] if like else ratios[lengths[0]],
+        "memory_ratio_shortest_whole": ratios[lengths[0]],
+        "memory_compared_last_two": like,
         "memory_tokens_shortest": lengths[0],
         "memory_whole_up_to": min(whole_up_to, lengths[-1]),
         "memory_last_steps_share": share,

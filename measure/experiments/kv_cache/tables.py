@@ -1,5 +1,6 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
+from measure.lab.prediction import prediction_columns, step_values
 from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
@@ -18,16 +19,22 @@ TABLES = (
         (
             Column("method", words=True),
             Column("new_tokens", "tokens", "new tokens"),
-            *interval_columns("total_ms", "ms", "wall time"),
+            *interval_columns("total_ms", "ms", "whole generation"),
             *derived_columns("ms_per_token", "ms", "per token"),
             *derived_columns("speedup", "x", "speedup over recomputing"),
+            *derived_columns("steps_ms", "ms", "after the first token"),
+            *derived_columns("steps_speedup", "x", "speedup over recomputing, after the first token"),
             Column("tokens_identical", label="same tokens as recompute", policy=EXACT_ON_DEVICE),
+            *prediction_columns("total", "whole generation"),
         ),
         description=(
-            "Greedy generation recomputing everything at each step against generating with the cache, the "
-            "two whole generations interleaved in one sweep: the token ids must be identical; wall time and "
-            "time per token (medians with their 95 % intervals), and the speedup, paired round by round: the "
-            "median of the per-round ratios with its 95 % interval."
+            "Greedy generation recomputing everything at each step against generating with the cache: the token "
+            "ids must be identical. Each generation timed as the sum of its steps, every step timed in one "
+            "interleaved sweep (the prefill, the decode step at a few contexts, the recompute pass at a few "
+            "lengths; a step between two lengths timed read off the straight line between them), one sum per "
+            "round: the whole generation (the cached one with its prefill, as the chapter counted it) and the "
+            "steps after the first token, medians with their 95 % intervals over the rounds, and the speedups "
+            "paired round by round; each generation against its prediction by the run's roofline."
         ),
     ),
     Table(
@@ -115,6 +122,25 @@ VALUES = (
         ),
     ),
     Value("timed_tokens", "tokens", description="the length of each timed generation"),
+    *interval_values(
+        "steps_speedup",
+        "x",
+        description="the same after the first token: the recompute passes after the first over the decode steps",
+    ),
+    Value("speedup_predicted", "x", description="the speedup the run's roofline predicts", policy=TIMING),
+    Value("steps_speedup_predicted", "x", description="the same after the first token", policy=TIMING),
+    Value(
+        "flops_ratio",
+        "x",
+        description="FLOPs of the recompute generation over the cached one's, counted",
+        policy=EXACT_ON_DEVICE,
+    ),
+    Value("recompute_points", "lengths", description="recompute passes timed, first and last included"),
+    Value("step_points", "contexts", description="decode steps timed, first and last included"),
+    Value("recompute_pass_tokens", "tokens", description="the recompute pass timed in the middle of the generation"),
+    *step_values("recompute_pass", "the recompute pass timed in the middle of the generation"),
+    Value("cached_step_tokens", "tokens", description="the decode step timed in the middle of the generation"),
+    *step_values("cached_step", "the decode step timed in the middle of the generation"),
     Value("tokens_identical", description="the two token streams are equal", policy=EXACT_ON_DEVICE),
     Value("first_mismatch", description="first differing position, -1 if none", policy=EXACT_ON_DEVICE),
     Value("split_gap", description="top-two logit gap of the recompute path where the streams split", policy=NUMERIC),
@@ -148,7 +174,22 @@ VALUES = (
         policy=TIMING,
     ),
     Value("memory_tokens", "tokens", description="the longest generation of the memory table"),
-    Value("memory_ratio_shortest", "x", description="the same ratio at the shortest generation", policy=TIMING),
+    Value(
+        "memory_ratio_shortest",
+        "x",
+        description="the same ratio at the shortest generation, read as at the longest (last two steps, or all)",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_ratio_shortest_whole",
+        "x",
+        description="the same ratio at the shortest generation, the whole loop",
+        policy=TIMING,
+    ),
+    Value(
+        "memory_compared_last_two",
+        description="the two lengths compared on their last two steps",
+    ),
     Value("memory_tokens_shortest", "tokens"),
     Value("memory_whole_up_to", "tokens", description="the longest generation recomputed whole for memory"),
     Value(

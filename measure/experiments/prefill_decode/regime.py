@@ -1,5 +1,6 @@
 """Where an eager decode step stands on this machine, measured: what its time is spent on,
-and the three bounds beside it.
+set beside what the run's roofline (``measure/lab/roofline.py``, probed by the run's
+calibration) predicts for it.
 
 * ``breakdown``: the step (batch 1) under ``torch.profiler`` (CPU activities), profiled
   alone once per round at the smallest context and at ``flat_up_to``, interleaved
@@ -8,100 +9,23 @@ and the three bounds beside it.
   all of them is Python, transformers and the dispatcher between the operators (and the
   profiler's own records, which is why the profiled step is slower than the plain one).
   Each group's time has the 95 % interval of its median over the profiled steps.
-* the operators one step dispatches, counted exactly (a ``TorchDispatchMode`` sees every
-  ATen operator the step calls from Python).
-* two probes, interleaved: one trivial operator (``torch.add`` of two one-element
-  tensors, ``dispatch_calls`` in a row, so the clock's own cost is spread over them),
-  the cost of an operator that does no work; and one ``n x n`` matmul in the run's
-  dtype, the FLOP/s of large matrix arithmetic on this device.
-
-From them: the step's arithmetic at that rate, its operators' dispatch at that cost, and
-its memory floor at the run's bandwidth, each against the measured step.
+* ``regime_values``: the step's three terms by the roofline, each with its range: its
+  operators (counted exactly, ``op_counting.count_ops``) at the run's fixed cost per
+  operator, its arithmetic at the run's one-row compute ceiling, its bytes at the run's
+  bandwidth; and the read rate its matrix multiplies reached under the profiler.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import partial
-
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.medians import Estimate
-from measure.lab.sampling import host_timer, interleaved
+from measure.lab.profiled import group_estimates, group_of, profiled
+from measure.lab.roofline import Rate, Roofline
 
-_MATMUL = {"mm", "addmm", "bmm", "matmul", "linear", "t", "_unsafe_view"}
-_CONCAT = {"cat"}
-_BOOKKEEPING = {
-    "view", "as_strided", "slice", "narrow", "transpose", "reshape", "_reshape_alias", "unsqueeze", "squeeze",
-    "expand", "select", "empty", "empty_like", "empty_strided", "to", "_to_copy", "copy_", "contiguous", "clone",
-    "alias", "detach", "resolve_conj", "resolve_neg", "result_type", "lift_fresh", "zeros", "ones", "full",
-    "new_empty", "fill_", "zero_", "index", "item", "_local_scalar_dense", "permute",
-}  # fmt: skip
-_ELEMENTWISE = {
-    "mul", "add", "sub", "div", "div_", "pow", "mean", "rsqrt", "sqrt", "neg", "silu", "gelu", "sum", "cos", "sin",
-    "exp", "argmax", "embedding", "index_select", "arange", "where", "masked_fill", "tanh", "sigmoid", "add_", "mul_",
-    "softmax", "_softmax", "layer_norm", "native_layer_norm", "rms_norm", "_fused_rms_norm", "clamp", "max", "min",
-}  # fmt: skip
-
-
-def group_of(op: str) -> str:
-    """The group of a profiler record's name (``aten::mm`` is ``matmul``)."""
-    name = op.removeprefix("aten::")
-    if name in _MATMUL:
-        return "matmul"
-    if "scaled_dot_product" in name or "attention" in name:
-        return "attention"
-    if name in _CONCAT:
-        return "concat"
-    if name in _BOOKKEEPING:
-        return "bookkeeping"
-    if name in _ELEMENTWISE:
-        return "elementwise"
-    return "other"
-
-
-class _Counting(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls += 1
-        return func(*args, **(kwargs or {}))
-
-
-def count_ops(fn) -> int:
-    """The ATen operators ``fn()`` dispatches."""
-    with _Counting() as counting, torch.inference_mode():
-        fn()
-    return counting.calls
-
-
-class _Profiling:
-    """A timer for ``interleaved`` that profiles each call it times: returns the call's
-    wall time (inside the profiler, device synchronised) and keeps, per point, each
-    call's self time and record count per group."""
-
-    def __init__(self, points: dict, device: torch.device) -> None:
-        self.key = {id(fn): key for key, fn in points.items()}
-        self.records: dict = {key: [] for key in points}
-        self.clock = host_timer(device)
-
-    def __call__(self, fn) -> float:
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            wall = self.clock(fn)
-        seconds, calls = Counter(), Counter()
-        for event in prof.key_averages():
-            seconds[group_of(event.key)] += event.self_cpu_time_total / 1e6  # microseconds
-            calls[group_of(event.key)] += event.count
-        self.records[self.key[id(fn)]].append((wall, seconds, calls))
-        return wall
+__all__ = ["breakdown", "group_of", "regime_values"]
 
 
 def breakdown(cfg, ctx: Context, contexts: tuple[int, ...]) -> tuple[list[dict], dict]:
@@ -110,29 +34,19 @@ def breakdown(cfg, ctx: Context, contexts: tuple[int, ...]) -> tuple[list[dict],
     token = ctx.prompt_ids(1)
     caches = {c: random_cache(model, batch=1, tokens=c) for c in contexts}
     points = {c: partial(decode_step, model, token, caches[c]) for c in contexts}
-    profiling = _Profiling(points, ctx.device)
     ctx.log(f"  profiling the eager step at contexts {', '.join(map(str, contexts))}, interleaved")
-    sweep = interleaved(
+    sweep, records = profiled(
         points,
         device=ctx.device,
         seed=cfg.breakdown_seed,
         budget_s=cfg.breakdown_budget_s,
         target=cfg.target,
         before=lambda c: crop_cache(caches[c], c),
-        timer=profiling,
     )
     rows = []
     for c in contexts:
-        records = profiling.records[c]
         step = sweep.points[c]
-        for group in GROUPS:
-            if group == "step":
-                samples, calls = [wall for wall, _, _ in records], sum(records[0][2].values())
-            elif group == "outside":
-                samples, calls = [wall - sum(s.values()) for wall, s, _ in records], None
-            else:
-                samples, calls = [s[group] for _, s, _ in records], records[0][2][group]
-            est = Estimate.of(samples, cfg.target)
+        for group, (est, calls) in group_estimates(records[c], cfg.target).items():
             rows.append(
                 {
                     "cache_tokens": c,
@@ -145,80 +59,48 @@ def breakdown(cfg, ctx: Context, contexts: tuple[int, ...]) -> tuple[list[dict],
     return rows, {"breakdown_sweep": sweep.describe()}
 
 
-def probes(cfg, ctx: Context) -> tuple[Estimate, Estimate, int, dict]:
-    """One trivial operator's cost (per call) and one matmul's time, interleaved; the
-    matmul's size."""
-    device, n = ctx.device, cfg.matmul_size if ctx.device.type == "cpu" else cfg.matmul_size_cuda
-    x, y = torch.ones(1, device=device), torch.ones(1, device=device)
-    g = torch.Generator(device="cpu").manual_seed(cfg.probe_seed)
-    a, b = (torch.randn(n, n, generator=g).to(device=device, dtype=ctx.dtype) for _ in range(2))
-
-    def dispatch() -> None:
-        for _ in range(cfg.dispatch_calls):
-            torch.add(x, y)
-
-    ctx.log(f"  probes: {cfg.dispatch_calls} trivial operators, and a {n} x {n} matmul, interleaved")
-    sweep = interleaved(
-        {"dispatch": dispatch, "matmul": partial(torch.mm, a, b)},
-        device=device,
-        seed=cfg.probe_seed,
-        budget_s=cfg.probe_budget_s,
-        target=cfg.target,
-    )
-    per_op = sweep.points["dispatch"].scaled(1 / cfg.dispatch_calls)
-    return per_op, sweep.points["matmul"], n, {"probe_sweep": sweep.describe()}
-
-
 def _cell(rows: list[dict], c: int, group: str, column: str = "self_ms"):
     return next(r[column] for r in rows if r["cache_tokens"] == c and r["part"] == GROUPS[group])
 
 
-def regime_values(
-    *,
-    per_op: Estimate,
-    matmul: Estimate,
-    n: int,
-    ops: int,
-    step_s: float,
-    ctx: Context,
-    counts: dict,
-    rows: list[dict],
-) -> dict:
+def _triple(name: str, rate: Rate | None, scale: float) -> dict:
+    """``name`` and its range (``<name>_low``, ``<name>_high`` before a unit suffix)."""
+    from sitedata.schema import interval_names
+
+    low, high, _ = interval_names(name)
+    if rate is None:
+        return dict.fromkeys((name, low, high))
+    return {name: rate.value * scale, low: rate.low * scale, high: rate.high * scale}
+
+
+def regime_values(*, roof: Roofline, ops: int, step_s: float, dtype: str, counts: dict, rows: list[dict]) -> dict:
     """The values that place the step (the eager step at the smallest context, ``step_s``)
-    between its bounds: dispatch, arithmetic and memory; ``counts`` holds the step's
-    FLOPs, the weights' and projections' bytes and the contexts profiled."""
-    cal = ctx.calibration
-    rate = 2 * n**3 / matmul.median_s
-    rate_low, rate_high = 2 * n**3 / matmul.high_s, 2 * n**3 / matmul.low_s
+    under the roofline: its fixed cost, its arithmetic and its memory terms, each with
+    its range; ``counts`` holds the step's FLOPs and FLOPs per byte, the projections'
+    bytes and the contexts profiled."""
     flops = counts["step_flops"]
     lo, hi = counts["contexts"][0], counts["contexts"][-1]
     mm = [r for r in rows if r["cache_tokens"] == lo and r["part"] == GROUPS["matmul"]][0]
+    fixed = roof.dispatch.times(ops)
+    arithmetic = roof.ceiling(dtype, 1).inverse(flops)
     values = {
         "ops_per_step": ops,
-        "dispatch_us": per_op.median_ms * 1e3,
-        "dispatch_low_us": per_op.low_ms * 1e3,
-        "dispatch_high_us": per_op.high_ms * 1e3,
-        "dispatch_ms": ops * per_op.median_ms,
-        "dispatch_low_ms": ops * per_op.low_ms,
-        "dispatch_high_ms": ops * per_op.high_ms,
-        "dispatch_share": ops * per_op.median_s / step_s,
-        "matmul_size": n,
-        "matmul_gflop_s": rate / 1e9,
-        "matmul_low_gflop_s": rate_low / 1e9,
-        "matmul_high_gflop_s": rate_high / 1e9,
+        **_triple("operator_us", roof.dispatch, 1e6),
+        **_triple("trivial_us", roof.trivial, 1e6),
+        **_triple("fixed_ms", fixed, 1e3),
+        "fixed_share": fixed.value / step_s,
         "step_flops": flops,
-        "arithmetic_ms": flops / rate * 1e3,
-        "arithmetic_low_ms": flops / rate_high * 1e3,
-        "arithmetic_high_ms": flops / rate_low * 1e3,
-        "arithmetic_share": flops / rate / step_s,
-        "ridge_flops_per_byte": rate / cal.bandwidth_bytes_per_s,
-        "ridge_low_flops_per_byte": rate_low / cal.bandwidth_high_bytes_per_s,
-        "ridge_high_flops_per_byte": rate_high / cal.bandwidth_low_bytes_per_s,
+        **_triple("arithmetic_ms", arithmetic, 1e3),
+        "arithmetic_share": arithmetic.value / step_s,
+        **_triple("one_row_gflops", roof.ceiling(dtype, 1), 1e-9),
+        **_triple("peak_gflops", roof.peak(dtype), 1e-9),
+        **_triple("balance_flops_per_byte", roof.balance(dtype), 1.0),
         "decode_flops_per_byte": counts["step_flops_per_byte"],
         "projection_bytes": counts["projection_bytes"],
         "matmul_read_gb_s": counts["projection_bytes"] / mm["self_ms"] / 1e6,
         "matmul_read_low_gb_s": counts["projection_bytes"] / mm["self_high_ms"] / 1e6,
         "matmul_read_high_gb_s": counts["projection_bytes"] / mm["self_low_ms"] / 1e6,
+        "matmul_read_share": counts["projection_bytes"] / mm["self_ms"] / 1e6 / (roof.bandwidth.value / 1e9),
         "profiled_step_ms": _cell(rows, lo, "step"),
     }
     for group in GROUPS:

@@ -8,21 +8,32 @@ Each setting's floor is its own weight bytes (in its dtype) over the run's one b
 setting (every thread, the run's dtype, eager), come with the interval the two timings'
 intervals (and the bandwidth's) give. The thread count is set untimed before each call
 (``before``) and put back after the sweep.
+
+Each setting is also set against its prediction by the run's roofline, in its dtype (the
+calibration probes the other dtype's ceilings too). One thread moves fewer bytes per
+second than all of them: the sweep times, beside the settings and in the same rounds, one
+thread copying a buffer as large as the weights, and the one-thread setting is predicted
+with that bandwidth (``one_thread_copy``).
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from functools import partial
 
 import torch
 
-from measure.lab.bandwidth import weight_bytes
+from measure.lab.bandwidth import copier, weight_bytes
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
 from measure.lab.medians import fraction_cells, ratio_cells
+from measure.lab.op_counting import count_ops
+from measure.lab.prediction import no_prediction, prediction_cells, step_value_cells
+from measure.lab.roofline import Rate, Roofline
 from measure.lab.sampling import interleaved
+from measure.lab.step_work import STATIC_CACHE_PASSES, decode_work, model_counts
 
 _NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
 
@@ -41,6 +52,9 @@ def setting_points(run_threads: int) -> list[tuple[bool, str, int]]:
     if run_threads > 1:
         points.append((False, "run", 1))
     return [*points, (True, "run", run_threads)]
+
+
+ONE_THREAD_COPY = ("copy", "", 1)  # the sweep's point that copies the weights' bytes on one thread
 
 
 def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
@@ -62,9 +76,13 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
             decoder, cache = compiled_decoder(model, device), static_cache(model, batch=1, tokens=c)
             points[key] = partial(compiled_step_at, decoder, token, cache, c)
 
+    one_thread = threads > 1 and device.type == "cpu"
+    if one_thread:
+        points[ONE_THREAD_COPY] = copier(copy_bytes=weight_bytes(model), device=device, copies_per_sample=1)
+
     def before(key) -> None:
         torch.set_num_threads(key[2])
-        if not key[0]:
+        if key[0] is False:
             crop_cache(caches[key[1]], c)  # the previous step grew it by one
 
     ctx.log(
@@ -83,7 +101,23 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
     finally:
         torch.set_num_threads(threads)
     base = sweep.points[wanted[0]]
-    rows = [_row(key, sweep.points.get(key), base, models, dtypes, cal) for key in wanted]
+    roofs = {threads: cal.roofline()}
+    if one_thread:
+        copied = sweep.points[ONE_THREAD_COPY]
+        moved = 2 * weight_bytes(model)  # a copy reads its bytes once and writes them once
+        bw = Rate(moved / copied.median_s, moved / copied.high_s, moved / copied.low_s)
+        roofs[1] = replace(roofs[threads], bandwidth=bw)
+    ops = {k: count_ops(partial(decode_step, m, token, caches[k])) for k, m in models.items()}
+    for k in caches:
+        crop_cache(caches[k], c)
+    rows, predictions = [], {}
+    for key in wanted:
+        predictions[key] = _predicted(key, sweep.points.get(key), models, ops, roofs, c)
+        row = _row(key, sweep.points.get(key), base, models, dtypes, cal)
+        est = sweep.points.get(key)
+        rows.append(
+            row | (prediction_cells("step", est, predictions[key]) if predictions[key] else no_prediction("step"))
+        )
     best = max((r for r in rows if r["step_ms"] is not None), key=lambda r: r["fraction_of_floor"])
     values = {
         "settings_cache_tokens": c,
@@ -93,6 +127,14 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
         "settings_best_fraction": best["fraction_of_floor"],
         "settings_best_fraction_low": best["fraction_of_floor_low"],
         "settings_best_fraction_high": best["fraction_of_floor_high"],
+        **_one_thread_values(roofs.get(1)),
+        "settings_other_dtype": rows[1]["dtype"],
+        **step_value_cells("settings_other", sweep.points.get(wanted[1]), predictions[wanted[1]]),
+        **step_value_cells(
+            "settings_one_thread",
+            sweep.points.get(wanted[2]) if threads > 1 else None,
+            predictions[wanted[2]] if threads > 1 else None,
+        ),
     }
     return rows, values, {"settings_sweep": sweep.describe()}
 
@@ -124,3 +166,25 @@ def _row(key, est, base, models: dict, dtypes: dict, cal) -> dict:
         row |= fraction_cells("fraction_of_floor", floor, est)
         row |= ratio_cells("speedup", base, est)
     return row
+
+
+def _predicted(key, est, models: dict, ops: dict, roofs: dict, context: int):
+    """The setting's prediction: its dtype's ceilings, its threads' bandwidth, its own
+    operators (none counted for the compiled step, whose static cache is read once); None
+    where it was not measured or its dtype was not probed."""
+    compiled, dtype, threads = key
+    counts = model_counts(models[dtype])
+    roof: Roofline = roofs.get(threads, roofs[max(roofs)])
+    if est is None or counts.dtype not in roof.ceilings:
+        return None
+    if compiled:
+        return decode_work(counts, context=context, cache_passes=STATIC_CACHE_PASSES).predict(roof)
+    return decode_work(counts, context=context, ops=ops[dtype]).predict(roof)
+
+
+def _one_thread_values(roof: Roofline | None) -> dict:
+    names = ("one_thread_gb_s", "one_thread_low_gb_s", "one_thread_high_gb_s")
+    if roof is None:
+        return dict.fromkeys(names)
+    bw = roof.bandwidth
+    return dict(zip(names, (bw.value / 1e9, bw.low / 1e9, bw.high / 1e9), strict=True))

@@ -18,7 +18,10 @@ import torch
 from measure.lab.context import Context
 from measure.lab.generation import decode_step, prefill
 from measure.lab.medians import ratio_cells
+from measure.lab.prediction import prediction_cells
+from measure.lab.roofline import Roofline, summed
 from measure.lab.sampling import host_timer, interleaved
+from measure.lab.step_work import ModelCounts, decode_work, prefill_work
 from measure.lab.timing import timed
 
 
@@ -60,8 +63,10 @@ def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int
     return sweep, generations
 
 
-def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
-    """The ``split`` rows, their values, and the sweep's notes."""
+def split_table(cfg, ctx: Context, *, counts: ModelCounts, ops: dict, roof: Roofline) -> tuple[list[dict], dict, dict]:
+    """The ``split`` rows, their values, and the sweep's notes; ``ops`` holds the operators
+    of a ``prefill`` and of a decode ``step``. The decode phase is predicted step by step:
+    the context grows by one position each step."""
     model = ctx.model.model
     ids = ctx.prompt_ids(cfg.split_prompt_tokens)
     steps = cfg.split_new_tokens - 1
@@ -71,10 +76,15 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
     )
     pre, dec = sweep.points["prefill"], sweep.points["decode"]
     pre_tok, dec_tok = pre.scaled(1 / cfg.split_prompt_tokens), dec.scaled(1 / steps)
+    p = cfg.split_prompt_tokens
+    predicted = {
+        "prefill": prefill_work(counts, prompt=p, ops=ops["prefill"]).predict(roof),
+        "decode": summed(decode_work(counts, context=p + i, ops=ops["step"]).predict(roof) for i in range(steps)),
+    }
     rows = []
-    for phase, tokens, total, per_token, base in (
-        ("prefill (prompt tokens, one pass)", cfg.split_prompt_tokens, pre, pre_tok, pre_tok),
-        ("decode (one token per step)", steps, dec, dec_tok, pre_tok),
+    for phase, tokens, total, per_token, base, key in (
+        ("prefill (prompt tokens, one pass)", cfg.split_prompt_tokens, pre, pre_tok, pre_tok, "prefill"),
+        ("decode (one token per step)", steps, dec, dec_tok, pre_tok, "decode"),
     ):
         rows.append(
             {
@@ -89,6 +99,7 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
                     if per_token is base
                     else ratio_cells("cost_vs_prompt_token", per_token, base)
                 ),
+                **prediction_cells("total", total, predicted[key]),
             }
         )
     all_steps = [s for g in generations for s in g]
@@ -99,6 +110,8 @@ def split_table(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
         "split_prefill_ms_per_token": pre_tok.median_ms,
         "split_decode_ms_per_token": dec_tok.median_ms,
         **ratio_cells("split_ratio", dec_tok, pre_tok),
+        # what the roofline predicts for that ratio: a step's predicted time over a prompt token's
+        "split_ratio_predicted": predicted["decode"].total.value / steps / (predicted["prefill"].total.value / p),
         "split_step_min_ms": min(all_steps) * 1e3,
         "split_step_max_ms": max(all_steps) * 1e3,
         "split_step_samples_ms": [[round(s * 1e3, 4) for s in g] for g in generations],

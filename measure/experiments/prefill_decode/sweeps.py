@@ -1,19 +1,22 @@
 """§2's two sweeps: the prefill at each prompt length, and the decode step at each cache
 length, eager and compiled interleaved in one sweep (``sampling.interleaved``), every
-floor divided by the run's one bandwidth (``ctx.calibration``)."""
+floor divided by the run's one bandwidth (``ctx.calibration``), and every step set
+against its prediction by the run's roofline (``measure/lab/step_work.py`` counts it)."""
 
 from __future__ import annotations
 
 import math
 from functools import partial
 
-from measure.experiments.prefill_decode.arithmetic import decode_attention_macs, decode_flops, prefill_flops
 from measure.experiments.prefill_decode.tables import FLAT_UP_TO
 from measure.lab.compiled_decode import compiled_decoder, compiled_step_at, compiler_unavailable, static_cache
 from measure.lab.context import Context
 from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step, prefill, random_cache
 from measure.lab.medians import Estimate, fraction_cells, ratio, ratio_cells
+from measure.lab.prediction import no_prediction, prediction_cells
+from measure.lab.roofline import Roofline
 from measure.lab.sampling import interleaved
+from measure.lab.step_work import STATIC_CACHE_PASSES, ModelCounts, decode_work, prefill_work
 from measure.lab.timing import timed
 
 
@@ -21,9 +24,9 @@ def _no_count(cells: dict) -> dict:
     return {k: v for k, v in cells.items() if not k.endswith("_samples")}
 
 
-def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> tuple[list[dict], dict, dict]:
+def prefill_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roofline) -> tuple[list[dict], dict, dict]:
+    """``ops``: the operators of one prefill (their number does not depend on the prompt's length)."""
     model = ctx.model.model
-    shape = ctx.model.shape()
     ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
     ctx.log(f"  prefill at {len(ids)} prompt lengths, interleaved (budget {cfg.prefill_budget_s:.0f} s)")
     sweep = interleaved(
@@ -36,16 +39,17 @@ def prefill_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> 
     )
     rows = []
     for p, est in sweep.points.items():
-        flops = prefill_flops(weight_macs, shape, p)
+        work = prefill_work(counts, prompt=p, ops=ops)
         rows.append(
             {
                 "prompt_tokens": p,
                 **est.columns("time_ms"),
                 **_no_count(est.scaled(1 / p).columns("ms_per_token")),
                 "tokens_per_s": p / est.median_s,
-                "flops": flops,
-                "flops_per_byte": flops / weight_bytes,
-                "achieved_gflop_s": flops / est.median_s / 1e9,
+                "flops": work.flops,
+                "flops_per_byte": work.flops / counts.weight_bytes,
+                "achieved_gflop_s": work.flops / est.median_s / 1e9,
+                **prediction_cells("time", est, work.predict(roof)),
             }
         )
     first, before, last = rows[0], rows[-2] if len(rows) > 1 else rows[0], rows[-1]
@@ -83,10 +87,11 @@ def _compiled_points(cfg, ctx: Context, token) -> tuple[dict, dict, dict]:
     return points, first, {"compiled_available": True, "compiled_method": decoder.method}
 
 
-def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> tuple[list[dict], dict, dict]:
+def decode_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roofline) -> tuple[list[dict], dict, dict]:
+    """``ops``: the operators of one eager step (counted at the smallest context)."""
     model = ctx.model.model
-    shape = ctx.model.shape()
     cal = ctx.calibration
+    weight_bytes, weight_macs = counts.weight_bytes, counts.weight_macs
     floor = cal.floor_s(weight_bytes)  # seconds: the floor, and its 95 % range
     token = ctx.prompt_ids(1)
     caches = {c: random_cache(model, batch=1, tokens=c) for c in cfg.cache_lengths}
@@ -108,11 +113,14 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
         warmup=2,
         before=before,
     )
-    rows = []
+    rows, predicted = [], {}
     for c in cfg.cache_lengths:
         est = sweep.points[("eager", c)]
         kv = cache_bytes[c]
         comp = sweep.points.get(("compiled", c))
+        eager = decode_work(counts, context=c, ops=ops)
+        predicted[c] = eager.predict(roof)
+        attention = counts.attention_macs(1, c + 1)
         rows.append(
             {
                 "cache_tokens": c,
@@ -122,16 +130,25 @@ def decode_sweep(cfg, ctx: Context, *, weight_bytes: int, weight_macs: int) -> t
                 "floor_ms": floor[0] * 1e3,
                 **fraction_cells("fraction_of_floor", floor, est),
                 "floor_with_cache_ms": cal.floor_s(weight_bytes + kv)[0] * 1e3,
-                "attention_macs": decode_attention_macs(shape, c),
-                "attention_share": decode_attention_macs(shape, c) / weight_macs,
-                "flops_per_byte": decode_flops(weight_macs, shape, c) / (weight_bytes + kv),
+                "attention_macs": attention,
+                "attention_share": attention / weight_macs,
+                "flops_per_byte": eager.flops / (weight_bytes + kv),
+                **prediction_cells("step", est, predicted[c]),
                 **_compiled_cells(comp, est, floor),
+                **_compiled_prediction(comp, decode_work(counts, context=c, cache_passes=STATIC_CACHE_PASSES), roof),
             }
         )
     compiling = sum(max(0.0, first[c] - sweep.points[("compiled", c)].median_s) for c in first)
     values = _decode_values(cfg, rows, sweep, v_compiled, compile_s=compiling if first else None)
     lo, hi = flat_range(rows, FLAT_UP_TO)
+    first, last = predicted[lo["cache_tokens"]].total, predicted[hi["cache_tokens"]].total
+    # each end of the predicted rise from the same end of both predictions (one bandwidth)
+    ends = sorted(b / a - 1 for a, b in ((first.value, last.value), (first.low, last.low), (first.high, last.high)))
     values |= {
+        "step_rise_predicted": last.value / first.value - 1,
+        "step_rise_predicted_low": ends[0],
+        "step_rise_predicted_high": ends[-1],
+        "cache_share": counts.kv_bytes_per_token / counts.weight_bytes,
         "attention_added": (hi["attention_macs"] - lo["attention_macs"]) / (weight_macs + lo["attention_macs"]),
         "cache_bytes_added": (hi["cache_bytes"] - lo["cache_bytes"]) / (weight_bytes + lo["cache_bytes"]),
         "bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
@@ -151,6 +168,14 @@ def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: tuple[float, 
         **fraction_cells("compiled_fraction_of_floor", floor, comp),
         **ratio_cells("compiled_speedup", eager, comp),
     }
+
+
+def _compiled_prediction(comp: Estimate | None, work, roof: Roofline) -> dict:
+    """The compiled step's prediction: its static cache read once, its operators not
+    counted (fused into kernels the dispatch mode does not see). Empty with no compiler."""
+    if comp is None:
+        return no_prediction("compiled")
+    return prediction_cells("compiled", comp, work.predict(roof))
 
 
 def flat_range(rows: list[dict], up_to: int) -> tuple[dict, dict]:

@@ -55,16 +55,10 @@ import gc
 
 import torch
 
-from measure.experiments.speculative_decoding.algorithm import (
-    DYNAMIC_INT8,
-    acceptance_rows,
-    cost_rows_of,
-    draft_label,
-    formula_rows,
-    position_rows,
-    timed_runs,
-)
+from measure.experiments.speculative_decoding.acceptance import acceptance_rows, position_rows
+from measure.experiments.speculative_decoding.algorithm import REAL_KERNELS, cost_rows_of, draft_label, formula_rows
 from measure.experiments.speculative_decoding.config import Config
+from measure.experiments.speculative_decoding.runs import measured_cells, predicted_cells, timed_runs, untimed_runs
 from measure.experiments.speculative_decoding.sampling import SIGNIFICANCE
 from measure.experiments.speculative_decoding.sampling_rows import exactness_rows, sampled_rows
 from measure.experiments.speculative_decoding.tables import TABLES, VALUES
@@ -90,8 +84,9 @@ def _prompt(ctx: Context) -> torch.Tensor:
 def run(cfg: Config, ctx: Context) -> Result:
     target = ctx.model.model
     ids = _prompt(ctx)
-    can_dynamic = ctx.device.type == "cpu" and ctx.dtype == torch.float32
-    drafts = [d for d in cfg.drafts if d != DYNAMIC_INT8 or can_dynamic]
+    # the low-bit kernels' drafts run on a CPU, and take the float32 model they quantize
+    can_kernels = ctx.device.type == "cpu" and ctx.dtype == torch.float32
+    drafts = [d for d in cfg.drafts if d not in REAL_KERNELS or can_kernels]
 
     ctx.log(f"  reference: the target's greedy continuation of {cfg.agreement_tokens} tokens")
     reference = reference_continuation(target, ids, cfg.agreement_tokens)
@@ -110,19 +105,18 @@ def run(cfg: Config, ctx: Context) -> Result:
     expected, speedup = formula_rows(formula_alphas, cfg.formula_gammas, cfg.formula_costs)
 
     ctx.log("  cost of one decode step, target and drafts, and of verifying gamma + 1 tokens")
-    target_step, cost_rows, verify_rows, step_notes = cost_rows_of(target, models, ids, cfg.run_gammas, ctx, cfg)
+    target_step, cost_rows, verify_rows, passes, step_notes = cost_rows_of(
+        target, models, ids, cfg.run_gammas, ctx, cfg
+    )
     cost_of = {r["draft"]: r["draft_cost"] for r in cost_rows}
     verify_of = {r["gamma"]: r["relative_to_one_step"] for r in verify_rows}
 
     ctx.log(f"  speculative decoding for real: {cfg.new_tokens} tokens, drafts {', '.join(drafts)}")
     runs = [(d, g) for d in drafts for g in cfg.run_gammas]
-    plain, results, sweep = timed_runs(target, models, ids, runs, new_tokens=cfg.new_tokens, ctx=ctx, cfg=cfg)
-    greedy = sweep.points["greedy"]
-
+    plain, results = untimed_runs(target, models, ids, runs, new_tokens=cfg.new_tokens)
     real_rows, by_position = [], []
     for d, g in runs:
         tokens, accepted = results[(d, g)]
-        spec = sweep.points[(d, g)]
         alpha, c = alpha_of[d], cost_of[d]
         per_round = len(tokens) / len(accepted)
         mismatch = next((i for i, (x, y) in enumerate(zip(tokens, plain, strict=True)) if x != y), -1)
@@ -141,12 +135,23 @@ def run(cfg: Config, ctx: Context) -> Result:
                 "draft_cost": c,
                 "predicted_speedup": speculative_speedup(alpha=alpha, gamma=g, draft_cost=c),
                 "predicted_with_verify_cost": per_round / (g * c + verify_of[g]),
-                **greedy.columns("greedy_ms"),
-                **spec.columns("speculative_ms"),
-                **ratio_cells("measured_speedup", greedy, spec),
+                **predicted_cells(passes, draft=d, gamma=g, rounds=len(accepted), new_tokens=cfg.new_tokens),
             }
         )
         by_position += [{**r, "label": draft_label(d)} for r in position_rows(d, g, accepted, alpha)]
+    ranked = sorted(real_rows, key=lambda r: -r["predicted_run_speedup"])
+    timed = [(r["draft"], r["gamma"]) for r in ranked[: cfg.timed_runs]]
+    sweep = timed_runs(target, models, ids, timed, new_tokens=cfg.new_tokens, ctx=ctx, cfg=cfg)
+    greedy = sweep.points["greedy"]
+    columns = next(t for t in TABLES if t.name == "real_run").column_names
+    for r in real_rows:
+        key = (r["draft"], r["gamma"])
+        r["timed"] = key in timed
+        if r["timed"]:
+            r |= measured_cells(
+                greedy, sweep.points[key], (r["predicted_ms"], r["predicted_low_ms"], r["predicted_high_ms"])
+            )
+    real_rows = [dict.fromkeys(columns) | r for r in real_rows]
     ctx.log(f"  speculative sampling at T = {cfg.sampled_temperature:g}, gamma {cfg.sampled_gamma}")
     sampled = sampled_rows(target, models, ids, by_temperature, cfg)
     del models
@@ -164,7 +169,8 @@ def run(cfg: Config, ctx: Context) -> Result:
         "exactness": exactness,
         "sampled_run": sampled,
     }
-    best = max(real_rows, key=lambda r: r["measured_speedup"])
+    measured = sorted((r for r in real_rows if r["timed"]), key=lambda r: -r["measured_speedup"])
+    best = measured[0]
     values = {
         "prompt": AGREEMENT_PROMPT if ctx.model.tokenizer is not None else "(random token ids)",
         "agreement_tokens": cfg.agreement_tokens,
@@ -177,6 +183,12 @@ def run(cfg: Config, ctx: Context) -> Result:
         "best_measured_speedup_low": best["measured_speedup_low"],
         "best_measured_speedup_high": best["measured_speedup_high"],
         "best_predicted_speedup": best["predicted_speedup"],
+        "best_predicted_run_speedup": best["predicted_run_speedup"],
+        "timed_runs": len(measured),
+        "predicted_first_draft": ranked[0]["label"],
+        "predicted_first_gamma": ranked[0]["gamma"],
+        **{f"predicted_first_speedup{e}": ranked[0][f"predicted_run_speedup{e}"] for e in ("", "_low", "_high")},
+        **_runner_up(measured, sweep),
         "significance": SIGNIFICANCE,
         "exactness_draft": draft_label(cfg.exactness_draft),
         "exactness_draws": cfg.exactness_draws,
@@ -191,3 +203,21 @@ def run(cfg: Config, ctx: Context) -> Result:
     }
     notes = {"step_sweep": step_notes, "run_sweep": sweep.describe()}
     return Result(tables=tables, values=values, notes=notes)
+
+
+def _runner_up(measured: list[dict], sweep) -> dict:
+    """The second fastest timed run, and its time over the fastest's, paired round by
+    round: where its range lies within the margin, the two are not told apart."""
+    if len(measured) < 2:
+        return dict.fromkeys(("runner_up_draft", "runner_up_gamma", "runner_up_over_best", "runner_up_over_best_low",
+                              "runner_up_over_best_high"))  # fmt: skip
+    best, second = measured[0], measured[1]
+    return {
+        "runner_up_draft": second["label"],
+        "runner_up_gamma": second["gamma"],
+        **ratio_cells(
+            "runner_up_over_best",
+            sweep.points[(second["draft"], second["gamma"])],
+            sweep.points[(best["draft"], best["gamma"])],
+        ),
+    }

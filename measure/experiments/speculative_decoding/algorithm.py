@@ -9,22 +9,23 @@ formula tables (Leviathan et al. 2023, eq. 1). The sampling rule itself is in
 from __future__ import annotations
 
 import copy
-import gc
 import warnings
 from functools import partial
 
 import torch
 
-from measure.experiments.speculative_decoding.sampling import expected_acceptance, tempered
 from measure.lab.context import Context
-from measure.lab.evaluation import agreement_of, logits_given_prefix
 from measure.lab.formulas import expected_tokens_per_verification, speculative_speedup
-from measure.lab.generation import crop_cache, greedy_cached, prefill
+from measure.lab.generation import crop_cache, prefill
 from measure.lab.medians import ratio_cells
 from measure.lab.quantizers import SCHEMES, quantized_copy
 from measure.lab.sampling import Sweep, interleaved
 
 DYNAMIC_INT8 = "int8_dynamic"  # real int8 kernels (CPU only), see dynamic_int8
+# int8 weights in bf16 activations, the weight-quantization page's most accurate fast
+# kernel (CPU only): see int8_weight_draft
+INT8_WEIGHTS = "int8_weights_bf16"
+REAL_KERNELS = (DYNAMIC_INT8, INT8_WEIGHTS)  # the drafts that compute on low-bit kernels
 
 
 def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
@@ -40,14 +41,43 @@ def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
         ).eval()
 
 
+def int8_weight_draft(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy with every projection computed by ``torch._weight_int8pack_mm`` on int8
+    codes with one scale per output row (the quality page's int8 per-row weights) and
+    bf16 activations, everything else cast to bf16 (measure/lab/lowbit_variants.py, the
+    weight-quantization page's variant ``int8_bf16``, checked against its weights)."""
+    from measure.lab.lowbit_variants import VARIANTS, variant_model
+
+    variant = VARIANTS["int8_bf16"]
+    draft, facts = variant_model(model, variant)
+    if not facts["max_rel_error"] <= variant.tolerance:
+        raise RuntimeError(f"the int8 weight-only kernel is off its weights by {facts['max_rel_error']:.3g}")
+    return draft.eval()
+
+
 def make_draft(model, name: str):
-    return dynamic_int8(model) if name == DYNAMIC_INT8 else quantized_copy(model, name)
+    if name == DYNAMIC_INT8:
+        return dynamic_int8(model)
+    if name == INT8_WEIGHTS:
+        return int8_weight_draft(model)
+    return quantized_copy(model, name)
 
 
 def draft_label(name: str) -> str:
     if name == DYNAMIC_INT8:
         return "int8 per-row, int8 kernels"
+    if name == INT8_WEIGHTS:
+        return "int8 per-row, int8 weight kernels in bf16"
     return SCHEMES[name].label
+
+
+def draft_kernels(name: str) -> str:
+    """What a draft computes in, as the acceptance table says it."""
+    if name == DYNAMIC_INT8:
+        return "int8"
+    if name == INT8_WEIGHTS:
+        return "int8 weights, bf16 activations"
+    return "target dtype (fake-quantized weights)"
 
 
 # --8<-- [start:speculative_greedy] (shown on the speculative-decoding page)
@@ -94,7 +124,10 @@ def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...],
     """One forward pass against a cache of the prompt, every point in one interleaved
     sweep: the target over 1 token (``("target", 1)``) and over gamma + 1 tokens for each
     gamma (``("target", gamma + 1)``), and each draft over 1 token (``("draft", name)``).
-    Each point has its own cache, cut back to the prompt before every call (untimed)."""
+    Each point has its own cache, cut back to the prompt before every call (untimed).
+    Beside them, the prefill of the prompt by the target and by each draft
+    (``("prefill", "target")``, ``("prefill", name)``): a run's time is predicted from
+    these passes (runs.py)."""
     wanted = [("target", 1), *dict.fromkeys(("target", g + 1) for g in gammas), *(("draft", n) for n in models)]
     caches, lengths, points = {}, {}, {}
     _, target_cache = prefill(target, ids)  # one prefill, a copy of its cache for each target point
@@ -106,8 +139,13 @@ def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...],
         lengths[key] = caches[key].get_seq_length()
         points[key] = partial(model, input_ids=block, past_key_values=caches[key], use_cache=True)
 
+    points[("prefill", "target")] = partial(prefill, target, ids)
+    for name, model in models.items():
+        points[("prefill", name)] = partial(prefill, model, ids)
+
     def before(key) -> None:
-        crop_cache(caches[key], lengths[key])  # the previous pass grew it
+        if key in caches:
+            crop_cache(caches[key], lengths[key])  # the previous pass grew it
 
     ctx.log(f"  {len(points)} passes interleaved (budget {cfg.step_budget_s:g} s)")
     return interleaved(
@@ -121,11 +159,16 @@ def step_sweep(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...],
     )
 
 
+_VS_FEWER = ("vs_fewer", "vs_fewer_low", "vs_fewer_high")
+
+
 def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...], ctx: Context, cfg):
     """The target's decode step (an ``Estimate``); the rows of ``draft_cost`` (each draft
     in ``models``: its step, and c = its step / the target's, paired round by round
     with its interval) and of ``verify_cost`` (the target verifying gamma + 1 tokens in one
-    pass, for each gamma); the sweep's description."""
+    pass, for each gamma, and against the pass over the gamma before it in the table);
+    every pass's estimate, by its key in ``step_sweep``; the
+    sweep's description."""
     sweep = step_sweep(target, models, ids, gammas, ctx, cfg)
     step = sweep.points[("target", 1)]
     cost_rows = [
@@ -138,16 +181,21 @@ def cost_rows_of(target, models: dict, ids: torch.Tensor, gammas: tuple[int, ...
         }
         for name in models
     ]
-    verify_rows = [
-        {
-            "gamma": g,
-            "tokens_verified": g + 1,
-            **(v := sweep.points[("target", g + 1)]).columns("verify_ms"),
-            **ratio_cells("relative_to_one_step", v, step),
-        }
-        for g in gammas
-    ]
-    return step, cost_rows, verify_rows, sweep.describe()
+    verify_rows, before = [], None
+    for g in gammas:
+        v = sweep.points[("target", g + 1)]
+        fewer = ratio_cells("vs_fewer", v, before) if before is not None else dict.fromkeys(_VS_FEWER)
+        verify_rows.append(
+            {
+                "gamma": g,
+                "tokens_verified": g + 1,
+                **v.columns("verify_ms"),
+                **ratio_cells("relative_to_one_step", v, step),
+                **fewer,
+            }
+        )
+        before = v
+    return step, cost_rows, verify_rows, sweep.points, sweep.describe()
 
 
 def formula_rows(
@@ -175,108 +223,3 @@ def formula_rows(
                 }
             )
     return rows_e, rows_s
-
-
-def position_rows(draft: str, gamma: int, accepted: list[int], alpha: float) -> list[dict]:
-    """Rows of ``acceptance_by_position``: how often the i-th drafted token of a round was
-    kept, given that the ones before it were."""
-    rows = []
-    for i in range(1, gamma + 1):
-        reached = sum(1 for n in accepted if n >= i - 1)
-        kept = sum(1 for n in accepted if n >= i)
-        rows.append(
-            {
-                "draft": draft,
-                "gamma": gamma,
-                "position": i,
-                "proposed": reached,
-                "accepted": kept,
-                "rate": kept / reached if reached else 0.0,
-                "alpha": alpha,
-            }
-        )
-    return rows
-
-
-def acceptance_rows(
-    target,
-    ids: torch.Tensor,
-    names: list[str],
-    keep: list[str],
-    ctx: Context,
-    reference: torch.Tensor,
-    temperatures: tuple[float, ...] = (),
-    keep_logits: tuple[str, ...] = (),
-) -> tuple:
-    """Rows of ``acceptance``: each draft's agreement with the target's greedy
-    continuation ``reference`` (the same count as measure/lab/evaluation.py's
-    ``agreement``); rows of ``acceptance_by_temperature``: at every position of the same
-    continuation, the chance Σ min(p_T, q_T) that speculative sampling at temperature T
-    keeps the draft's token, averaged over the positions; the drafts named in ``keep``,
-    built once, by name in the order of ``keep``; and the draft logits (positions, vocab)
-    of those named in ``keep_logits``, with the target's under the key "target"."""
-    target_logits = logits_given_prefix(target, ids, reference)[0]
-    p_at = {t: tempered(target_logits, t) for t in temperatures}
-    rows, by_temperature, models, logits_of = [], [], {}, {"target": target_logits}
-    for name in ctx.progress(names, "acceptance of each quantized draft"):
-        draft = make_draft(target, name)
-        logits = logits_given_prefix(draft, ids, reference)
-        a = agreement_of(logits.argmax(dim=-1), reference)
-        rows.append(
-            {
-                "draft": name,
-                "label": draft_label(name),
-                "kernels": "int8" if name == DYNAMIC_INT8 else "target dtype (fake-quantized weights)",
-                "agreed": a.agreed,
-                "positions": a.total,
-                "alpha": a.fraction,
-                "first_disagreement": a.first_disagreement,
-            }
-        )
-        for t in temperatures:
-            kept = expected_acceptance(p_at[t], tempered(logits[0], t))
-            by_temperature.append(
-                {
-                    "draft": name,
-                    "label": draft_label(name),
-                    "temperature": t,
-                    "positions": kept.numel(),
-                    # A sum divided by the count, as agreed / positions is: at T = 0 the two are equal floats.
-                    "expected_acceptance": float(kept.sum()) / kept.numel(),
-                    "lowest": float(kept.min()),
-                }
-            )
-        if name in keep_logits:
-            logits_of[name] = logits[0]
-        if name in keep:
-            models[name] = draft
-        else:
-            del draft
-            gc.collect()
-    return rows, {name: models[name] for name in keep}, by_temperature, logits_of
-
-
-def timed_runs(target, models: dict, ids: torch.Tensor, runs: list, *, new_tokens: int, ctx: Context, cfg):
-    """Plain greedy decoding (the point ``"greedy"``) and speculative decoding with every
-    (draft, gamma) of ``runs``, each a point of one interleaved sweep. Returns the plain
-    greedy tokens and each run's (tokens, accepted per round), both from each point's
-    first call (the tokens are the same at every call), and the sweep. No warm-up round:
-    the step sweep before it has run every model at these shapes, and a generation is
-    dozens of forward passes, so its first call is a sample like the others."""
-    first: dict = {}
-
-    def point(key, fn):
-        def call() -> None:
-            out = fn()
-            first.setdefault(key, out)
-
-        return call
-
-    points = {"greedy": point("greedy", partial(greedy_cached, target, ids, new_tokens))}
-    for d, g in runs:
-        points[(d, g)] = point((d, g), partial(speculative_greedy, target, models[d], ids, new_tokens, g))
-    ctx.log(f"  {len(points)} generations interleaved (budget {cfg.run_budget_s:g} s)")
-    sweep = interleaved(
-        points, device=ctx.device, seed=cfg.run_seed, budget_s=cfg.run_budget_s, target=cfg.target, warmup=0
-    )
-    return first["greedy"][0].tolist(), {r: first[r] for r in runs}, sweep

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.experiments.speculative_decoding.algorithm import DYNAMIC_INT8
+from measure.experiments.speculative_decoding.algorithm import DYNAMIC_INT8, INT8_WEIGHTS
 from measure.experiments.speculative_decoding.tables import FORMULA_GAMMAS
 from measure.lab.evaluation import AGREEMENT_TOKENS
 from measure.lab.quantizers import SCHEMES
@@ -17,9 +17,14 @@ class Config:
     formula_alphas: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)  # spec §8
     formula_gammas: tuple[int, ...] = FORMULA_GAMMAS
     formula_costs: tuple[float, ...] = (0.1, 0.2)  # spec §8
-    drafts: tuple[str, ...] = ("int8_row", "nf4_b64", DYNAMIC_INT8)  # DYNAMIC_INT8: CPU runs only
+    # the drafts whose step is timed and that run for real; those on low-bit kernels
+    # (DYNAMIC_INT8, INT8_WEIGHTS) on CPU runs only
+    drafts: tuple[str, ...] = ("int8_row", "nf4_b64", DYNAMIC_INT8, INT8_WEIGHTS)
     run_gammas: tuple[int, ...] = (1, 2, 4, 8)
     new_tokens: int = 128
+    # every run is called once for its tokens and its rounds, and its time predicted from
+    # the passes (runs.py); plain greedy and this many runs, the prediction's first, timed
+    timed_runs: int = 2
     # Two interleaved sweeps (measure/lab/sampling.py), each with its seed (the order of
     # its rounds) and its time budget (warm-up included; the first six rounds are always
     # completed): the forward passes that give c and the verification's cost, and the
@@ -44,14 +49,16 @@ class Config:
         if profile == "full":
             return cls()
         if profile == "cpu":
-            # Each fake-quantized draft step costs a full target step on a CPU: two drafts
-            # and two gammas. The generations stay 48 tokens long, since the acceptance
-            # counts they give (exact columns, and claims) need that many positions: six
-            # rounds of five generations of 48 tokens, about 100 s on two quiet cores. The
-            # single passes get 12 s, about twenty rounds: at seven, one draft's c had an
-            # interval as wide as its samples' extremes and straddled 1/2 in one run of two.
+            # Each fake-quantized draft step costs a full target step on a CPU; the two on
+            # low-bit kernels do not. Two gammas each. The generations stay 48 tokens long,
+            # since the acceptance counts they give (exact columns, and claims) need that
+            # many positions: one call of each of the six runs (about 12 s on two quiet
+            # cores), then six rounds of plain greedy and the two runs the prediction puts
+            # first (about 5 s a round: 30 s, where six rounds of every run took 60 to 110 s).
+            # The single passes get 12 s, about twenty rounds: at seven, one draft's c had
+            # an interval as wide as its samples' extremes and straddled 1/2 in one run of two.
             return cls(
-                drafts=("int8_row", DYNAMIC_INT8),
+                drafts=("int8_row", DYNAMIC_INT8, INT8_WEIGHTS),
                 run_gammas=(2, 4),
                 new_tokens=48,
                 step_budget_s=12.0,
@@ -61,11 +68,12 @@ class Config:
         return cls(
             agreement_tokens=8,
             schemes=("int8_row",),
-            drafts=("int8_row",),
+            drafts=("int8_row", INT8_WEIGHTS),
             run_gammas=(2,),
             new_tokens=6,
             step_budget_s=0.1,
             run_budget_s=0.1,
+            timed_runs=1,
             exactness_draft="int8_row",
             exactness_positions=2,
             exactness_draws=2_000,

@@ -18,7 +18,7 @@ from measure.experiments.speculative_decoding.sampling import (
     speculative_sampled,
     tempered,
 )
-from measure.lab.formulas import expected_tokens_per_verification
+from measure.lab.formulas import binomial_interval, expected_tokens_per_verification
 
 
 def exactness_rows(p_rows: torch.Tensor, q_rows: torch.Tensor, cfg: Config) -> list[dict]:
@@ -54,6 +54,12 @@ def exactness_rows(p_rows: torch.Tensor, q_rows: torch.Tensor, cfg: Config) -> l
     return rows
 
 
+def _interval(kept: int, judged: int) -> dict:
+    """The 95 % interval of the share kept (Wilson score; none where nothing was judged)."""
+    low, high = binomial_interval(kept, judged) if judged else (None, None)
+    return {"acceptance_low": low, "acceptance_high": high}
+
+
 def sampled_rows(target, models: dict, ids: torch.Tensor, by_temperature: list[dict], cfg: Config) -> list[dict]:
     """Rows of ``sampled_run``: speculative sampling with each draft, seeded, timed once."""
     rows = []
@@ -81,6 +87,7 @@ def sampled_rows(target, models: dict, ids: torch.Tensor, by_temperature: list[d
                 "judged": judged,
                 "accepted": kept,
                 "acceptance": kept / judged if judged else 0.0,
+                **_interval(kept, judged),
                 "expected_acceptance": alpha,
                 "predicted_tokens_per_round": expected_tokens_per_verification(alpha=alpha, gamma=cfg.sampled_gamma),
                 # Every round's tokens, the last round's surplus over new_tokens included.

@@ -15,6 +15,16 @@ FORMULA_GAMMAS = (1, 2, 4, 8)  # spec §8; the columns of the formula tables
 _DRAFT = Column("draft")
 _LABEL = Column("label", label="draft", words=True)
 _ALPHA = Column("alpha", label="α", policy=NUMERIC_ON_MACHINE)
+
+
+def _proportion_bounds(name: str, what: str) -> tuple[Column, Column]:
+    """A proportion's 95 % interval (Wilson score), from its counts."""
+    return (
+        Column(f"{name}_low", label=f"{what}: 95 % interval, low", policy=NUMERIC_ON_MACHINE),
+        Column(f"{name}_high", label=f"{what}: 95 % interval, high", policy=NUMERIC_ON_MACHINE),
+    )
+
+
 _GAMMA = Column("gamma", label="γ")
 _SOURCE = Column("alpha_source", label="α from", words=True)
 
@@ -35,11 +45,13 @@ TABLES = (
             Column("agreed", policy=EXACT_ON_MACHINE),
             Column("positions"),
             _ALPHA,
+            *_proportion_bounds("alpha", "α"),
             Column("first_disagreement", label="first disagreement", policy=EXACT_ON_MACHINE),
         ),
         description=(
             "The acceptance α of each quantized draft: the agreement of its argmax with the target's greedy "
-            "continuation under identical prefixes."
+            "continuation under identical prefixes, with the 95 % interval of a proportion of that many "
+            "positions (Wilson score)."
         ),
     ),
     Table(
@@ -92,10 +104,12 @@ TABLES = (
             Column("tokens_verified", "tokens", "tokens in the pass"),
             *interval_columns("verify_ms", "ms", "one pass"),
             *derived_columns("relative_to_one_step", "x", "vs one decode step"),
+            *derived_columns("vs_fewer", "x", "vs the pass before it"),
         ),
         description=(
-            "The time of verifying γ + 1 tokens in one target pass, relative to one decode step, paired "
-            "round by round: the median of the per-round ratios, with its 95 % interval."
+            "The time of verifying γ + 1 tokens in one target pass, relative to one decode step and to the "
+            "pass over the fewer tokens of the row before, each paired round by round: the median of the "
+            "per-round ratios, with its 95 % interval."
         ),
     ),
     Table(
@@ -115,17 +129,23 @@ TABLES = (
             Column("draft_cost", label="c, measured", policy=TIMING),
             Column("predicted_speedup", "x", "speedup, formula", policy=TIMING),
             Column("predicted_with_verify_cost", "x", "formula with run's tokens/round and verify cost", policy=TIMING),
+            *derived_columns("predicted_ms", "ms", "time predicted from the passes"),
+            *derived_columns("predicted_run_speedup", "x", "speedup predicted from the passes"),
+            Column("timed", label="timed for real", policy=TIMING),
             *interval_columns("greedy_ms", "ms", "plain greedy"),
             *interval_columns("speculative_ms", "ms", "speculative"),
             *derived_columns("measured_speedup", "x", "speedup, measured"),
+            *derived_columns("measured_over_predicted", "x", "measured / predicted time"),
         ),
         description=(
             "Greedy speculative decoding actually run, per draft and γ: its output checked token for token "
-            "against plain greedy decoding, tokens per round and wall time against plain greedy, with the "
-            "formula's prediction beside it. Plain greedy and every run are points of one interleaved sweep; "
-            "the measured speedup is plain greedy's time over the run's, paired round by round: the median "
-            "of the per-round ratios, with its 95 % interval. The tokens come from "
-            "each run's first call."
+            "against plain greedy decoding, tokens per round, the formula's prediction, and its wall time "
+            "predicted from the passes the cost tables timed (the prefills, γ draft steps and one "
+            "verification per round the run made; the range from the ends of every pass's interval). Plain "
+            "greedy and the runs the prediction puts first are timed for real, points of one interleaved "
+            "sweep: the measured speedup is plain greedy's time over the run's, paired round by round (the "
+            "median of the per-round ratios, with its 95 % interval), beside the measured time over the "
+            "predicted one. The tokens come from each run's first call."
         ),
     ),
     Table(
@@ -139,9 +159,13 @@ TABLES = (
             Column("proposed", label="rounds reaching i", policy=EXACT_ON_MACHINE),
             Column("accepted", label="kept", policy=EXACT_ON_MACHINE),
             Column("rate", policy=NUMERIC_ON_MACHINE),
+            *_proportion_bounds("rate", "rate"),
             Column("alpha", label="α (agreement)", policy=NUMERIC_ON_MACHINE),
         ),
-        description="How often the i-th drafted token of a round was kept, given that the ones before it were.",
+        description=(
+            "How often the i-th drafted token of a round was kept, given that the ones before it were, with "
+            "the 95 % interval of that proportion (Wilson score)."
+        ),
     ),
     Table(
         "acceptance_by_temperature",
@@ -192,6 +216,7 @@ TABLES = (
             Column("judged", label="drafts judged", policy=EXACT_ON_MACHINE),
             Column("accepted", label="kept", policy=EXACT_ON_MACHINE),
             Column("acceptance", label="acceptance, run", policy=NUMERIC_ON_MACHINE),
+            *_proportion_bounds("acceptance", "acceptance"),
             Column("expected_acceptance", label="acceptance, Σ min over the text", policy=NUMERIC_ON_MACHINE),
             Column("predicted_tokens_per_round", "tokens", "tokens/round, formula", policy=NUMERIC_ON_MACHINE),
             Column("tokens_per_round", "tokens", "tokens/round, run", policy=NUMERIC_ON_MACHINE),
@@ -219,6 +244,29 @@ VALUES = (
     Value("best_gamma", policy=TIMING),
     *interval_values("best_measured_speedup", "x", bounds=("", "")),
     Value("best_predicted_speedup", "x", policy=TIMING),  # uses the measured draft cost c
+    Value("best_predicted_run_speedup", "x", description="its speedup predicted from the passes", policy=TIMING),
+    Value("timed_runs", "runs", description="runs timed for real beside plain greedy", policy=TIMING),
+    Value("predicted_first_draft", description="the draft of the run predicted fastest", policy=TIMING, words=True),
+    Value("predicted_first_gamma", description="its γ", policy=TIMING),
+    *(
+        Value(
+            f"predicted_first_speedup{end}",
+            "x",
+            description=f"its speedup predicted from the passes{what}",
+            policy=TIMING,
+        )  # fmt: skip
+        for end, what in (("", ""), ("_low", ", the range's low end"), ("_high", ", the range's high end"))
+    ),
+    Value("runner_up_draft", description="the second fastest timed run's draft", policy=TIMING, words=True),
+    Value("runner_up_gamma", description="its γ", policy=TIMING),
+    *(
+        Value(name, "x", description=f"its time over the fastest's, paired round by round{end}", policy=TIMING)
+        for name, end in (
+            ("runner_up_over_best", ""),
+            ("runner_up_over_best_low", ", 95 % interval low"),
+            ("runner_up_over_best_high", ", 95 % interval high"),
+        )
+    ),
     Value("significance", policy=NUMERIC_ANYWHERE),
     Value("exactness_draft", words=True),
     Value("exactness_draws"),

@@ -17,21 +17,23 @@ Measures, on the run's model:
   re-quantizing with Q4_1's own rule, which is ~0 for Q4_1 weights.
 * ``decode_kernels``: one decode step (one token, batch 1, a short random cache) with
   the projection matrices computed by the low-bit kernels this PyTorch ships
-  (``lowbit_decode`` over ``lowbit_kernels``: int8 and int4 weight-only, dynamic int8),
-  against the fp32 and bf16 steps, every variant's step interleaved in one sweep
-  (``measure/lab/sampling.py``: a median with its 95 % interval and sample count): bits
-  per weight, weight bytes read per step, step time, speed against fp32, and the floor
-  (weight bytes over the run's one bandwidth, ``ctx.calibration``) with the fraction of
-  it reached (floor / step); the speed-up paired round by
-  round, the fraction with the range its intervals give. Each kernel
-  is checked against its dequantized weight first; a variant this machine cannot run is
-  a row that says why.
+  (``lowbit_decode`` over measure/lab/lowbit_variants.py: int8 and int4 weight-only,
+  dynamic int8), against the fp32 and bf16 steps, every variant's step interleaved in
+  one sweep (``measure/lab/sampling.py``: a median with its 95 % interval and sample
+  count): bits per weight, weight bytes read per step, step time, speed against fp32,
+  and the floor (weight bytes over the run's one bandwidth, ``ctx.calibration``) with
+  the fraction of it reached (floor / step); the speed-up paired round by round, the
+  fraction with the range its intervals give. Each kernel is checked against its
+  dequantized weight first; a variant this machine cannot run is a row that says why.
+  Beside each step, its prediction by the run's roofline, with its kernel's own compute
+  ceiling, and its matrix multiplies' share of it, profiled (``kernels`` over
+  ``decomposition``): the rest of a step is what no weight format can shorten.
 
 Valid on random weights too (the error of a scheme on Gaussian matrices is a fact about
 the scheme; the grid check then correctly finds no grid), so it does not refuse them.
 
 The package: ``tables`` declares what is written; ``outliers``, ``grid`` and
-``lowbit_decode`` build their tables; the rest is here.
+``kernels`` build their tables; the rest is here.
 
 Writes ``site_data/weight_quantization/``. Alone: ``python -m measure run --only weight_quantization``.
 """
@@ -44,13 +46,13 @@ from dataclasses import dataclass
 import torch
 
 from measure.experiments.weight_quantization.grid import grid_check
-from measure.experiments.weight_quantization.lowbit_decode import REFERENCE, VARIANTS, prepare_variant
+from measure.experiments.weight_quantization.kernels import decode_kernels
+from measure.experiments.weight_quantization.lowbit_decode import VARIANTS
 from measure.experiments.weight_quantization.outliers import outlier_matrix
-from measure.experiments.weight_quantization.tables import FRACTION, RATIO_PAIRS, SPEEDUP, TABLES, VALUES
+from measure.experiments.weight_quantization.tables import RATIO_PAIRS, TABLES
+from measure.experiments.weight_quantization.values import VALUES
 from measure.lab import quantizers as q
 from measure.lab.context import Context
-from measure.lab.medians import fraction_cells, ratio_cells
-from measure.lab.sampling import interleaved
 from sitedata.schema import Result
 
 __all__ = ["TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -67,6 +69,10 @@ class Config:
     target: float = 0.03  # the relative half-width of every interval asked for
     kernel_seed: int = 50  # the order of the sweep's rounds
     kernel_budget_s: float = 10.0  # the sweep's time (warm-up included; six rounds always run)
+    # every variant's step profiled, interleaved: about 0.3 s a round on two CPU cores
+    # with the profiler's records, so its warm-up and six rounds take about 2 s
+    profile_seed: int = 51
+    profile_budget_s: float = 2.0
 
     @classmethod
     def for_profile(cls, profile: str) -> Config:
@@ -77,7 +83,7 @@ class Config:
             return cls()
         if profile == "cpu":
             return cls(kernel_budget_s=5.0)
-        return cls(kernel_cache_tokens=8, kernel_budget_s=0.1)
+        return cls(kernel_cache_tokens=8, kernel_budget_s=0.1, profile_budget_s=0.1)
 
 
 def _kind(name: str) -> str:
@@ -166,94 +172,6 @@ def _distributed_grid(ctx: Context, layers) -> tuple[list, dict]:
     return rows, values
 
 
-def _described(row: dict | None) -> str | None:
-    """A variant as a sentence names it: its label, and its activations' dtype where the
-    label does not already say what the activations are (int8 weights × int8 activations
-    take float32 in and quantize it themselves)."""
-    if row is None:
-        return None
-    return row["label"] if "activations" in row["label"] else f"{row['label']}, {row['activations']} activations"
-
-
-def _decode_kernels(cfg: Config, ctx: Context) -> tuple[list, dict, dict]:
-    token = ctx.prompt_ids(1)
-    rows, steps, resets = [], {}, {}
-    for name in ctx.progress(cfg.kernel_variants, "building and checking each low-bit variant"):
-        row, step, reset = prepare_variant(
-            ctx.model.model, VARIANTS[name], token=token, cache_tokens=cfg.kernel_cache_tokens
-        )
-        rows.append(row)
-        if step is not None:
-            steps[name], resets[name] = step, reset
-    notes = {}
-    if steps:
-        ctx.log(f"  the decode step of {len(steps)} variants, interleaved (budget {cfg.kernel_budget_s:.0f} s)")
-        sweep = interleaved(
-            steps,
-            device=ctx.device,
-            seed=cfg.kernel_seed,
-            budget_s=cfg.kernel_budget_s,
-            target=cfg.target,
-            warmup=2,
-            before=lambda name: resets[name](),
-        )
-        notes = {"kernel_sweep": sweep.describe()}
-    points = sweep.points if steps else {}
-    # A row that stopped early (not built, wrong, failed) has the columns it reached, the rest empty.
-    columns = next(t for t in TABLES if t.name == "decode_kernels").column_names
-    rows = [dict.fromkeys(columns) | r for r in rows]
-    cal = ctx.calibration
-    reference = points.get(REFERENCE)
-    for r in rows:
-        est = points.get(r["variant"])
-        if est is None:
-            continue
-        floor = cal.floor_s(r["weight_bytes"])
-        r |= est.columns("step_ms")
-        r["floor_ms"] = floor[0] * 1e3
-        r |= fraction_cells(FRACTION[0], floor, est)
-        if reference is not None:
-            r |= ratio_cells(SPEEDUP[0], reference, est)
-    timed = [r for r in rows if r["step_ms"] is not None]
-    fastest = min(timed, key=lambda r: r["step_ms"]) if timed else None
-    lowbit = [r for r in timed if VARIANTS[r["variant"]].kind != "dense"]
-    fastest_lowbit = min(lowbit, key=lambda r: r["step_ms"]) if lowbit else None
-    closest = max(lowbit, key=lambda r: r["fraction_of_floor"]) if lowbit else None
-    fp32 = next((r for r in rows if r["variant"] == REFERENCE), None)
-    values = {
-        "kernel_cache_tokens": cfg.kernel_cache_tokens,
-        "kernel_bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
-        "kernel_bandwidth_low_gb_s": cal.bandwidth_low_bytes_per_s / 1e9,
-        "kernel_bandwidth_high_gb_s": cal.bandwidth_high_bytes_per_s / 1e9,
-        "kernel_fp32_step_ms": fp32["step_ms"] if fp32 else None,
-        "kernel_fastest": _described(fastest),
-        **_triple("kernel_fastest_speedup", fastest, SPEEDUP),
-        "kernel_timed": len(timed),
-        "kernel_not_run": len(rows) - len(timed),
-        "kernel_wrong": sum(r["status"].startswith("wrong") for r in rows),
-        **_triple("kernel_fp32_fraction_of_floor", fp32 if fp32 and fp32["step_ms"] is not None else None, FRACTION),
-        "kernel_lowbit_fastest": _described(fastest_lowbit),
-        "kernel_lowbit_fastest_variant": fastest_lowbit["variant"] if fastest_lowbit else None,
-        **_triple("kernel_lowbit_fastest_speedup", fastest_lowbit, SPEEDUP),
-        "kernel_lowbit_fastest_bytes_saving": (
-            fp32["weight_bytes"] / fastest_lowbit["weight_bytes"]
-            if fastest_lowbit and fp32 and fp32["weight_bytes"]
-            else None
-        ),
-        "kernel_lowbit_closest": _described(closest),
-        "kernel_lowbit_closest_variant": closest["variant"] if closest else None,
-        **_triple("kernel_lowbit_best_fraction_of_floor", closest, FRACTION),
-        "kernel_samples_ms": {name: est.samples_ms() for name, est in points.items()},
-    }
-    return rows, values, notes
-
-
-def _triple(name: str, row: dict | None, columns: tuple[str, str, str]) -> dict:
-    """A value with the two bounds of its interval, from a row's three columns."""
-    cells = (row[c] for c in columns) if row else (None, None, None)
-    return dict(zip((name, f"{name}_low", f"{name}_high"), cells, strict=True))
-
-
 def run(cfg: Config, ctx: Context) -> Result:
     if ctx.calibration is None:
         raise ValueError("weight_quantization divides its floors by the run's calibration: run it through the runner")
@@ -266,7 +184,7 @@ def run(cfg: Config, ctx: Context) -> Result:
     stats, levels, codes, v3 = outlier_matrix(layers)
     ctx.log("  checking the weights for a grid they were distributed on")
     grid, v4 = _distributed_grid(ctx, layers)
-    kernels, v5, notes = _decode_kernels(cfg, ctx)
+    kernels, v5, notes = decode_kernels(cfg, ctx)
     tables = {
         "sizes": sizes,
         "errors": errors,

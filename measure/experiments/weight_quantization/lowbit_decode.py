@@ -1,24 +1,12 @@
-"""A decode step with its projection matrices computed by low-bit kernels, per variant.
-
-Each variant is a copy of the model whose 7 projection matrices per layer are replaced
-by a layer of ``lowbit_kernels`` and whose other weights (the tied
-embedding and output head, the norms) are cast to the variant's activation dtype, not
-quantized: weight-only schemes usually leave them so, and the page's size table counts
-them the same way. Every replaced layer is first checked against the weight it should be
-computing with (a seeded Gaussian input, the worst relative error over layers); a
-variant above its tolerance is reported and not timed, since its speed would be that of
-a wrong computation. A variant that cannot be built or run here (a kernel this device
-lacks, a shape it refuses) becomes a row that says why.
-
-The bytes a step reads are the weights as stored: the projections' codes and scales
-plus every other parameter once (the output head reads the whole tied embedding matrix;
-the embedding lookup's single row is inside it). The cache's bytes are left out: at the
-short context used they are a small fraction, and the same for every variant.
+"""A decode step with its projection matrices computed by low-bit kernels, per variant
+(the models: ``measure/lab/lowbit_variants.py``), ready to be timed. A variant above its
+tolerance is reported and not timed, since its speed would be that of a wrong
+computation. A variant that cannot be built or run here (a kernel this device lacks, a
+shape it refuses) becomes a row that says why.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,104 +14,23 @@ from functools import partial
 
 import torch
 
-from measure.experiments.weight_quantization import lowbit_kernels as lk
-from measure.lab.bandwidth import weight_bytes
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.quantizers import projection_layers
+from measure.lab.lowbit_variants import REFERENCE, VARIANTS, Variant, variant_model
 
-# Worst relative error a correct kernel may show against its dequantized reference.
-# fp32 activations: only the order of fp32 additions differs (~1e-7 seen on rows of up
-# to 1,536 weights). bf16 activations: the kernels round their output to bf16, 2^-9
-# relative per element. Dynamic int8 also rounds its input to 8 bits with one scale per
-# call (7 bits on fbgemm/x86, which reserve one against overflow), ~1e-2 on Gaussian inputs.
-TOL_FP32 = 1e-5
-TOL_BF16 = 1e-2
-TOL_DYNAMIC = 5e-2
+__all__ = ["REFERENCE", "VARIANTS", "Prepared", "prepare_variant"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Variant:
-    name: str
-    label: str
-    kind: str  # a lowbit_kernels kind for the projections
-    dtype: torch.dtype  # activations, scales and every weight not quantized
-    tolerance: float
-    group: int | None = None
+@dataclass(frozen=True)
+class Prepared:
+    """A variant ready to be timed: its row (its facts, or the reason it has none) and,
+    where its status is "ok", its decode step, what sets the step's cache back before
+    each call (``before``), its model and its cache; None for each where it is not."""
 
-    @property
-    def activations(self) -> str:
-        return str(self.dtype).removeprefix("torch.")
-
-
-VARIANTS = {
-    v.name: v
-    for v in (
-        Variant(name="fp32", label="fp32", kind="dense", dtype=torch.float32, tolerance=TOL_FP32),
-        Variant(name="bf16", label="bf16", kind="dense", dtype=torch.bfloat16, tolerance=TOL_BF16),
-        Variant(
-            name="int8_fp32", label="int8 weight-only", kind="int8_weight_only", dtype=torch.float32, tolerance=TOL_FP32
-        ),
-        Variant(
-            name="int8_bf16",
-            label="int8 weight-only",
-            kind="int8_weight_only",
-            dtype=torch.bfloat16,
-            tolerance=TOL_BF16,
-        ),
-        *(
-            Variant(
-                name=f"int4_g{g}_bf16",
-                label=f"int4 weight-only, group {g}",
-                kind="int4_weight_only",
-                dtype=torch.bfloat16,
-                tolerance=TOL_BF16,
-                group=g,
-            )
-            for g in (32, 64, 128)
-        ),
-        Variant(
-            name="dynamic_int8",
-            label="int8 weights × int8 activations",
-            kind="dynamic_int8",
-            dtype=torch.float32,
-            tolerance=TOL_DYNAMIC,
-        ),
-    )
-}
-REFERENCE = "fp32"  # the variant every speed is compared with
-
-
-def _set_module(model: torch.nn.Module, name: str, module: torch.nn.Module) -> None:
-    parent, _, child = name.rpartition(".")
-    setattr(model.get_submodule(parent), child, module)
-
-
-@torch.no_grad()
-def variant_model(model: torch.nn.Module, v: Variant, *, seed: int = 0) -> tuple[torch.nn.Module, dict]:
-    """A copy of ``model`` in ``v``'s form, and what the step will read and how far its
-    layers are from their references. ``model`` is not touched."""
-    originals = projection_layers(model)
-    device = next(model.parameters()).device
-    # Copy everything but the projections, which the copy gets as empty slots: their
-    # weights would be copied only to be replaced.
-    out = copy.deepcopy(model, memo={id(lin): torch.nn.Identity() for _, lin in originals}).to(v.dtype)
-    other_bytes = weight_bytes(out)
-    g = torch.Generator(device=device).manual_seed(seed)
-    proj_bytes, weights, worst = 0, 0, 0.0
-    for name, lin in originals:
-        layer, reference = lk.build(v.kind, lin, dtype=v.dtype, group=v.group)
-        x = torch.randn(1, lin.in_features, generator=g, device=device).to(v.dtype)
-        worst = max(worst, lk.relative_error(layer, reference, x))
-        _set_module(out, name, layer)
-        proj_bytes += layer.storage_bytes()
-        weights += lin.weight.numel()
-    facts = {
-        "kernel": type(layer).kernel if originals else None,
-        "bits_per_weight": 8 * proj_bytes / weights,
-        "weight_bytes": other_bytes + proj_bytes,
-        "max_rel_error": worst,
-    }
-    return out, facts
+    row: dict
+    step: Callable[[], object] | None = None
+    reset: Callable[[], None] | None = None
+    model: torch.nn.Module | None = None
+    cache: object = None
 
 
 def _reason(e: Exception) -> str:
@@ -131,23 +38,19 @@ def _reason(e: Exception) -> str:
     return f"{type(e).__name__}: {first}"[:160]
 
 
-def prepare_variant(
-    model: torch.nn.Module, v: Variant, *, token: torch.Tensor, cache_tokens: int
-) -> tuple[dict, Callable[[], object] | None, Callable[[], None] | None]:
-    """The variant's row (its facts, or the reason it has none), its decode step and what
-    sets the step's cache back before each call (``before``); the step is None where the
-    variant was not built, is wrong or failed a first, untimed, call. The row's status is
-    "ok" where the step is ready to be timed."""
+def prepare_variant(model: torch.nn.Module, v: Variant, *, token: torch.Tensor, cache_tokens: int) -> Prepared:
+    """The variant, built and checked, and its decode step called once untimed (see
+    ``Prepared``); the row's status is "ok" where the step is ready to be timed."""
     row = {"variant": v.name, "label": v.label, "activations": v.activations, "tolerance": v.tolerance}
     try:
         built, facts = variant_model(model, v)
     except Exception as e:  # a kernel or shape this device refuses: the row says which
-        return row | {"status": f"not built: {_reason(e)}"}, None, None
+        return Prepared(row | {"status": f"not built: {_reason(e)}"})
     row |= facts
     if not math.isfinite(facts["max_rel_error"]):
-        return row | {"max_rel_error": None, "status": "wrong: output not finite, not timed"}, None, None
+        return Prepared(row | {"max_rel_error": None, "status": "wrong: output not finite, not timed"})
     if facts["max_rel_error"] > v.tolerance:
-        return row | {"status": "wrong: above tolerance, not timed"}, None, None
+        return Prepared(row | {"status": "wrong: above tolerance, not timed"})
     try:
         cache = random_cache(built, batch=1, tokens=cache_tokens)
         step = partial(decode_step, built, token, cache)
@@ -156,5 +59,5 @@ def prepare_variant(
             step()
             reset()
     except Exception as e:
-        return row | {"status": f"step failed: {_reason(e)}"}, None, None
-    return row | {"status": "ok"}, step, reset
+        return Prepared(row | {"status": f"step failed: {_reason(e)}"})
+    return Prepared(row | {"status": "ok"}, step, reset, built, cache)

@@ -2,9 +2,9 @@
 
 from measure.experiments.weight_quantization.grid import Q4_1_BLOCK
 from measure.lab import quantizers as q
-from sitedata.intervals import interval_values
+from measure.lab.prediction import prediction_columns
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, NUMERIC_ON_MACHINE, TIMING
-from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
+from sitedata.schema import Column, Table, derived_columns, interval_columns
 
 RATIO_PAIRS = (
     ("int4_tensor", "int4_row"),
@@ -147,6 +147,10 @@ TABLES = (
             *derived_columns("speedup_vs_fp32", "x", "speed vs fp32"),
             Column("floor_ms", "ms", "floor: bytes / bandwidth", policy=TIMING),
             *derived_columns("fraction_of_floor", "fraction", "floor / step"),
+            Column("kernel_gflop_s", "GFLOP/s", "its kernel's ceiling at one row", policy=TIMING),
+            *prediction_columns("step"),
+            *interval_columns("matmul_ms", "ms", "matrix multiplies, profiled"),
+            *derived_columns("rest_ms", "ms", "the rest of the step"),
         ),
         description=(
             "One decode step (one token, batch 1) with the projection matrices computed by the low-bit "
@@ -156,74 +160,11 @@ TABLES = (
             "calibration's) with the fraction of it reached; the speed-up paired round by round with its "
             "interval, the fraction with the range the intervals give. "
             "Each kernel is checked against its dequantized weights first; a variant this machine cannot run "
-            "is a row that says why."
+            "is a row that says why. Beside each step, its prediction by the run's roofline (its weights' "
+            "bytes as stored and the cache's over the bandwidth, its FLOPs over its own kernel's ceiling at "
+            "one row, its operators times the cost of one), and its matrix multiplies' self time, profiled in "
+            "a sweep of their own, with the rest of the step (the step's median minus theirs, the range the "
+            "two intervals give)."
         ),
     ),
-)
-VALUES = (
-    Value("parameters", "parameters", description="tied embeddings counted once"),
-    Value("projection_parameters", "parameters"),
-    Value("projection_matrices", "matrices"),
-    Value("projection_share", "fraction", policy=NUMERIC_ANYWHERE),
-    *(Value(f"{stat}_{s}", policy=NUMERIC) for s in q.SCHEMES for stat in ("mean", "worst")),
-    *(
-        Value(f"ratio_{a}_over_{b}", "x", description=f"mean error of {a} divided by that of {b}", policy=NUMERIC)
-        for a, b in RATIO_PAIRS
-    ),
-    Value("outlier_matrix", policy=EXACT_ON_DEVICE),
-    Value("outlier_tensor_scale", policy=NUMERIC),
-    Value("ordinary_sigmas"),
-    Value("ordinary_share", "fraction", policy=NUMERIC),
-    Value(
-        "already_on_q4_1_grid",
-        description="every block of 32 projection weights holds at most 16 distinct values",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("q4_1_requantize_error_max", policy=NUMERIC),
-    Value("kernel_cache_tokens", "tokens"),
-    *interval_values(
-        "kernel_bandwidth_gb_s",
-        "GB/s",
-        description="the run's one bandwidth (its calibration)",
-        bounds=("its 95 % interval, low", "its 95 % interval, high"),
-    ),
-    Value("kernel_fp32_step_ms", "ms", policy=TIMING),
-    Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
-    *interval_values("kernel_fastest_speedup", "x", description="its speed against fp32"),
-    Value("kernel_timed", "variants", description="variants built, checked and timed", policy=EXACT_ON_MACHINE),
-    Value(
-        "kernel_not_run",
-        "variants",
-        description="variants not timed: not built, wrong or failed",
-        policy=EXACT_ON_MACHINE,
-    ),
-    Value(
-        "kernel_wrong",
-        "variants",
-        description="variants built whose output missed the tolerance",
-        policy=EXACT_ON_MACHINE,
-    ),
-    *interval_values("kernel_fp32_fraction_of_floor", "fraction", description="the fp32 step's floor over the step"),
-    Value("kernel_lowbit_fastest", description="the low-bit variant with the shortest step", policy=TIMING, words=True),
-    Value("kernel_lowbit_fastest_variant", description="its key in decode_kernels", policy=TIMING),
-    *interval_values("kernel_lowbit_fastest_speedup", "x", description="its speed against fp32"),
-    Value(
-        "kernel_lowbit_fastest_bytes_saving",
-        "x",
-        description="fp32's weight bytes over that variant's (which variant is chosen by a timing)",
-        policy=TIMING,
-    ),
-    Value(
-        "kernel_lowbit_closest",
-        description="the low-bit variant closest to its floor",
-        policy=TIMING,
-        words=True,
-    ),
-    Value("kernel_lowbit_closest_variant", description="its key in decode_kernels", policy=TIMING),
-    *interval_values(
-        "kernel_lowbit_best_fraction_of_floor",
-        "fraction",
-        description="the largest floor / step among the low-bit variants",
-    ),
-    Value("kernel_samples_ms", "ms", description="every timed step, per variant", policy=TIMING),
 )

@@ -1,0 +1,115 @@
+"""The why-claims of prefill-decode and kv-cache, decided on made-up values: each of their
+outcomes (apart beyond the margin, practically the same, cannot tell; explained by the
+roofline or not) is reached, and only by the data that should reach it. The claims are
+the project's own (measure/experiments/*/claims.toml)."""
+
+import pytest
+
+from sitekit.claims import claims
+from sitekit.claims.claim_files import load
+from sitekit.rendering.pagedata import SiteData
+from tests.conftest import REPO, write_data
+
+BOOK = load(REPO / "measure/experiments", REPO, claims.CALLS)
+N = claims.NOISE
+
+
+def _decide(tmp_path, experiment: str, values: dict, ids: list[str], chapter: dict | None = None) -> dict:
+    write_data(tmp_path, "calibration", {"t": [{"n": 1}]}, {"margin": 0.05, "model_band": 0.25})
+    write_data(tmp_path, "chapter", {"t": [{"n": 1}]}, {"token_cost_ratio": 6, **(chapter or {})})
+    write_data(tmp_path, experiment, {"t": [{"n": 1}]}, values)
+    data = SiteData(tmp_path)
+    return {i: claims.check(data, BOOK.get(f"{experiment}.{i}").expression)[0] for i in ids}
+
+
+RISE = ["decode_rises", "decode_flat", "decode_falls", "rise_as_predicted", "rise_not_as_predicted"]
+
+
+@pytest.mark.parametrize(
+    ("rise", "predicted", "expected"),
+    [
+        # the published run: +21.8 % [16.7, 31.6], and a prediction inside the interval
+        ((0.218, 0.167, 0.316), 0.24, (True, False, False, True, False)),
+        # +3 % [+1, +4.5]: practically flat, in every run alike
+        ((0.03, 0.01, 0.045), 0.02, (False, True, False, True, False)),
+        # +4 % [+2, +7]: straddles the margin's edge, cannot tell either way
+        ((0.04, 0.02, 0.07), 0.40, (N, N, False, False, True)),
+        # -8 % [-10, -6]: falls
+        ((-0.08, -0.10, -0.06), 0.0, (False, False, True, False, True)),
+    ],
+)
+def test_the_decode_steps_rise_against_the_margin_and_its_prediction(tmp_path, rise, predicted, expected):
+    values = dict(zip(("step_rise", "step_rise_low", "step_rise_high"), rise, strict=True))
+    found = _decide(tmp_path, "prefill_decode", {**values, "step_rise_predicted": predicted}, RISE)
+    assert tuple(found[i] for i in RISE) == expected
+
+
+@pytest.mark.parametrize(
+    ("ratio", "expected"),
+    [
+        ((14.9, 12.1, 16.3), (True, False, False)),  # the published run against the chapter's 6
+        ((6.1, 5.9, 6.2), (False, False, True)),
+        ((5.0, 4.0, 5.5), (False, True, False)),
+        ((6.3, 5.9, 6.6), (N, False, N)),
+    ],
+)
+def test_a_generated_token_against_the_chapters_three_ways(tmp_path, ratio, expected):
+    ids = ["token_cost_ratio_above_chapter", "token_cost_ratio_below_chapter", "token_cost_ratio_as_chapter"]
+    values = dict(zip(("split_ratio", "split_ratio_low", "split_ratio_high"), ratio, strict=True))
+    found = _decide(tmp_path, "prefill_decode", values, ids)
+    assert tuple(found[i] for i in ids) == expected
+
+
+@pytest.mark.parametrize(
+    ("speedup", "predicted", "expected"),
+    [
+        ((3.2, 3.0, 3.4), 3.3, (True, False)),  # within a quarter, the whole interval
+        ((3.2, 3.0, 3.4), 2.0, (False, True)),  # 1.5 to 1.7 times the prediction
+        ((3.2, 2.2, 3.4), 2.9, (N, N)),  # 0.76 to 1.17: straddles the band's lower edge
+    ],
+)
+def test_the_kv_speed_up_against_its_prediction(tmp_path, speedup, predicted, expected):
+    ids = ["speedup_as_predicted", "speedup_not_as_predicted"]
+    values = dict(zip(("speedup", "speedup_low", "speedup_high"), speedup, strict=True))
+    found = _decide(tmp_path, "kv_cache", {**values, "speedup_predicted": predicted}, ids)
+    assert tuple(found[i] for i in ids) == expected
+
+
+@pytest.mark.parametrize(
+    ("longest", "shortest", "expected"),
+    [(5.76, 2.65, (True, False, False)), (2.70, 2.65, (False, False, True)), (2.0, 2.65, (False, True, False))],
+)
+def test_the_memory_gap_like_with_like(tmp_path, longest, shortest, expected):
+    ids = ["memory_gap_widens", "memory_gap_narrows", "memory_gap_same"]
+    values = {"memory_ratio": longest, "memory_ratio_shortest": shortest}
+    found = _decide(tmp_path, "kv_cache", values, ids)
+    assert tuple(found[i] for i in ids) == expected
+
+
+def test_the_step_explained_or_not_by_its_decomposition(tmp_path):
+    def table(low, high):
+        return [{"cache_tokens": 16, "step_over_predicted_low": low, "step_over_predicted_high": high}]
+
+    ids = ["step_explained", "step_unexplained"]
+    for (low, high), expected in (((1.05, 1.15), (True, False)), ((1.35, 1.45), (False, True)), ((1.2, 1.3), (N, N))):
+        write_data(tmp_path, "calibration", {"t": [{"n": 1}]}, {"margin": 0.05, "model_band": 0.25})
+        write_data(tmp_path, "prefill_decode", {"decode": table(low, high)}, {"cache_smallest": 16})
+        data = SiteData(tmp_path)
+        found = {i: claims.check(data, BOOK.get(f"prefill_decode.{i}").expression)[0] for i in ids}
+        assert (found["step_explained"], found["step_unexplained"]) == expected, (low, high)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ((1.00, 0.99, 1.01), (False, False, True)),  # the published run: practically the same, in every run alike
+        ((1.10, 1.07, 1.13), (True, False, False)),
+        ((0.90, 0.88, 0.92), (False, True, False)),
+        ((1.03, 1.01, 1.06), (N, False, N)),  # straddles the margin's edge
+    ],
+)
+def test_the_longest_prompts_cost_per_token_three_ways(tmp_path, change, expected):
+    ids = ["per_token_turned_up", "per_token_still_falling", "per_token_levelled"]
+    values = dict(zip(("per_token_change", "per_token_change_low", "per_token_change_high"), change, strict=True))
+    found = _decide(tmp_path, "prefill_decode", values, ids)
+    assert tuple(found[i] for i in ids) == expected
