@@ -130,20 +130,10 @@ def on_files(files, config, **kwargs):
         files.remove(plain)
         files.append(page)
     for page in [f for f in files if f.src_uri.endswith(".ipynb")]:
-        page.abs_src_path = _safe_notebook(Path(page.abs_src_path))
+        if "notebooks" not in _state:  # one folder per build process: every edition's pages share it
+            _state["notebooks"] = Path(tempfile.mkdtemp(prefix="site-notebooks-"))
+        page.abs_src_path = str(notebook_safety.safe_copy_file(Path(page.abs_src_path), _state["notebooks"]))
     return files
-
-
-def _safe_notebook(path: Path) -> str:
-    """A safe copy of the notebook at ``path`` (same name), made once per build process."""
-    if "notebooks" not in _state:
-        _state["notebooks"] = Path(tempfile.mkdtemp(prefix="site-notebooks-"))
-    if path.parent == _state["notebooks"]:
-        return str(path)  # made already (a second edition's build sees the same file)
-    copy = _state["notebooks"] / path.name
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    copy.write_text(json.dumps(notebook_safety.safe_copy(notebook), ensure_ascii=False, indent=1), encoding="utf-8")
-    return str(copy)
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):

@@ -48,10 +48,14 @@ PROTOCOL_DIVERGENCE = (
 PROTOCOL_PENALTY = "{penalty} ({source})"
 PROTOCOL_AGREEMENT = "{tokens} greedy reference tokens after '{prompt}'; argmax given identical prefixes"
 
-# The activation-outliers page: a prompt taken from the book, and INT8's scale and counts
+# The activation-outliers page: a prompt taken from the book, and the settings of INT8's scale
 PROMPT_BOOK = "book {percent}%"
-ACTIVATION_DIM = "dim {dim} (max |h| {max})"
 ACTIVATION_TOP_EXCLUDED = "top {count} dimensions excluded"
+# the tensors it quantizes: a projection's input (the projections that read it, by their
+# module names), or the residual stream, at one layer or at every layer
+ACTIVATION_INPUT = "input of {projections}"
+ACTIVATION_INPUT_AT = "input of {projections}, layer {layer}"
+ACTIVATION_RESIDUAL_AT = "residual stream, layer {layer}"
 
 # The calculator's architecture rules in words (memory_budget.architectures)
 RULE_AS_FIELD = "as {field} says"
@@ -78,8 +82,10 @@ TEMPLATES = (
     PROTOCOL_PENALTY,
     PROTOCOL_AGREEMENT,
     PROMPT_BOOK,
-    ACTIVATION_DIM,
     ACTIVATION_TOP_EXCLUDED,
+    ACTIVATION_INPUT,
+    ACTIVATION_INPUT_AT,
+    ACTIVATION_RESIDUAL_AT,
     RULE_AS_FIELD,
     RULE_WINDOW_PATTERN,
     RULE_WINDOW_FROM,
@@ -89,7 +95,7 @@ _FIELD = re.compile(r"\{([a-z_]+)\}")
 # Fields that hold a number (as a run writes it: "2,048", "1.1"); a sentence whose field is
 # no number was not written with that template ("GQA (actual)" is no "{penalty} ({source})").
 NUMBERS = frozenset({"scored", "first", "last", "start", "tokens", "passes", "count", "resamples", "seed", "block"})
-NUMBERS |= {"penalty", "percent", "dim", "max"}
+NUMBERS |= {"penalty", "percent", "layer"}
 # Fields an edition writes with their unit, which agrees with the count (Czech "2 průchody
 # vpřed", "5 průchodů vpřed"): a template's translation leaves that unit out, "({passes})".
 COUNTED = {"passes": "forward passes"}

@@ -51,7 +51,7 @@ def claims_of(dest: Path, pages: list[Path]) -> dict:
     from sitekit.claims.claim_files import load
 
     book = load(REPO / "measure/experiments", REPO, claims.CALLS)
-    named = re.compile(r"""claim\(\s*['"]([a-z0-9_.]+)['"]|<!--\s*(?:el)?if\s+([a-z0-9_.]+)\s*-->""")
+    named = re.compile(r"""claim\(\s*['"]([a-z0-9_.]+)['"]|<!--\s*(?:el)?if\s+(?:unsure\s+)?([a-z0-9_.]+)\s*-->""")
     by_experiment: dict[str, list[str]] = {}
     for page in pages:
         for ref in sorted({a or b for a, b in named.findall(page.read_text(encoding="utf-8"))}):

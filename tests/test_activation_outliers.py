@@ -30,7 +30,7 @@ def test_layers_and_int8_are_consistent(smoke_data):
     # leaving the largest dimensions out can only shrink the scale
     assert v["int8_scale_excluded"] <= v["int8_scale_all"]
     for r in table_rows(d, "int8"):
-        assert 1 <= int(r["levels_used"]) <= 256
+        assert 1 <= int(r["ordinary_levels_min"]) <= int(r["ordinary_levels_max"]) <= int(r["levels_used"]) <= 256
 
 
 def test_the_gap_counts_only_the_octaves_between_the_outlier_and_the_rest():
@@ -121,3 +121,129 @@ def test_smoke_run_writes_the_prompts_tables(smoke_data):
     assert v["prompts_sharing_lead"] == sum(int(r["lead_dim"]) == v["prompts_lead_dim"] for r in prompts)
     layers = table_rows(d, "prompt_layers")
     assert len(layers) == v["prompts_count"] * v["layers"]
+
+
+@pytest.mark.smoke
+def test_smoke_run_captures_every_projection_input_beside_the_residual_stream(smoke_data):
+    d = smoke_data / "activation_outliers"
+    meta = json.loads((d / "meta.json").read_text())
+    v = {k: x["value"] for k, x in meta["values"].items()}
+    rows = table_rows(d, "tensors")
+    tensors = list(dict.fromkeys(r["tensor"] for r in rows))
+    assert tensors == [
+        "residual stream",
+        "input of q_proj, k_proj, v_proj",
+        "input of o_proj",
+        "input of gate_proj, up_proj",
+        "input of down_proj",
+    ]
+    assert len(rows) == 5 * v["layers"] == 5 * v["inputs_tensors"] // 4
+    # the residual stream's rows are the layers table's: one capture, two readings
+    layers = table_rows(d, "layers")
+    residual = [r for r in rows if r["tensor"] == "residual stream"]
+    assert [float(r["max_abs"]) for r in residual] == [float(r["top1_max"]) for r in layers]
+    # the worst input named by the values is the one with the fewest levels in the table
+    inputs = [r for r in rows if r["tensor"] != "residual stream"]
+    worst = min(int(r["levels"]) for r in inputs)
+    assert v["inputs_fewest_levels"] == worst
+    assert any(r["tensor"] == v["inputs_fewest_tensor"] and int(r["layer"]) == v["inputs_fewest_layer"] for r in inputs)
+    # the summary sums up the same rows
+    summary = {r["tensor"]: r for r in table_rows(d, "tensors_summary")}
+    for name in tensors:
+        mine = [r for r in rows if r["tensor"] == name]
+        assert int(summary[name]["fewest_levels"]) == min(int(r["levels"]) for r in mine)
+        assert float(summary[name]["max_abs"]) == max(float(r["max_abs"]) for r in mine)
+    # the main prompt's row of the prompts table names the same worst input
+    first = table_rows(d, "prompts")[0]
+    assert (first["fewest_tensor"], int(first["fewest_levels"])) == (v["inputs_fewest_tensor"], worst)
+
+
+def _tiny_llama():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=24,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
+    return LlamaForCausalLM(config).eval()
+
+
+def test_capture_records_each_distinct_projection_input_once_and_the_shared_ones_are_equal():
+    import torch
+
+    from measure.experiments.activation_outliers.capture import INPUTS, capture
+
+    model = _tiny_llama()
+    ids = torch.tensor([[1, 5, 9, 2, 7]])
+    seen: dict[str, list] = {}
+    hooks = [
+        module.register_forward_pre_hook(lambda m, a, name=name: seen.setdefault(name, []).append(a[0][0].clone()))
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and ".layers." in name
+    ]
+    cap = capture(model, ids)
+    for h in hooks:
+        h.remove()
+    assert cap.residual.shape == (2, 5, 16)
+    assert {k: tuple(v.shape) for k, v in cap.inputs.items()} == {
+        "q_proj, k_proj, v_proj": (2, 5, 16),
+        "o_proj": (2, 5, 16),
+        "gate_proj, up_proj": (2, 5, 16),
+        "down_proj": (2, 5, 24),
+    }
+    assert [label for label, _ in INPUTS] == list(cap.inputs)
+    for layer in range(2):
+        at = f"model.layers.{layer}."
+        for label, path in INPUTS:
+            readers = [f"{at}{path.rsplit('.', 1)[0]}.{p}" for p in label.split(", ")]
+            for reader in readers:  # every projection that reads this tensor reads exactly it
+                assert torch.equal(seen[reader][0], cap.inputs[label][layer]), reader
+    # q/k/v read the residual stream after input_layernorm: RMSNorm of the layer's input
+    norm = model.model.layers[1].input_layernorm
+    assert torch.allclose(norm(cap.residual[0]), cap.inputs["q_proj, k_proj, v_proj"][1], atol=1e-6)
+
+
+def test_int8_counts_levels_and_errors_on_a_planted_spike():
+    import torch
+
+    from measure.experiments.activation_outliers import int8
+
+    x = torch.ones(4, 6)
+    x[:, 1] = torch.tensor([0.5, -0.5, 0.25, 1.0])
+    x[0, 3] = 254.0  # a spike on the first token: one tensor-wide step of 2
+    step = int8.absmax_step(x, "one per tensor")
+    assert float(step) == 2.0
+    # codes: 254 / 2 = 127; 1 / 2 rounds to 0 (half to even); everything else to 0 too
+    assert int8.levels_used(x, step) == 2
+    assert int8.levels_per_layer(torch.stack([x, x * 0 + 1])).tolist() == [2, 1]
+    assert int8.levels_per_dimension(int8.codes(x, step)).tolist() == [1, 1, 1, 2, 1, 1]
+    # every token but the first loses everything with one scale: its error is 1; the
+    # first keeps its spike exactly and loses its ones, sqrt(4 + 0.25) / sqrt(254^2 + 4.25)
+    errors = torch.linalg.norm(x - int8.codes(x, step) * step, dim=1) / torch.linalg.norm(x, dim=1)
+    assert errors[1:].tolist() == [1.0, 1.0, 1.0]
+    assert int8.token_error(x, step) == 1.0  # the median token
+    # a scale per token gives each row its own step, 1/127 for the rows of ones: a half or a
+    # quarter comes back within half a step, and the median token's error is under 1 %
+    assert int8.token_error(x, int8.absmax_step(x, "one per token")) < 0.01
+    rows, values = int8.int8_table("t", x, ordinary=1, excluded=1)
+    assert [r["levels_used"] for r in rows] == [2, values["levels_excluded"], values["levels_rest"]]
+    assert values["excluded_dims"] == "3" and values["scale_all"] == 2.0
+    assert values["scale_rest"] == 1.0 / 127  # the largest |x| left is 1
+    assert values["scale_ratio"] == 2.0 / (1.0 / 127)
+
+
+def test_the_worst_input_is_the_one_with_the_fewest_levels_ties_to_the_larger_outlier():
+    from measure.experiments.activation_outliers.inputs import fewest
+
+    rows = [
+        {"tensor": "a", "layer": 0, "levels": 9, "top_over_median": 50.0},
+        {"tensor": "b", "layer": 3, "levels": 3, "top_over_median": 10.0},
+        {"tensor": "c", "layer": 1, "levels": 3, "top_over_median": 40.0},
+    ]
+    assert (fewest(rows)["tensor"], fewest(rows)["layer"]) == ("c", 1)

@@ -79,11 +79,14 @@ def test_failed_claim_names_the_numbers(data):
         render(data, "page.md", named("exp.ratio > 3"), "big ratio")
 
 
-def test_failed_hardware_claim_warns_on_the_page(data):
-    out = render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
-    # the words in the sentence, the claim and the numbers it read in the mark's tooltip
-    assert "claim-failed" in out and "not borne out by this run" in out
-    assert 'title="Checked when this page was built: exp.c: exp.ratio &gt; 3  &#91;exp.ratio = 2.5&#93;"' in out
+def test_a_failed_hardware_claim_fails_too_never_printed_with_a_warning(data):
+    with pytest.raises(ClaimError, match=r"page.md: claim 'fast' does not hold: exp.c = exp.ratio > 3 with"):
+        render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
+
+
+def test_a_holding_claim_carries_what_it_read_in_its_tooltip(data):
+    out = render(data, "page.md", named("exp.ratio > 2", hardware=True), "fast")
+    assert 'title="Checked when this page was built: exp.c: exp.ratio &gt; 2  &#91;exp.ratio = 2.5&#93;"' in out
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -260,10 +263,10 @@ def test_a_failed_claim_lists_every_number_it_read(data):
 
 
 def test_a_float_read_is_shown_to_six_significant_digits():
-    from sitekit.claims.claims import _numbers
+    from sitekit.claims.claims import numbers
 
     read = {"e.low": -0.02587726686246694, "e.col": [1.23456789, 2, "x"], "e.n": 12}
-    assert _numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
+    assert numbers(read) == "e.low = -0.0258773; e.col = [1.23457, 2, 'x']; e.n = 12"
 
 
 # Claims over timings: a table of two points swept over c, and a table of one lone point.
@@ -367,14 +370,12 @@ def test_a_claim_within_the_noise_renders_its_words_and_what_it_read(timed):
     )
 
 
-def test_a_failed_hardware_claim_renders_its_whole_expression_and_its_warning(data):
-    expr = " or ".join(["exp.ratio > 3"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
+def test_a_holding_claim_renders_its_whole_expression_in_its_tooltip(data):
+    expr = " or ".join(["exp.ratio > 2"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
     out = render(data, "page.md", named(expr, hardware=True), "fast")
     assert out == (
-        'fast<sup class="claim claim-failed" title="Checked when this page was built: '
-        f'exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">'
-        '⚠</sup> <span class="claim-warning">'
-        "(not borne out by this run's measurements on this hardware)</span>"
+        'fast<sup class="claim claim-ok" title="Checked when this page was built: '
+        f'exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">✓</sup>'
     )
 
 
@@ -420,11 +421,11 @@ def test_an_interval_alone_is_no_claim_and_the_refusal_quotes_the_claim_cut(time
 
 
 def test_every_text_a_claim_read_is_cut_to_200_characters():
-    from sitekit.claims.claims import _numbers
+    from sitekit.claims.claims import numbers
 
     key = "e.t.n {'tag': '" + "k" * 250 + "'}"
     read = {key: "v" * 250, "e.t.few": ["w" * 250], "e.t.many": ["z" * 250] * 9}
-    assert _numbers(read) == "; ".join(
+    assert numbers(read) == "; ".join(
         [
             f"{key[:200]}… = {'v' * 200}…",
             f"e.t.few = [{CUT.replace('x', 'w')}]",  # a short list shows each text quoted

@@ -11,13 +11,14 @@ from measure.experiments.prefill_decode import Config, work
 from measure.experiments.prefill_decode.regime import group_of
 from measure.experiments.prefill_decode.settings import other_dtype, setting_points
 from measure.experiments.prefill_decode.sweeps import flat_range
-from measure.experiments.prefill_decode.tables import GROUPS, TABLES
+from measure.experiments.prefill_decode.tables import TABLES
 from measure.lab.bandwidth import copy_bandwidth, weight_bytes
 from measure.lab.estimate import ForwardPasses
 from measure.lab.generation import cache_storage_bytes, decode_step_at, random_cache
 from measure.lab.medians import MIN_ROUNDS
 from measure.lab.models import load_model
 from measure.lab.op_counting import count_ops
+from measure.lab.profiled import GROUPS
 from measure.lab.step_work import linear_macs, linear_weight_bytes, model_counts, prefill_work
 from tests.conftest import REPO
 from tests.helpers import paired_ratio, table_rows

@@ -104,7 +104,7 @@ def test_the_machine_and_its_ceilings_by_hand(data):
     assert list(mine.ceiling_gflops) == [pytest.approx(0.2), pytest.approx(2.0)]
     # the balance: 2 GFLOP/s over 53.7 GB/s; its low end the low ceiling over the high bandwidth
     assert mine.balance_flops_per_byte.iloc[1] == pytest.approx(2e9 / (moved / 0.01))
-    assert mine.balance_flops_per_byte_low.iloc[1] == pytest.approx((20000 / 1.02e-5) / (moved / 0.0099))
+    assert mine.balance_low_flops_per_byte.iloc[1] == pytest.approx((20000 / 1.02e-5) / (moved / 0.0099))
 
 
 def test_each_run_gets_its_axes_and_its_steps(data):

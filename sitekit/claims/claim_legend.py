@@ -1,4 +1,4 @@
-"""How to read the claim marks (✓ ≈ ⚠), said once on every page that has them: after the
+"""How to read the claim marks (✓ ≈), said once on every page that has them: after the
 paragraph holding the page's first mark, naming only the marks the page uses, linking to
 the methods page's account (claims.py renders the marks themselves)."""
 
@@ -18,8 +18,6 @@ def after_first_mark(html: str, *, page_id: str, url: str) -> str:
     parts = [_("✓ checked against this run's data when the page was built (hover a mark for the numbers)")]
     if "claim-noise" in html:
         parts.append(_("≈ within this machine's noise: the run's intervals cannot tell"))
-    if "claim-failed" in html:
-        parts.append(_("⚠ a result about this machine that this run did not bear out"))
     home = url in ("", f"{i18n.language()}/")  # an edition's home sits at its root
     href = f"{'' if home else '../'}methods/#claims-checked-at-build-time"
     legend = (

@@ -18,9 +18,11 @@ noise" (intervals.py): ``interval faster within_noise increasing flat inside_ban
 below``, and against a smallest effect that matters ``exceeds undercuts same faster_by
 same_time``.
 
-A claim that does not hold fails the build, naming the page, the claim and the
-numbers. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
-hold on another machine: they render a visible warning on the page instead.
+A claim whose sentence a page shows and that does not hold fails the build, naming the
+page, the claim and the numbers: a sentence is never printed with a mark saying it is
+wrong. Claims about hardware-bound numbers (``hardware = true``) may legitimately not
+hold on another machine, so their sentences sit in branches for every outcome
+(branches.py), and the run's data picks the branch.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
-__all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "parse", "render"]
+__all__ = ["CALLS", "MAX_MARKER", "NOISE", "ClaimError", "Evaluator", "check", "numbers", "parse", "render"]
 
 # the words for timings that need only their arguments (the others read the data)
 INTERVAL_WORDS = {
@@ -213,7 +215,7 @@ def _decide(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
         raise ClaimError(f"{escape.cut(expr, 200, note=False)}: {type(e).__name__}: {e}") from None
 
 
-def _numbers(read: dict[str, Any]) -> str:
+def numbers(read: dict[str, Any]) -> str:
     """What a claim read, for its tooltip and its failure: lists cut to eight items,
     every datum to a bound, so that a long text in the data cannot make a long page, and
     a float to the six significant digits that decide any comparison a reader can check."""
@@ -233,15 +235,14 @@ def _numbers(read: dict[str, Any]) -> str:
 
 def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
     """The page's sentence with its mark: ✓ where it holds; ≈ and "within this machine's
-    noise" where the intervals cannot tell (NOISE, neither ✓ nor ⚠); or, for a claim about
-    this hardware that does not hold here, ⚠ and a note that it does not. Each mark's
-    tooltip gives the claim and the numbers it read. Any other claim that does not hold
-    fails the build."""
+    noise" where the intervals cannot tell (NOISE: branches.py allows it only in a clause
+    for that outcome). Each mark's tooltip gives the claim and the numbers it read. A
+    claim that does not hold fails the build: its sentence is never printed."""
     expr = claim.expression
     holds, read = check(data, expr)
     title = escape.attribute(
         _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
-        + f"  [{_numbers(read)}]",
+        + f"  [{numbers(read)}]",
         None,
     )
     if holds is NOISE:  # the words in the page; the intervals it read in the mark's tooltip
@@ -252,11 +253,4 @@ def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
         )
     if holds:
         return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
-    message = f"claim {text!r} does not hold: {claim.id} = {expr} with {_numbers(read)}"
-    if not claim.hardware:
-        raise ClaimError(f"{page}: {message}")
-    return (
-        f'{text}<sup class="claim claim-failed" title="{title}">⚠</sup> <span class="claim-warning">('
-        + escape.text(_("not borne out by this run's measurements on this hardware"), None)
-        + ")</span>"
-    )
+    raise ClaimError(f"{page}: claim {text!r} does not hold: {claim.id} = {expr} with {numbers(read)}")

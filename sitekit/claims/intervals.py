@@ -2,8 +2,9 @@
 
 A timing's median moves from run to run on a shared machine; its interval says how far.
 So a claim about timings compares intervals, and has three outcomes: it holds (✓), it
-does not (⚠ where it is about hardware), or the intervals cannot tell: ``NOISE``,
-rendered "within this machine's noise", neither ✓ nor ⚠.
+does not, or the intervals cannot tell: ``NOISE``, rendered ≈ "within this machine's
+noise" where a page's clause for that outcome shows it (branches.py); a page shows a
+claim's sentence only for the outcome its wording states.
 
 - ``interval('exp.table', 'col', where={...})``: one cell's median with the 95 %
   interval its column declares (``noise.interval`` in meta.json);

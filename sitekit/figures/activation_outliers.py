@@ -85,3 +85,30 @@ def prompt_layers(data):
         a.set_xlabel(_("layer"))
     ax.legend()
     return fig
+
+
+@figure("activation_outliers.tensors")
+def tensors(data):
+    """INT8 levels one tensor-wide scale leaves each tensor, layer by layer: the residual
+    stream dashed (no scheme quantizes it), each projection input solid."""
+    table = data.table("activation_outliers.tensors")
+    df = table.frame
+    fig, ax = plt.subplots(figsize=(9.0, 3.8))
+    for i, (tensor, g) in enumerate(df.groupby("tensor", sort=False)):
+        residual = i == 0  # the table lists the residual stream first
+        ax.plot(
+            g.layer,
+            g.levels,
+            "--" if residual else "-",
+            color="#7f7f7f" if residual else COLOURS[i % len(COLOURS)],
+            lw=1.2 if residual else 1.6,
+            marker=None if residual else "o",
+            markersize=3,
+            label=figure_text(recorded.data_text(tensor, table.column("tensor"))),
+        )
+    ax.axhline(256, color="k", lw=0.6, ls=":")
+    ax.set_ylim(0, 270)
+    ax.set_xlabel(_("layer"))
+    ax.set_ylabel(_("INT8 levels used, one scale (of 256)"))
+    ax.legend(fontsize=8, loc="lower left", ncol=2)
+    return fig

@@ -90,6 +90,7 @@ ENGLISH_ONE = {
     "slot-steps": "slot-step",
     "slots": "slot",
     "steps": "step",
+    "tensors": "tensor",
     "threads": "thread",
     "tokens": "token",
     "tokens/s": "tokens/s",

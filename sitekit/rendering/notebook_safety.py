@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from pathlib import Path
 
 KEPT = ("text/plain", "image/png", "image/jpeg", "image/svg+xml", "text/html")
 TABLE_TAGS = {"table", "thead", "tbody", "tfoot", "tr", "th", "td"}
@@ -169,3 +171,14 @@ def safe_copy(notebook: dict) -> dict:
             cell["cell_type"], cell["source"] = "markdown", _markdown(_text(cell.get("source", "")))
             cell.pop("outputs", None)
     return nb
+
+
+def safe_copy_file(path: Path, folder: Path) -> Path:
+    """The safe copy of the notebook at ``path``, written once into ``folder`` under the
+    same name (a second edition's build is handed the copy, and keeps it)."""
+    if path.parent == folder:
+        return path
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    out = folder / path.name
+    out.write_text(json.dumps(safe_copy(notebook), ensure_ascii=False, indent=1), encoding="utf-8")
+    return out

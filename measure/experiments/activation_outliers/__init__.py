@@ -1,26 +1,35 @@
-"""§6 Activation outliers: a few hidden dimensions of the residual stream are huge.
+"""§6 Activation outliers: a few hidden dimensions of the residual stream are huge, and
+what that leaves of the tensors an 8-bit activation scheme quantizes.
 
-Measures, on the run's model, for one ordinary prompt of book prose:
+Measures, on the run's model, for one ordinary prompt of book prose, in one forward pass
+(``capture``): the residual stream after every decoder layer, and the input of every
+linear projection, where LLM.int8() and SmoothQuant quantize activations.
 
-* ``layers``: the residual stream after every decoder layer (forward hooks), and for
-  each hidden dimension its max |h| over the prompt's tokens: per layer the median
-  dimension, the largest three and the token where the largest sits.
+* ``layers``: per layer, each hidden dimension's max |h| over the prompt's tokens: the
+  median dimension, the largest three and the token where the largest sits.
 * ``tracked``: those maxima, layer by layer, for every dimension that is among the
   top few of any layer (enough to see whether the same ones persist).
 * ``histogram``: the per-dimension maxima at the middle layer in power-of-two bins.
-* ``int8``: that layer's hidden states quantized to INT8 with one tensor-wide absmax
-  scale: levels used out of 256, the scale, and the levels a few ordinary dimensions
-  get; then the same with the top dimensions left out of the scale (``int8``).
+* ``tensors`` and ``tensors_summary``: every projection input and the residual stream at
+  every layer: its largest value and where, the INT8 codes one tensor-wide absmax scale
+  leaves it, and the median token's error with a scale per tensor, dimension or token;
+  the summary per tensor over its layers (``inputs``).
+* ``int8`` and ``int8_scales``: three tensors in detail, the residual stream at the middle
+  layer (the chapter's), the attention's normalised input there, and the projection input
+  INT8 serves worst: one tensor-wide scale, without the top dimensions, without the first
+  token; and where the scale is computed (``int8``).
 * ``prompts``: the same capture for several prompts (passages from different places of
   the book, a chat-formatted question, a list of numbers): per prompt the leading
-  dimension, its value, layer and how many layers it leads, the median dimension, and the
-  median and 99th percentile of |h| at the middle layer; all with and without the first
-  token (``prompts``).
+  dimension of the residual stream, its value, layer and how many layers it leads, the
+  median dimension, the median and 99th percentile of |h| at the middle layer, all with
+  and without the first token, and the projection input with the fewest INT8 codes
+  (``prompts``).
 * ``prompt_layers``: per prompt and layer, the max |h| of the main prompt's biggest
   dimension and of the median dimension.
 
-The package: ``tables`` declares what is written, ``residual`` captures the stream,
-``int8`` and ``prompts`` build their tables; the rest is here.
+The package: ``tables`` and ``values`` declare what is written, ``capture`` records the
+stream and the inputs, ``inputs``, ``int8`` and ``prompts`` build their tables; the rest
+is here.
 
 Needs trained weights: outlier dimensions are learned, random weights have none.
 
@@ -34,6 +43,14 @@ from dataclasses import dataclass
 
 import torch
 
+from measure.experiments.activation_outliers.capture import capture
+from measure.experiments.activation_outliers.inputs import (
+    PROJECTIONS,
+    fewest,
+    input_values,
+    summary_rows,
+    tensor_rows,
+)
 from measure.experiments.activation_outliers.int8 import int8_table, scale_rows
 from measure.experiments.activation_outliers.prompts import (
     CHAT_QUESTION,
@@ -42,9 +59,10 @@ from measure.experiments.activation_outliers.prompts import (
     numbers_text,
     prompt_tables,
 )
-from measure.experiments.activation_outliers.residual import residual_stream
-from measure.experiments.activation_outliers.tables import TABLES, TOP_PER_LAYER, VALUES
+from measure.experiments.activation_outliers.tables import TABLES, TOP_PER_LAYER
+from measure.experiments.activation_outliers.values import VALUES
 from measure.lab.context import Context, book_text
+from sitedata import wording
 from sitedata.schema import Result
 
 __all__ = ["NEEDS_TRAINED", "TABLES", "TITLE", "VALUES", "Config", "run"]
@@ -111,8 +129,9 @@ def _gap_below_top(hist_rows: list[dict]) -> int:
 
 def run(cfg: Config, ctx: Context) -> Result:
     ids, text = _prompt(cfg, ctx)
-    ctx.log(f"  capturing the residual stream of {ids.shape[1]} tokens at every layer")
-    hs = residual_stream(ctx.model.model, ids)  # (L, T, D)
+    ctx.log(f"  capturing the residual stream and every projection's input, {ids.shape[1]} tokens, every layer")
+    cap = capture(ctx.model.model, ids)
+    hs = cap.residual  # (L, T, D)
     n_layers, n_tokens, hidden = hs.shape
     dim_max = hs.abs().amax(dim=1)  # (L, D)
     # The first position of a sequence is where "massive activations" concentrate (an
@@ -168,9 +187,33 @@ def run(cfg: Config, ctx: Context) -> Result:
         for lo, hi in _octave_bins(float(m.max()))
     ]
 
-    # INT8 with one tensor-wide scale (spec §6.3), then without the top dimensions.
-    int8_rows, int8_values = int8_table(hs[mid], m, ordinary_dims=cfg.ordinary_dims, excluded_dims=cfg.excluded_dims)
-    scales = scale_rows(hs[mid])  # where the scale is computed: per tensor, dimension, token
+    # Every tensor a projection multiplies, at every layer; then INT8 in detail on three:
+    # the chapter's (the residual stream at the middle layer, spec §6.3), the attention's
+    # normalised input at that layer, and the projection input one scale serves worst.
+    tensors = tensor_rows(cap)
+    worst = fewest([r for r in tensors if r["tensor"] in PROJECTIONS])
+    detail = (
+        ("int8_", wording.ACTIVATION_RESIDUAL_AT.format(layer=mid), hs[mid]),
+        (
+            "attention_int8_",
+            wording.ACTIVATION_INPUT_AT.format(projections="q_proj, k_proj, v_proj", layer=mid),
+            cap.inputs["q_proj, k_proj, v_proj"][mid],
+        ),
+        (
+            "inputs_int8_",
+            wording.ACTIVATION_INPUT_AT.format(projections=PROJECTIONS[worst["tensor"]], layer=worst["layer"]),
+            cap.inputs[PROJECTIONS[worst["tensor"]]][worst["layer"]],
+        ),
+    )
+    int8_rows, scales, int8_values = [], [], {}
+    for prefix, label, x in detail:
+        rows, found = int8_table(label, x, ordinary=cfg.ordinary_dims, excluded=cfg.excluded_dims)
+        int8_rows += rows
+        scales += scale_rows(label, x)
+        int8_values.update({prefix + k: v for k, v in found.items()})
+        int8_values.update(
+            {f"{prefix}error_{r['granularity'].removeprefix('one per ')}": r["token_error"] for r in scales[-3:]}
+        )
     values = {
         "prompt_tokens": n_tokens,
         "prompt_text": text,
@@ -203,7 +246,7 @@ def run(cfg: Config, ctx: Context) -> Result:
         "rest_mid_abs_median": abs_percentile(hs[mid, 1:], 50),
         "rest_mid_abs_p99": abs_percentile(hs[mid, 1:], 99),
         **int8_values,
-        **{f"int8_error_{r['granularity'].removeprefix('one per ')}": r["relative_error"] for r in scales},
+        **input_values(tensors),
     }
     ctx.log("  the same capture for several prompts")
     others = _other_prompts(cfg, ctx)
@@ -213,6 +256,8 @@ def run(cfg: Config, ctx: Context) -> Result:
         "layers": layer_rows,
         "tracked": tracked_rows,
         "histogram": hist_rows,
+        "tensors": tensors,
+        "tensors_summary": summary_rows(tensors),
         "int8": int8_rows,
         "int8_scales": scales,
         "prompts": prompt_rows,

@@ -1,9 +1,13 @@
-"""One layer's hidden states as INT8 with one tensor-wide absmax scale (spec §6.3).
+"""Tensors as INT8 with absmax scales (spec §6.3), for §6's tables ``tensors``, ``int8``
+and ``int8_scales``.
 
-For §6's table ``int8``: distinct levels used out of 256, the scale, and the levels a
-few ordinary dimensions get; then the same with the top dimensions left out of the
-scale, and with the first token left out. The rounding is simulated in float32 (round
-and clamp), not done by an integer kernel.
+Symmetric absmax: step = max |x| / 127 over whatever the scale covers, codes =
+clamp(round(x / step), -128, 127). What a tensor keeps is told three ways: the distinct
+codes it uses (of 256), the codes the ordinary dimensions get, and the round trip's
+relative error per token, ||x_t - x̂_t|| / ||x_t||, whose median over tokens says what a
+typical token keeps (an error over the whole tensor would be the spike's own, which
+absmax always represents exactly). The rounding is simulated in float32, not done by an
+integer kernel.
 """
 
 from __future__ import annotations
@@ -12,91 +16,161 @@ import torch
 
 from sitedata import wording
 
-
-def int8_levels(h: torch.Tensor, dims: list[int], scale: float) -> tuple[int, dict[int, int]]:
-    """Distinct INT8 codes in all of ``h`` (tokens, hidden), and in each of ``dims``."""
-    codes = torch.clamp(torch.round(h / scale), -128, 127).to(torch.int16)
-    return int(torch.unique(codes).numel()), {d: int(torch.unique(codes[:, d]).numel()) for d in dims}
-
-
-def int8_table(h: torch.Tensor, m: torch.Tensor, *, ordinary_dims: int, excluded_dims: int) -> tuple[list, dict]:
-    """Rows of the ``int8`` table for hidden states ``h`` (tokens, hidden) whose per-dimension
-    max |h| is ``m``, and the experiment's ``int8_*``, ``ordinary_dims`` and ``excluded_dims``."""
-    hidden = h.shape[1]
-    order = m.argsort()
-    quantiles = [(i + 1) / (ordinary_dims + 1) for i in range(ordinary_dims)]
-    ordinary = [int(order[int(qq * (hidden - 1))]) for qq in quantiles]  # quartiles of the maxima
-    excluded = m.topk(excluded_dims).indices.tolist()
-    keep = torch.ones(hidden, dtype=torch.bool)
-    keep[excluded] = False
-    scale_all = float(h.abs().max()) / 127
-    scale_kept = float(h[:, keep].abs().max()) / 127
-    used_all, per_all = int8_levels(h, ordinary, scale_all)
-    scale_rest = float(h[1:].abs().max()) / 127
-    used_rest, per_rest = int8_levels(h[1:], ordinary, scale_rest)
-    used_kept, per_kept = int8_levels(h[:, keep], [], scale_kept)
-    kept_index = {int(d): i for i, d in enumerate(keep.nonzero().view(-1).tolist())}
-    _, per_kept = int8_levels(h[:, keep], [kept_index[d] for d in ordinary], scale_kept)
-    per_kept = {d: per_kept[kept_index[d]] for d in ordinary}
-    rows = []
-    for setting, scale, used, per in (
-        ("all dimensions", scale_all, used_all, per_all),
-        (wording.ACTIVATION_TOP_EXCLUDED.format(count=excluded_dims), scale_kept, used_kept, per_kept),
-        ("first token excluded", scale_rest, used_rest, per_rest),
-    ):
-        rows.append({"setting": setting, "scope": "whole tensor", "scale": scale, "levels_used": used})
-        for d in ordinary:
-            rows.append(
-                {
-                    "setting": setting,
-                    "scope": wording.ACTIVATION_DIM.format(dim=d, max=f"{float(m[d]):,.1f}"),
-                    "scale": scale,
-                    "levels_used": per[d],
-                }
-            )
-    values = {
-        "int8_levels_all": used_all,
-        "int8_levels_excluded": used_kept,
-        "int8_scale_all": scale_all,
-        "int8_scale_excluded": scale_kept,
-        "int8_scale_ratio": scale_all / scale_kept,
-        "int8_levels_rest": used_rest,
-        "int8_ordinary_max_levels_all": max(per_all.values()),
-        "int8_ordinary_min_levels_excluded": min(per_kept.values()),
-        "ordinary_dims": ", ".join(map(str, ordinary)),
-        "int8_scale_rest": scale_rest,
-        "excluded_dims": ", ".join(map(str, excluded)),
-    }
-    return rows, values
-
+QMAX = 127
 
 # Where each absmax scale is computed: one for the tensor, one per hidden dimension (a
 # channel: the column the outlier lives in), one per token (a row: the first token's spike).
 GRANULARITIES = ("one per tensor", "one per dimension", "one per token")
 
 
-def scale_rows(h: torch.Tensor) -> list[dict]:
-    """The ``int8_scales`` table: ``h`` (tokens, hidden) as INT8 with absmax scales computed
-    per tensor, per hidden dimension and per token, each with the number of scales, the
-    relative error ||h - h_hat|| / ||h|| of the round trip, and the median, over hidden
-    dimensions, of the distinct codes a dimension's values use."""
-    rows = []
+def codes(x: torch.Tensor, step: torch.Tensor | float) -> torch.Tensor:
+    return torch.clamp(torch.round(x / step), -QMAX - 1, QMAX)
+
+
+def levels_used(x: torch.Tensor, step: torch.Tensor | float) -> int:
+    """Distinct INT8 codes in ``x`` at ``step`` (counted in one pass: a bincount of the
+    256 codes, not a sort)."""
+    found = torch.bincount((codes(x, step) + QMAX + 1).long().flatten(), minlength=2 * (QMAX + 1))
+    return int((found > 0).sum())
+
+
+def levels_per_layer(x: torch.Tensor) -> torch.Tensor:
+    """``levels_used`` of every layer of ``x`` (layers, tokens, width), each at its own
+    tensor-wide absmax step, in one bincount: layer i's codes counted in bins i x 256 on."""
+    layers = x.shape[0]
+    step = (x.abs().amax(dim=(1, 2), keepdim=True) / QMAX).clamp(min=torch.finfo(x.dtype).tiny)
+    bins = (codes(x, step) + QMAX + 1).long() + torch.arange(layers).view(-1, 1, 1) * 2 * (QMAX + 1)
+    found = torch.bincount(bins.flatten(), minlength=layers * 2 * (QMAX + 1))
+    return (found.view(layers, -1) > 0).sum(dim=1)
+
+
+def levels_per_dimension(c: torch.Tensor) -> torch.Tensor:
+    """The distinct codes in each column of ``c`` (tokens, width): one sort along the
+    tokens, then the places where a column's sorted codes change."""
+    ordered = c.sort(dim=0).values
+    return 1 + (ordered[1:] != ordered[:-1]).sum(dim=0)
+
+
+def absmax_step(x: torch.Tensor, granularity: str) -> torch.Tensor:
+    """The step of each scale of ``x`` (tokens, width), shaped to divide it."""
+    if granularity == "one per tensor":
+        m = x.abs().amax().reshape(1, 1)
+    elif granularity == "one per dimension":
+        m = x.abs().amax(dim=0, keepdim=True)
+    elif granularity == "one per token":
+        m = x.abs().amax(dim=1, keepdim=True)
+    else:
+        raise ValueError(f"unknown granularity {granularity!r}")
+    return (m / QMAX).clamp(min=torch.finfo(x.dtype).tiny)  # an all-zero row or column keeps code 0
+
+
+def token_error(x: torch.Tensor, step: torch.Tensor | float) -> float:
+    """The median over tokens of each token's relative error ||x_t - x̂_t|| / ||x_t||."""
+    err = torch.linalg.norm(x - codes(x, step) * step, dim=1)
+    norm = torch.linalg.norm(x, dim=1).clamp(min=torch.finfo(x.dtype).tiny)
+    return float((err / norm).median())
+
+
+def top_of(x: torch.Tensor) -> tuple[torch.Tensor, int, int]:
+    """The per-dimension maxima of |x| (tokens, width), the largest's dimension and token."""
+    dim_max = x.abs().amax(dim=0)
+    top_dim = int(dim_max.argmax())
+    return dim_max, top_dim, int(x[:, top_dim].abs().argmax())
+
+
+def tensor_stats(x: torch.Tensor) -> dict:
+    """One row of the ``tensors`` table for ``x`` (tokens, width): its largest magnitude and
+    where it sits, the median dimension's max |x|, the INT8 codes one tensor-wide scale
+    leaves it (with and without the first token), and the median token's error with a
+    scale per tensor, per dimension and per token."""
+    dim_max, top_dim, top_token = top_of(x)
+    median = float(dim_max.median())
+    row = {
+        "width": int(x.shape[1]),
+        "max_abs": float(dim_max[top_dim]),
+        "top_dim": top_dim,
+        "top_token": top_token,
+        "median_dim_max": median,
+        "top_over_median": float(dim_max[top_dim]) / median if median > 0 else float("inf"),
+        "levels": levels_used(x, absmax_step(x, "one per tensor")),
+        "rest_levels": levels_used(x[1:], absmax_step(x[1:], "one per tensor")),
+    }
     for granularity in GRANULARITIES:
-        if granularity == "one per tensor":
-            scale = h.abs().amax().reshape(1, 1) / 127
-        elif granularity == "one per dimension":
-            scale = h.abs().amax(dim=0, keepdim=True) / 127
-        else:
-            scale = h.abs().amax(dim=1, keepdim=True) / 127
-        scale = scale.clamp(min=torch.finfo(h.dtype).tiny)  # an all-zero column keeps code 0
-        codes = torch.clamp(torch.round(h / scale), -128, 127)
-        levels = torch.tensor([torch.unique(codes[:, d]).numel() for d in range(h.shape[1])], dtype=torch.float32)
+        row[f"error_{granularity.removeprefix('one per ')}"] = token_error(x, absmax_step(x, granularity))
+    return row
+
+
+def ordinary_dims(dim_max: torch.Tensor, count: int) -> list[int]:
+    """The dimensions at the ``count`` evenly spaced quantiles of the per-dimension maxima
+    (the quartiles for three): ordinary dimensions, neither the outliers nor the quietest."""
+    order = dim_max.argsort()
+    width = dim_max.numel()
+    return [int(order[int((i + 1) / (count + 1) * (width - 1))]) for i in range(count)]
+
+
+def int8_table(
+    tensor: str, x: torch.Tensor, *, ordinary: int, excluded: int
+) -> tuple[list[dict], dict[str, float | int | str]]:
+    """The ``int8`` rows of ``x`` (tokens, width), labelled ``tensor``: one tensor-wide
+    scale over all of it, with its top ``excluded`` dimensions left out of the scale (and
+    of the tensor), and with its first token left out; per row the step, the codes the
+    tensor uses and the fewest and most that its ``ordinary`` ordinary dimensions get.
+    Also the values the page names (unprefixed: the caller prefixes them)."""
+    dim_max = x.abs().amax(dim=0)
+    quiet = ordinary_dims(dim_max, ordinary)
+    top = dim_max.topk(excluded).indices.tolist()
+    keep = torch.ones(x.shape[1], dtype=torch.bool)
+    keep[top] = False
+    kept_position = {int(d): i for i, d in enumerate(keep.nonzero().view(-1).tolist())}
+    rows, values = [], {}
+    for setting, part, dims, key in (
+        ("all dimensions", x, quiet, "all"),
+        (
+            wording.ACTIVATION_TOP_EXCLUDED.format(count=excluded),
+            x[:, keep],
+            [kept_position[d] for d in quiet],
+            "excluded",
+        ),
+        ("first token excluded", x[1:], quiet, "rest"),
+    ):
+        step = float(part.abs().max()) / QMAX
+        per_dim = [levels_used(part[:, d], step) for d in dims]
         rows.append(
             {
+                "tensor": tensor,
+                "setting": setting,
+                "scale": step,
+                "levels_used": levels_used(part, step),
+                "ordinary_levels_min": min(per_dim),
+                "ordinary_levels_max": max(per_dim),
+            }
+        )
+        values[f"levels_{key}"] = rows[-1]["levels_used"]
+        values[f"scale_{key}"] = step
+        values[f"ordinary_min_{key}"] = min(per_dim)
+        values[f"ordinary_max_{key}"] = max(per_dim)
+    values["scale_ratio"] = values["scale_all"] / values["scale_excluded"]
+    values["ordinary_dims"] = ", ".join(map(str, quiet))
+    values["excluded_dims"] = ", ".join(map(str, top))
+    return rows, values
+
+
+def scale_rows(tensor: str, x: torch.Tensor) -> list[dict]:
+    """The ``int8_scales`` rows of ``x`` (tokens, width): absmax scales computed per tensor,
+    per dimension and per token, each with the number of scales, the median token's
+    relative error, and the median, over dimensions, of the distinct codes a dimension's
+    values use."""
+    rows = []
+    for granularity in GRANULARITIES:
+        step = absmax_step(x, granularity)
+        per_dim = levels_per_dimension(codes(x, step)).float()
+        rows.append(
+            {
+                "tensor": tensor,
                 "granularity": granularity,
-                "scales": int(scale.numel()),
-                "relative_error": float(torch.linalg.norm(h - codes * scale) / torch.linalg.norm(h)),
-                "median_levels": float(levels.median()),
+                "scales": int(step.numel()),
+                "token_error": token_error(x, step),
+                "median_levels": float(per_dim.median()),
             }
         )
     return rows

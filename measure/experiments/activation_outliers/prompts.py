@@ -1,5 +1,6 @@
 """The residual stream's outliers over several prompts (§6's tables ``prompts`` and
-``prompt_layers``): does the same dimension lead whatever the text?
+``prompt_layers``): does the same dimension lead whatever the text, and does the same
+projection input keep the fewest INT8 codes?
 
 The prompts are ordinary passages of the committed book, taken at evenly spaced places
 and cut to the same number of tokens, plus two that are not book prose: a question
@@ -14,7 +15,8 @@ from collections import Counter
 
 import torch
 
-from measure.experiments.activation_outliers.residual import residual_stream
+from measure.experiments.activation_outliers.capture import capture
+from measure.experiments.activation_outliers.inputs import fewest_input
 from sitedata import wording
 
 CHAT_QUESTION = "What is the capital of France, and why is it built on a river?"
@@ -84,9 +86,9 @@ def prompt_stats(hs: torch.Tensor, *, mid: int) -> dict:
     return row
 
 
-def agreement(dims: list[int]) -> tuple[int, int]:
-    """The dimension that leads most often among ``dims``, and how many times it does
-    (on a tie, the one that came first)."""
+def agreement(dims: list) -> tuple:
+    """What comes most often among ``dims`` (a leading dimension, a tensor's label), and
+    how many times it does (on a tie, the one that came first)."""
     dim, count = Counter(dims).most_common(1)[0]
     return dim, count
 
@@ -98,10 +100,23 @@ def prompt_tables(
     text), and the values that sum them up."""
     rows, layer_rows = [], []
     for label, ids, text in prompts:
-        hs = residual_stream(model, ids)
+        cap = capture(model, ids)
+        hs = cap.residual
         stats = prompt_stats(hs, mid=mid)
+        worst = fewest_input(cap)
         first_line = " ".join(text.split())
-        rows.append({"prompt": label, "tokens": int(ids.shape[1]), **stats, "text_start": first_line[:40]})
+        rows.append(
+            {
+                "prompt": label,
+                "tokens": int(ids.shape[1]),
+                **stats,
+                "fewest_tensor": worst["tensor"],
+                "fewest_layer": worst["layer"],
+                "fewest_levels": worst["levels"],
+                "fewest_token": worst["top_token"],
+                "text_start": first_line[:40],
+            }
+        )
         dim_max, rest_max = hs.abs().amax(dim=1), hs[:, 1:].abs().amax(dim=1)
         layer_rows += [
             {
@@ -134,5 +149,9 @@ def prompt_tables(
         "prompts_lead_layers_min": min(r["lead_layers"] for r in rows),
         "prompts_median_dim_max": max(r["median_dim_max"] for r in rows),
         "prompts_lead_token0": sum(r["lead_token"] == 0 for r in rows),
+        "prompts_fewest_levels_max": max(r["fewest_levels"] for r in rows),
+        "prompts_fewest_token0": sum(r["fewest_token"] == 0 for r in rows),
+        "prompts_fewest_tensor": agreement([r["fewest_tensor"] for r in rows])[0],
+        "prompts_sharing_fewest_tensor": agreement([r["fewest_tensor"] for r in rows])[1],
     }
     return rows, layer_rows, values

@@ -1,7 +1,8 @@
-"""What §6 writes (``site_data/activation_outliers/``): its tables and values, declared once."""
+"""What §6 writes (``site_data/activation_outliers/``): its tables, declared once (its
+values in ``values.py``)."""
 
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC
-from sitedata.schema import Column, Table, Value
+from sitedata.schema import Column, Table
 
 TOP_PER_LAYER = 3  # the layers table has a column pair per rank
 
@@ -29,7 +30,7 @@ TABLES = (
             Column("top1_token", label="token of #1", policy=EXACT_ON_DEVICE),
             Column("top1_over_median", "x", "#1 / median", policy=NUMERIC),
             Column("rest_median_dim_max", label="without the first token: median", policy=NUMERIC),
-            Column("rest_top1_dim", label="#1 dim", policy=EXACT_ON_DEVICE),
+            Column("rest_top1_dim", label="without the first token: #1 dim", policy=EXACT_ON_DEVICE),
             Column("rest_top1_max", label="#1 max |h|", policy=NUMERIC),
         ),
         description=(
@@ -65,32 +66,91 @@ TABLES = (
         description="The hidden dimensions' maxima at the middle layer, in power-of-two bins.",
     ),
     Table(
-        "int8",
-        "Layer {mid_layer} hidden states as INT8 with one absmax scale: distinct levels used (of 256)",
+        "tensors",
+        "Every tensor a projection multiplies, and the residual stream, at every layer",
         (
-            Column("setting", label="scale computed over", words=True),
-            Column("scope", label="levels counted in", policy=EXACT_ON_DEVICE, words=True),
-            Column("scale", policy=NUMERIC),
-            Column("levels_used", "levels", "levels used", policy=EXACT_ON_DEVICE),
+            Column("tensor", policy=EXACT_ON_DEVICE, words=True),
+            Column("layer"),
+            Column("width", "dimensions"),
+            Column("max_abs", label="max |x|", policy=NUMERIC),
+            Column("top_dim", label="its dim", policy=EXACT_ON_DEVICE),
+            Column("top_token", label="its token", policy=EXACT_ON_DEVICE),
+            Column("median_dim_max", label="median dim's max |x|", policy=NUMERIC),
+            Column("top_over_median", "x", "max / median dim", policy=NUMERIC),
+            Column("levels", "levels", "INT8 levels, one scale", policy=EXACT_ON_DEVICE),
+            Column("rest_levels", "levels", "without the first token", policy=EXACT_ON_DEVICE),
+            Column("error_tensor", "fraction", "token error, one scale", policy=NUMERIC),
+            Column("error_dimension", "fraction", "scale per dimension", policy=NUMERIC),
+            Column("error_token", "fraction", "scale per token", policy=NUMERIC),
         ),
         description=(
-            "That layer's hidden states quantized to INT8 with one tensor-wide absmax scale: the levels used "
-            "out of 256 and the scale, with the top dimensions in the scale and left out of it."
+            "The input of every linear projection (captured by forward pre-hooks: what an 8-bit activation "
+            "scheme quantizes) and the residual stream after every decoder layer: per tensor and layer its "
+            "largest magnitude, the dimension and token it sits on, the median dimension's max, the distinct "
+            "INT8 codes one tensor-wide absmax scale leaves it (with and without the first token), and the "
+            "median over tokens of the round trip's relative error ||x_t - x̂_t|| / ||x_t|| with one scale, "
+            "one per dimension and one per token."
+        ),
+    ),
+    Table(
+        "tensors_summary",
+        "Each tensor over its layers: its largest value, and what INT8 with one scale leaves it",
+        (
+            Column("tensor", policy=EXACT_ON_DEVICE, words=True),
+            Column("layers", "layers"),
+            Column("max_abs", label="largest |x|", policy=NUMERIC),
+            Column("max_layer", label="at layer", policy=EXACT_ON_DEVICE),
+            Column("max_token", label="on token", policy=EXACT_ON_DEVICE),
+            Column("top_over_median", "x", "max / median dim (median layer)", policy=NUMERIC),
+            Column("fewest_levels", "levels", "fewest INT8 levels", policy=EXACT_ON_DEVICE),
+            Column("fewest_layer", label="at layer", policy=EXACT_ON_DEVICE),
+            Column("median_levels", "levels", "median layer's levels", policy=EXACT_ON_DEVICE),
+            Column("under_quarter", "layers", "layers under 64 levels", policy=EXACT_ON_DEVICE),
+            Column("error_tensor", "fraction", "token error, one scale (median layer)", policy=NUMERIC),
+            Column("worst_error_tensor", "fraction", "worst layer", policy=NUMERIC),
+            Column("error_dimension", "fraction", "scale per dimension", policy=NUMERIC),
+            Column("error_token", "fraction", "scale per token", policy=NUMERIC),
+        ),
+        description=(
+            "The tensors table summed up per tensor over its layers: the largest magnitude and where, the "
+            "median layer's ratio of largest to median dimension, the fewest INT8 codes one scale leaves and "
+            "where, the median layer's codes, the layers under a quarter of the 256 codes, and the median "
+            "layer's token error with each kind of scale (the worst layer's with one scale)."
+        ),
+    ),
+    Table(
+        "int8",
+        "Three tensors as INT8 with one absmax scale: distinct levels used (of 256)",
+        (
+            Column("tensor", policy=EXACT_ON_DEVICE, words=True),
+            Column("setting", label="scale computed over", words=True),
+            Column("scale", label="step", policy=NUMERIC),
+            Column("levels_used", "levels", "levels used", policy=EXACT_ON_DEVICE),
+            Column("ordinary_levels_min", "levels", "ordinary dims: fewest", policy=EXACT_ON_DEVICE),
+            Column("ordinary_levels_max", "levels", "most", policy=EXACT_ON_DEVICE),
+        ),
+        description=(
+            "The residual stream at the middle layer (the chapter's tensor), the attention's normalised input "
+            "at that layer, and the projection input that one scale serves worst, each quantized to INT8 with "
+            "one tensor-wide absmax scale: the step, the levels the tensor uses out of 256 and the fewest and "
+            "most that three ordinary dimensions (at the quartiles of the per-dimension maxima) get; over all "
+            "of it, with the top dimensions left out of the scale, and with the first token left out."
         ),
     ),
     Table(
         "int8_scales",
-        "Layer {mid_layer} hidden states as INT8, by where each absmax scale is computed",
+        "The same three tensors as INT8, by where each absmax scale is computed",
         (
+            Column("tensor", policy=EXACT_ON_DEVICE, words=True),
             Column("granularity", label="scales", words=True),
             Column("scales", "scales", "scales in all", policy=EXACT_ON_DEVICE),
-            Column("relative_error", "fraction", "relative error", policy=NUMERIC),
+            Column("token_error", "fraction", "token error (median)", policy=NUMERIC),
             Column("median_levels", "levels", "levels a dimension uses (median)", policy=EXACT_ON_DEVICE),
         ),
         description=(
-            "The same hidden states as INT8 with one absmax scale for the tensor, one per hidden dimension and "
-            "one per token: the relative error ||h - h_hat|| / ||h|| of the round trip and the median, over "
-            "dimensions, of the distinct codes a dimension's values use."
+            "The same tensors as INT8 with one absmax scale for the tensor, one per hidden dimension and one "
+            "per token: the median over tokens of the round trip's relative error ||x_t - x̂_t|| / ||x_t|| and "
+            "the median, over dimensions, of the distinct codes a dimension's values use."
         ),
     ),
     Table(
@@ -118,12 +178,22 @@ TABLES = (
             Column("rest_median_dim_max", label="median dim's max |h|", policy=NUMERIC),
             Column("rest_mid_abs_median", label="median |h|", policy=NUMERIC),
             Column("rest_mid_abs_p99", label="99th pct |h|", policy=NUMERIC),
+            Column(
+                "fewest_tensor",
+                label="projection input with the fewest INT8 levels",
+                policy=EXACT_ON_DEVICE,
+                words=True,
+            ),
+            Column("fewest_layer", label="at layer", policy=EXACT_ON_DEVICE),
+            Column("fewest_levels", "levels", "levels", policy=EXACT_ON_DEVICE),
+            Column("fewest_token", label="its largest value on token", policy=EXACT_ON_DEVICE),
             Column("text_start", label="starts with"),
         ),
         description=(
             "The same capture for several prompts: per prompt the leading dimension, its value, its layer and"
             " how many layers it leads, the median dimension, and the median and 99th percentile of |h| at "
-            "the middle layer; all with and without the first token."
+            "the middle layer, all with and without the first token; and the projection input that one INT8 "
+            "scale leaves the fewest codes, with the token its largest value sits on."
         ),
     ),
     Table(
@@ -141,97 +211,5 @@ TABLES = (
             "Per prompt and layer, the max |h| of the main prompt's biggest dimension and of the median "
             "dimension, with and without the first token."
         ),
-    ),
-)
-VALUES = (
-    Value("prompt_tokens", "tokens"),
-    Value("prompt_text"),
-    Value("hidden", "dimensions"),
-    Value("layers", "layers"),
-    Value("biggest_dim", policy=EXACT_ON_DEVICE),
-    Value("biggest_value", policy=NUMERIC),
-    Value("biggest_layer", policy=EXACT_ON_DEVICE),
-    Value("biggest_token", policy=EXACT_ON_DEVICE),
-    Value("biggest_layer_median", policy=NUMERIC),
-    Value("biggest_at_mid", policy=NUMERIC),
-    Value("biggest_leads_layers", "layers", policy=EXACT_ON_DEVICE),
-    Value("biggest_first_lead", policy=EXACT_ON_DEVICE),
-    Value("biggest_in_top_layers", "layers", policy=EXACT_ON_DEVICE),
-    Value("median_dim_max_overall", policy=NUMERIC),
-    Value("mid_layer"),
-    Value("mid_median_dim_max", policy=NUMERIC),
-    Value("mid_top_dim", policy=EXACT_ON_DEVICE),
-    Value("mid_top_value", policy=NUMERIC),
-    Value("mid_below_8", "dimensions", policy=EXACT_ON_DEVICE),
-    Value(
-        "mid_gap_bins",
-        "bins",
-        description="empty bins between the largest dimension's bin and the next occupied bin below it",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("int8_levels_all", "levels", policy=EXACT_ON_DEVICE),
-    Value("int8_levels_excluded", "levels", policy=EXACT_ON_DEVICE),
-    Value("int8_scale_all", policy=NUMERIC),
-    Value("int8_scale_excluded", policy=NUMERIC),
-    Value("int8_scale_ratio", "x", policy=NUMERIC),
-    *(
-        Value(
-            f"int8_error_{g}", "fraction", description=f"relative error of INT8 with one scale per {g}", policy=NUMERIC
-        )
-        for g in ("tensor", "dimension", "token")
-    ),
-    Value("int8_levels_rest", "levels", policy=EXACT_ON_DEVICE),
-    Value("int8_ordinary_max_levels_all", "levels", policy=EXACT_ON_DEVICE),
-    Value("int8_ordinary_min_levels_excluded", "levels", policy=EXACT_ON_DEVICE),
-    Value("ordinary_dims", policy=EXACT_ON_DEVICE),
-    Value("int8_scale_rest", policy=NUMERIC),
-    Value("rest_mid_top_dim", policy=EXACT_ON_DEVICE),
-    Value("rest_mid_top_value", policy=NUMERIC),
-    Value("rest_mid_median", policy=NUMERIC),
-    Value("rest_biggest_leads_layers", "layers", policy=EXACT_ON_DEVICE),
-    Value("excluded_dims", policy=EXACT_ON_DEVICE),
-    Value("excluded_count"),
-    Value("octaves_spanned", policy=NUMERIC),
-    Value("mid_abs_median", description="median |h| over every element of the middle layer", policy=NUMERIC),
-    Value("mid_abs_p99", description="99th percentile of |h| over every element of the middle layer", policy=NUMERIC),
-    Value("rest_mid_abs_median", description="the same without the first token", policy=NUMERIC),
-    Value("rest_mid_abs_p99", description="the same without the first token", policy=NUMERIC),
-    Value("prompts_count", "prompts"),
-    Value("book_prompts", "prompts"),
-    Value("prompts_lead_dim", description="the dimension that leads most often across prompts", policy=EXACT_ON_DEVICE),
-    Value(
-        "prompts_sharing_lead",
-        "prompts",
-        description="prompts whose leading dimension is that one",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("rest_prompts_lead_dim", description="the same without the first token", policy=EXACT_ON_DEVICE),
-    Value("rest_prompts_sharing_lead", "prompts", policy=EXACT_ON_DEVICE),
-    Value(
-        "rest_prompts_most_dim",
-        description="without the first token, the dimension most often largest in the most layers",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("rest_prompts_sharing_most", "prompts", policy=EXACT_ON_DEVICE),
-    Value(
-        "rest_prompts_most_layers_min",
-        "layers",
-        description="the fewest layers it leads in those prompts",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("prompts_lead_min", description="the smallest leading value over the prompts", policy=NUMERIC),
-    Value("prompts_lead_max", description="the largest leading value over the prompts", policy=NUMERIC),
-    Value(
-        "prompts_lead_layers_min",
-        "layers",
-        description="the fewest layers a prompt's lead leads",
-        policy=EXACT_ON_DEVICE,
-    ),
-    Value("prompts_median_dim_max", description="the highest median dimension's max over the prompts", policy=NUMERIC),
-    Value(
-        "prompts_lead_token0",
-        "prompts",
-        description="prompts whose biggest value is on the first token",
-        policy=EXACT_ON_DEVICE,
     ),
 )

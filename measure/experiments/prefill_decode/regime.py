@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
-from measure.lab.profiled import group_estimates, group_of, profiled
+from measure.lab.profiled import GROUPS, group_estimates, group_of, profiled
 from measure.lab.roofline import Rate, Roofline
 
 __all__ = ["breakdown", "group_of", "regime_values"]

@@ -1,7 +1,5 @@
 """What §2 writes (``site_data/prefill_decode/``): its tables, declared once (its values: values.py)."""
 
-# GROUPS: the groups of the profiled step, in the table's order, and the words a reader
-# sees for each (measure/lab/profiled.py)
 from measure.lab.prediction import prediction_columns
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, derived_columns, interval_columns

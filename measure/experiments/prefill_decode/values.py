@@ -1,8 +1,8 @@
 """What §2 writes beside its tables (``site_data/prefill_decode/``): its named values,
 declared once."""
 
-from measure.experiments.prefill_decode.tables import GROUPS
 from measure.lab.prediction import step_values
+from measure.lab.profiled import GROUPS
 from sitedata.intervals import interval_values
 from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, RECORDED, TIMING
 from sitedata.schema import Value
