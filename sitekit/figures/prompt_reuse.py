@@ -27,7 +27,13 @@ def first_token(data):
         ("cached_ms", "cached_low_ms", "cached_high_ms", _("prefix cached"), REUSED, "s"),
     ):
         left.errorbar(
-            df.prefix_tokens, df[col], yerr=_errors(df, col, low, high), marker=marker, capsize=3, color=color, label=label
+            df.prefix_tokens,
+            df[col],
+            yerr=_errors(df, col, low, high),
+            marker=marker,
+            capsize=3,
+            color=color,
+            label=label,
         )
     left.set_xlabel(_("shared prefix (tokens)"))
     left.set_ylabel(_("time to the first token (ms)"))
@@ -39,7 +45,7 @@ def first_token(data):
     )
     width = 0.38
     for i, (row, color) in enumerate(zip(adm.itertuples(), (WHOLE, REUSED), strict=True)):
-        label = _("one pass") if row.passes == 1 else _("{n} chunks").format(n=row.passes)
+        label = _("one pass") if row.passes == 1 else _("in chunks")
         xs = [j + (i - 0.5) * width for j in range(len(quantities))]
         heights = [getattr(row, q[0]) for q in quantities]
         errors = [

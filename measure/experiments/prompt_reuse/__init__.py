@@ -29,9 +29,9 @@ from measure.experiments.prompt_reuse.blocks import shared_block_rows
 from measure.experiments.prompt_reuse.chunking import admission_rows, chunk_sweep, pass_rows
 from measure.experiments.prompt_reuse.tables import TABLES, VALUES
 from measure.experiments.prompt_reuse.timings import first_token_rows, prefix_sweep
-from measure.lab.formulas import kv_bytes_per_token
 from measure.lab.context import Context
 from measure.lab.estimate import ForwardPasses
+from measure.lab.formulas import kv_bytes_per_token
 from measure.lab.medians import MIN_ROUNDS
 from sitedata.schema import Result
 

@@ -37,7 +37,9 @@ def chunk_sweep(cfg, ctx) -> tuple[Sweep, bool]:
     points = {"whole": lambda: prefill(model, ids), "chunked": lambda: _chunked(model, ids, parts)}
     for o, n in parts:
         chunk = ids[:, o : o + n]
-        points["chunk", o] = (lambda c=chunk: prefill(model, c)) if not o else (lambda c=chunk, o=o: decode_step(model, c, caches[o]))
+        points["chunk", o] = (
+            (lambda c=chunk: prefill(model, c)) if not o else (lambda c=chunk, o=o: decode_step(model, c, caches[o]))
+        )
     points["decode"] = lambda: decode_step(model, step_ids, running)
     ctx.log(
         f"  a prompt of {cfg.prompt_tokens} tokens whole and in chunks of {cfg.chunk_tokens}, beside a decode step of "

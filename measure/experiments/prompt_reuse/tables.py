@@ -1,7 +1,7 @@
 """What the prompt-reuse.md page reads (``site_data/prompt_reuse/``): its tables and values, declared once."""
 
 from sitedata.intervals import interval_values
-from sitedata.policies import EXACT_ON_DEVICE, TIMING
+from sitedata.policies import EXACT_ON_DEVICE
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
 
 # A column's policy says how the drift gate compares it and where it reproduces: the
