@@ -6,27 +6,24 @@ any ``{{`` left in a page after rendering, fails the build with the page's name.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import quote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
-from sitedata import hashes
 from sitedata.lock import FolderBusy
 from sitekit import figures
 from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
-from sitekit.language import calculator_locale, formatting, i18n, theme_words, typed_numbers
-from sitekit.rendering import escape, maths, notebook_outputs, notebook_safety
+from sitekit.language import calculator_locale, formatting, glossary, i18n, theme_words, typed_numbers
+from sitekit.rendering import maths, notebook_pages, notebook_safety
 from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 from sitekit.rendering.pagedata import SiteData, SiteDataError
-from sitekit.sources import source_archive
+from sitekit.sources import page_provenance, project, source_archive
 
 _state: dict = {}
 log = logging.getLogger("mkdocs.hooks.sitekit")
@@ -61,27 +58,16 @@ def on_config(config, **kwargs):
         # a build of a copy of the project (the tests') names the checkout it was copied from
         _state["source"] = source_archive.describe(Path(os.environ.get("SITEKIT_SOURCE_ROOT") or root))
     source_archive.built_from = _state["source"]
-    # a published site's repository, like its address, from the pages workflow (or extra.repository)
+    # a published site's repository, like its address, from the pages workflow (or extra.repository):
+    # the theme links it in every page's header (repo_url), the pages and the citation name it
     source_archive.repository = os.environ.get("SITE_REPOSITORY") or str(config.extra.get("repository") or "")
+    config.repo_url = getattr(config, "repo_url", None) or source_archive.repository or None
+    try:
+        project.cff = project.read(root)
+    except ValueError as e:
+        raise PluginError(str(e)) from None
+    project.site_url = config.site_url or ""
     return config
-
-
-def _check_notebooks(docs: Path, data: SiteData) -> None:
-    """A notebook page shows what it printed when it was executed: it must have been
-    executed against the site_data this build renders, with the code it holds now, and
-    every edition must hold the English notebook's code in its own words."""
-
-    def read(path: Path) -> dict:
-        return json.loads(path.read_text(encoding="utf-8"))
-
-    for path in sorted(docs.glob("*.ipynb")):
-        english = docs / (path.name.split(".")[0] + ".ipynb")
-        source = None if english == path else read(english)
-        why = hashes.staleness(read(path), data.data_hash, source)
-        if not why and source is not None:  # its code prints what its page shows
-            why = notebook_outputs.untranslated(source, read(path), path.name.split(".")[1])
-        if why:
-            raise PluginError(f"docs/{path.name}{why}: run `make notebooks`")
 
 
 def on_pre_build(config, **kwargs):
@@ -89,6 +75,10 @@ def on_pre_build(config, **kwargs):
     on_config runs last), and every generated word and number follows it."""
     language = config.theme["language"]
     i18n.set_language(language)
+    try:
+        glossary.append_to_pages(config, language)
+    except FileNotFoundError as e:
+        raise PluginError(str(e)) from None
     _state["used"], _state["answered"] = set(), set()  # the claims and the answers this edition's pages name
     formatting.set_locale(language)
     plugin = config.plugins.get("i18n")
@@ -165,6 +155,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     if "{{" in shown or "}}" in shown:
         line = next(line for line in shown.splitlines() if "{{" in line or "}}" in line)
         raise PluginError(f"{page.file.src_path}: unrendered marker left: {line.strip()[:120]}")
+    out += page_provenance.page_section(ctx, claim_legend.checks_html(ctx.checks))
     _state["figures"].update(ctx.figures)
     _state["used"] |= ctx.used
     _state["answered"] |= ctx.answered
@@ -173,16 +164,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 def on_page_content(html, page, config, files, **kwargs):
     if page.file.src_path.endswith(".ipynb"):
-        # mkdocs-jupyter copies the notebook beside its page (include_source)
-        name = Path(page.file.abs_src_path).name
-        link = escape.text(i18n._("Download this notebook"))
-        note = escape.text(i18n._("and run it from a clone of the repository"))
-        href, shown = escape.attribute(quote(name)), escape.text(name)
-        # the notebook renderer's stand-in for a figure with no description, in English in every edition
-        alt = escape.attribute(i18n._("A figure the notebook drew from the data, described in the text above it"), None)
-        html = html.replace('alt="No description has been provided for this image"', f'alt="{alt}"')
-        html = notebook_outputs.translate(html)
-        return f'<p class="notebook-download"><a href="{href}" download>{link}</a> ({shown}) {note}.</p>\n' + html
+        return notebook_pages.content(html, Path(page.file.abs_src_path).name, "../" * page.url.count("/"))
     try:  # the formulas as MathML, which the browser draws without a script or a font
         html = maths.render(html)
     except maths.MathsError as e:
@@ -246,7 +228,10 @@ def on_post_build(config, **kwargs):
     _check_used(_state["answers"], _state["answered"])
     if language == i18n.DEFAULT:
         # after the pages: a claim the data no longer bears is reported before a stale notebook
-        _check_notebooks(Path(config.docs_dir), data)
+        try:
+            notebook_pages.check(Path(config.docs_dir), data)
+        except ValueError as e:
+            raise PluginError(str(e)) from None
         # The CSVs and meta.json every table links to, as published data, once for all
         # editions. Only files that verified against their meta.json, never a stray file.
         target = site / "data"

@@ -11,12 +11,16 @@ there are, are the code's declarations (the experiment module's ``TABLES``, ``VA
 and ``Config`` for the committed profile), never the meta.json's being checked; the
 committed data must state the same (``sitedata.declared``).
 
-Fails (exit 1) on: a drifted cell or value; a table whose producing code changed since
-it was measured (stale); committed data that is missing or does not verify against its
-meta.json, or whose declarations, parameters or dtype differ from the code's, or that
-lacks a table, column or value the code declares; a regenerated run that is no rerun of
-the committed one; a table a page uses that no experiment produces, or one no page shows;
-and a check that compared nothing at all. A report path that cannot be written is one
+A simulated table is not compared cell by cell where it follows the timings: it is run
+again on the committed run's own costs and held to its rows (``measure/resimulation.py``).
+
+Fails (exit 1) on: a drifted cell or value, or a simulation that no longer gives its
+rows; a table whose producing code changed since it was measured (stale); committed data
+that is missing or does not verify against its meta.json, or whose declarations,
+parameters or dtype differ from the code's, or that lacks a table, column or value the
+code declares; a regenerated run that is no rerun of the committed one; a table a page
+uses that no experiment produces, or one no page shows; and a check that compared
+nothing at all. A report path that cannot be written is one
 line (exit 2) before anything is regenerated.
 """
 
@@ -41,6 +45,7 @@ from measure.check_report import (
     table_summary,
     write_report,
 )
+from measure.resimulation import resimulation_findings
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
@@ -214,6 +219,8 @@ def run_check(
             findings.append(code)
             continue
         read[name] = (exp, code)
+        if "numeric" in kinds:  # arithmetic only: it reproduces on any machine
+            findings += resimulation_findings(exp)
         groups[(exp.meta["model"]["spec"], exp.meta["profile"])].append(name)
 
     # A check that compares no timing times each point once and compiles nothing: what it

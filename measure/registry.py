@@ -72,6 +72,10 @@ class Experiment:
     # Whether the source chapter has a counterpart to this run, set beside it under the page's
     # "## Beside the chapter"; a section the chapter does not cover says False, in one line.
     CHAPTER_COUNTERPART: bool = True
+    # (config, rows) -> its simulated tables worked out again from the run's recorded costs,
+    # ``rows(table)`` reading one of the run's tables: what the drift gate holds the committed
+    # simulated tables to (measure/resimulation.py); left out where nothing is simulated
+    resimulate: Callable[[Any, Callable[[str], list[dict]]], dict[str, list[dict]]] | None = None
 
     def __post_init__(self) -> None:
         checks = (
@@ -83,6 +87,7 @@ class Experiment:
             ("NEEDS_TRAINED", isinstance(self.NEEDS_TRAINED, bool), "a bool"),
             ("work", self.work is None or _takes(self.work, 1), "a function of (config), or left out"),
             ("CHAPTER_COUNTERPART", isinstance(self.CHAPTER_COUNTERPART, bool), "a bool"),
+            ("resimulate", self.resimulate is None or _takes(self.resimulate, 2), "a function of (config, rows)"),
         )
         for member, ok, wanted in checks:
             if not ok:

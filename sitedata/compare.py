@@ -199,6 +199,8 @@ def compare_experiment(
             skip, why = reason(c.compare, c.scope)
             if not skip and c.name in bounds:
                 skip, why = "not compared", f"the noise of {bounds[c.name]}, held within it"
+            if not skip and t.simulated and c.compare == "timing":
+                skip, why = "not compared", "simulated from the measured costs: the simulation is run again instead"
             if not skip and speed is not None and c.compare == "timing" and predicted_by_roofline(c.name):
                 skip, why = "not compared", "the roofline's prediction: the machine's speed, reported once"
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):

@@ -149,6 +149,9 @@ def _table(exp: Experiment, t: Table, out: _Findings) -> None:
     if length != t.length:
         said = f"{where} declares table {t.name} length {length!r}"
         out.add("invalid", t.name, length, t.length, f"{said}, the code declares {t.length!r}")
+    if tm.get("simulated", False) != t.simulated:
+        said = f"{where} declares table {t.name} {'' if tm.get('simulated') else 'not '}simulated"
+        out.add("invalid", t.name, tm.get("simulated", False), t.simulated, f"{said}, the code otherwise")
     title = _title(t, exp.meta)
     if title is not None and tm["title"] != title:
         out.add("invalid", t.name, tm["title"], title, f"{where} titles table {t.name} otherwise than the code")

@@ -111,13 +111,13 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """``title`` may name the run's values or parameters in braces, e.g. ``"d = {head_dim}"``;
-    ``description`` says what the table holds, in a sentence or two.
-
-    ``length`` says what sets the number of rows: ``"fixed"``, the parameters (the same
-    rows on any machine), or ``"timing"``, the measurements themselves (a sweep that goes
-    on until its timings show a knee, so a rerun may stop a row earlier or later; the
-    drift gate compares the rows both runs have)."""
+    """``title`` may name the run's values or parameters in braces (``"d = {head_dim}"``);
+    ``description`` says what the table holds.
+    ``length`` says what sets the number of rows: ``"fixed"``, the parameters, or
+    ``"timing"``, the measurements (a sweep that stops at a knee: the gate compares the
+    rows both runs have). ``simulated``: rows a simulation worked out from the measured
+    costs; the gate runs it again on the committed costs instead of comparing its timing
+    cells one by one (``measure/resimulation.py``)."""
 
     name: str
     title: str
@@ -125,6 +125,7 @@ class Table:
     length: str = "fixed"
     _: KW_ONLY
     description: str = ""
+    simulated: bool = False
 
     def __post_init__(self) -> None:
         check_name("table", self.name)
@@ -149,6 +150,7 @@ class Table:
             "description": self.description,
             "columns": [c.as_meta() for c in self.columns],
             **({"length": self.length} if self.length != "fixed" else {}),
+            **({"simulated": True} if self.simulated else {}),
         }
 
 

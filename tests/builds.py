@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import BUILD_ENV, REPO, _env, copy_shown_code, require_marker
+from tests.conftest import BUILD_ENV, REPO, _env, copy_project_files, copy_shown_code, require_marker
 
 
 def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
@@ -34,6 +34,7 @@ def english_build(dest: Path, **config) -> subprocess.CompletedProcess:
     )
     if (dest / "docs").is_dir():
         copy_shown_code(dest / "docs", dest)
+    copy_project_files(dest)
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest / "site")],
         cwd=dest,

@@ -169,6 +169,12 @@ def smoke_data(tmp_path_factory) -> SmokeRuns:
     return SmokeRuns(session_folder(tmp_path_factory, "smoke_site_data"))
 
 
+def copy_project_files(work: Path) -> None:
+    """What a build reads beside the pages: the citation file and each edition's glossary."""
+    shutil.copy(REPO / "CITATION.cff", work / "CITATION.cff")
+    shutil.copytree(REPO / "includes", work / "includes", dirs_exist_ok=True)
+
+
 def build_site(
     dest: Path, *, docs: Path | None = None, data: Path | None = None, locales: Path | None = None
 ) -> subprocess.CompletedProcess:
@@ -190,6 +196,7 @@ def build_site(
     shutil.copytree(docs or REPO / "docs", work / "docs")
     shutil.copytree(data or REPO / "site_data", work / "site_data")
     copy_shown_code(work / "docs", work)
+    copy_project_files(work)
     return subprocess.run(
         [sys.executable, "-c", _BUILD, str(dest / IMPORTED), "--strict", "--site-dir", str(dest / "site")],
         cwd=work,

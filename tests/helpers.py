@@ -64,11 +64,15 @@ def _hook(data: Path | None, **config):
     return render, config
 
 
-def render_page(page: str, markdown: str | None = None, *, data: Path | None = None, language: str = "en") -> str:
+def render_page(
+    page: str, markdown: str | None = None, *, data: Path | None = None, language: str = "en", section: bool = False
+) -> str:
     """``docs/<page>`` as committed, or ``markdown`` as that page, rendered as a build of
     the ``language`` edition over ``data`` renders it (on_config, then on_page_markdown);
-    what would fail the build raises its PluginError."""
+    what would fail the build raises its PluginError. The provenance section a build adds
+    at the page's end is left out unless ``section``."""
     from sitekit.language import formatting, i18n
+    from sitekit.sources import page_provenance
 
     render, config = _hook(data)
     i18n.set_language(language)
@@ -76,7 +80,8 @@ def render_page(page: str, markdown: str | None = None, *, data: Path | None = N
     text = (DOCS / page).read_text(encoding="utf-8") if markdown is None else markdown
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
     page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
-    return render.on_page_markdown(text, page=page_, config=config, files=None)
+    out = render.on_page_markdown(text, page=page_, config=config, files=None)
+    return out if section else out.partition(page_provenance.SECTION_START)[0]
 
 
 def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: str | None = None) -> None:

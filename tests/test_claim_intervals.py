@@ -179,11 +179,13 @@ def test_noise_renders_neither_check_nor_warning(data):
         f"faster({AT16}, {AT32})",
         hardware=True,
     )
-    html = unescape(render(data, "p.md", claim, "C = 16 is faster"))
+    checks = {}
+    html = unescape(render(data, "p.md", claim, "C = 16 is faster", checks))
     assert 'class="claim claim-noise"' in html and "≈" in html
     assert "✓" not in html and "⚠" not in html
     assert "within this machine's noise" in html
-    assert "10 [9, 11]" in html and "10.5 [9.8, 11.2]" in html
+    # the intervals it read, in the page's list of checks
+    assert "10 [9, 11]" in checks["exp.c"].numbers and "10.5 [9.8, 11.2]" in checks["exp.c"].numbers
 
 
 def test_a_branch_on_noise_keeps_the_else(data):

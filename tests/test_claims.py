@@ -80,13 +80,17 @@ def test_failed_claim_names_the_numbers(data):
 
 
 def test_a_failed_hardware_claim_fails_too_never_printed_with_a_warning(data):
+    checks = {}
     with pytest.raises(ClaimError, match=r"page.md: claim 'fast' does not hold: exp.c = exp.ratio > 3 with"):
-        render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast")
+        render(data, "page.md", named("exp.ratio > 3", hardware=True), "fast", checks)
+    assert checks == {}  # nothing listed for a sentence that is never printed
 
 
-def test_a_holding_claim_carries_what_it_read_in_its_tooltip(data):
-    out = render(data, "page.md", named("exp.ratio > 2", hardware=True), "fast")
-    assert 'title="Checked when this page was built: exp.c: exp.ratio &gt; 2  &#91;exp.ratio = 2.5&#93;"' in out
+def test_a_holding_claim_lists_what_it_read_among_the_page_s_checks(data):
+    checks = {}
+    out = render(data, "page.md", named("exp.ratio > 2", hardware=True), "fast", checks)
+    assert 'href="#check-exp.c"' in out and "bear the sentence out" in out
+    assert checks["exp.c"] == ("ok", "exp.ratio > 2", "exp.ratio = 2.5", "fast")
 
 
 def test_perturbed_data_behind_a_claim_fails_the_build(tmp_path):
@@ -211,18 +215,28 @@ def test_what_a_claim_read_is_recorded_with_its_filter(data):
     assert type(read["exp.t.ms"][0]) is float
 
 
-def test_the_rendered_claim_shows_what_it_checked(data):
+def test_the_rendered_claim_says_in_words_what_it_means_and_leads_to_its_check(data):
     import html as markup
     import re
 
-    html = render(data, "p.md", named("cell('exp.t', 'n', where={'ms': 4.0}) == 2", id="exp.n_is_two"), "two")
-    title = re.fullmatch(r'two<sup class="claim claim-ok" title="([^"<>]*)">✓</sup>', html).group(1)
-    assert markup.unescape(title) == (
-        "Checked when this page was built: exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2"
-        "  [exp.t.n {'ms': 4.0} = 2]"
-    )
+    from sitekit.claims import claim_legend
+
+    checks = {}
+    html = render(data, "p.md", named("cell('exp.t', 'n', where={'ms': 4.0}) == 2", id="exp.n_is_two"), "two", checks)
+    found = re.fullmatch(r'two<a class="claim claim-ok" href="#check-exp.n_is_two" title="([^"<>]*)">✓</a>', html)
+    title = markup.unescape(found.group(1))
+    # the hover is words for a reader, never the expression: that is one click further
+    assert "bear the sentence out" in title and "cell(" not in title and "exp." not in title
     # written so that Markdown, which runs over a tag's attributes too, finds nothing to do
-    assert not re.search(r"[\[\]{}`*_'\\]", title), title
+    assert not re.search(r"[\[\]{}`*_\\]", title), title
+    check = checks["exp.n_is_two"]
+    assert (check.state, check.expression) == ("ok", "cell('exp.t', 'n', where={'ms': 4.0}) == 2")
+    assert check.numbers == "exp.t.n {'ms': 4.0} = 2"
+    listing = markup.unescape(claim_legend.checks_html(checks))
+    assert (
+        'id="check-exp.n_is_two"' in listing and "exp.n_is_two: cell('exp.t', 'n', where={'ms': 4.0}) == 2" in listing
+    )
+    assert "exp.t.n {'ms': 4.0} = 2" in listing and "(1)" in listing
 
 
 def test_long_lists_are_cut_to_eight_in_messages(tmp_path):
@@ -357,26 +371,27 @@ def test_a_claim_within_the_noise_renders_its_words_and_what_it_read(timed):
     import re
 
     expr = f"faster({SWEEP_16}, {ALONE})"
-    out = render(timed, "p.md", named(expr, id="timed.quicker"), "quicker")
+    checks = {}
+    out = render(timed, "p.md", named(expr, id="timed.quicker"), "quicker", checks)
     found = re.fullmatch(
-        r'quicker<sup class="claim claim-noise" title="([^"<>]*)">≈</sup> '
+        r'quicker<a class="claim claim-noise" href="#check-timed.quicker" title="([^"<>]*)">≈</a> '
         r'<span class="claim-noise-note">\(within this machine\'s noise\)</span>',
         out,
     )
     assert found, out
-    assert markup.unescape(found.group(1)) == (
-        f"Checked when this page was built: timed.quicker: {expr}"
-        "  [timed.sweep.step_ms {'c': 16} = 10 [9.9, 10.1]; timed.alone.step_ms = 10.05 [9.95, 10.15]]"
+    assert "cannot tell" in markup.unescape(found.group(1))
+    assert checks["timed.quicker"].numbers == (
+        "timed.sweep.step_ms {'c': 16} = 10 [9.9, 10.1]; timed.alone.step_ms = 10.05 [9.95, 10.15]"
     )
 
 
-def test_a_holding_claim_renders_its_whole_expression_in_its_tooltip(data):
+def test_a_holding_claim_renders_its_whole_expression_in_the_page_s_checks(data):
     expr = " or ".join(["exp.ratio > 2"] * 16)  # 16 * 13 + 15 * 4 = 268 characters, none cut
-    out = render(data, "page.md", named(expr, hardware=True), "fast")
-    assert out == (
-        'fast<sup class="claim claim-ok" title="Checked when this page was built: '
-        f'exp.c: {expr.replace(">", "&gt;")}  &#91;exp.ratio = 2.5&#93;">✓</sup>'
-    )
+    checks = {}
+    out = render(data, "page.md", named(expr, hardware=True), "fast", checks)
+    assert out.startswith('fast<a class="claim claim-ok" href="#check-exp.c" title="')
+    assert out.endswith('">✓</a>')
+    assert checks["exp.c"].expression == expr and checks["exp.c"].numbers == "exp.ratio = 2.5"
 
 
 # Messages quote the expression cut to its first 200 characters and an ellipsis, so that a

@@ -150,7 +150,7 @@ def test_a_page_with_claim_marks_says_once_how_to_read_them(built_site, lang):
     legends = 0
     for page in PAGES:
         html = read(built_site, lang, page)
-        first = html.find('<sup class="claim ')
+        first = html.find('<a class="claim ')
         found = re.findall(r'<p class="claim-legend">(.*?)<a href="([^"]+)">', html)
         if first < 0 or page == "methods":
             assert not found, f"{lang}/{page}"

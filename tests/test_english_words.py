@@ -164,7 +164,10 @@ def test_the_nets_catch_english_and_pass_the_editions_own_words():
     assert english_words("sloupec fraction_of_floor souboru decode.csv", "cs", allow) == []
     assert english_words("sloupec where souboru figures.csv", "cs", allow) == []
     assert english_words("95% IS od (podíl)", "cs", allow) == []
-    assert visible('<sup class="claim claim-ok" title="Comprobado: exp.c: a and not b">✓</sup>') == ["Comprobado:", "✓"]
+    assert visible('<a class="claim claim-ok" href="#check-exp.c" title="Comprobado: a and not b">✓</a>') == [
+        "Comprobado:",
+        "✓",
+    ]
     printed = '<div class="jp-RenderedText jp-OutputArea-output"><pre>tokens in the prompt: 12</pre></div>'
     assert visible(printed) == ["tokens in the prompt: 12"]
     figure = base64.b64encode(b'<svg><text x="1">the floor</text></svg>').decode()

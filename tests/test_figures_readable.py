@@ -100,7 +100,12 @@ def test_a_build_draws_ahead_only_the_figures_its_pages_show_in_the_editions_it_
     (docs / "one.md").write_text("{{ figure('kv_cache.head_step', alt='a') }}\n", encoding="utf-8")
     (docs / "one.gl.md").write_text("{{ figure( \"quality.quality\", alt='b') }} figure('no_such.figure')\n")
     (docs / "notes.txt").write_text("{{ figure('batching.sweep') }}\n")  # not a page
-    assert figures.prepare(DATA, ["en", "gl"], workers=2, docs=docs) == 4
+    assert figures.prepare(DATA, ["en", "gl"], workers=2, docs=docs) == 8  # each for a desktop and a phone
     drawn = sorted(p.relative_to(tmp_path / "cache").as_posix().rsplit(".", 2)[0] for p in tmp_path.rglob("*.svg"))
-    assert drawn == ["en/kv_cache.head_step", "en/quality.quality", "gl/kv_cache.head_step", "gl/quality.quality"]
+    assert drawn == [
+        f"{lang}/{name}{phone}"
+        for lang in ("en", "gl")
+        for name in ("kv_cache.head_step", "quality.quality")
+        for phone in ("", ".narrow")
+    ]
     assert figures.prepare(DATA, ["en", "gl"], workers=2, docs=docs) == 0  # all held now

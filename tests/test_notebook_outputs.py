@@ -1,4 +1,5 @@
-"""A notebook page's tables in an edition: numbers in the language's writing, ids as written."""
+"""A notebook page's outputs in an edition: numbers with the digits the notebook printed and
+the language's decimal mark, ids as written."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ TABLE = """<table border="1" class="dataframe">
     <tr><th>kv_cache</th><td>af97e757fe99</td><td>6</td></tr>
     <tr><th>memory_budget</th><td>305709108422</td><td>14000</td></tr>
     <tr><th>quality</th><td></td><td>NaN</td></tr>
+    <tr><th>distillation</th><td>0</td><td>0.25</td></tr>
   </tbody>
 </table>"""
 
 
-WRITTEN = {"cs": "14\u00a0000", "es": "14.000"}  # 14000 as each language writes it
+WRITTEN = {"cs": "0,25", "es": "0,25", "en": "0.25"}  # 0.25 with each language's decimal mark
 
 
 @pytest.fixture(params=sorted(WRITTEN))
@@ -37,9 +39,20 @@ def test_a_column_of_numbers_is_written_as_the_language_writes_them_and_an_id_co
     # a code hash that happens to be all digits is an id in a column of ids, not a number
     assert "<td>305709108422</td>" in html and "<td>af97e757fe99</td>" in html
     assert f"<td>{WRITTEN[edition]}</td>" in html and "<td>6</td>" in html and "<td>NaN</td>" in html
+    # an integer keeps the digits the notebook printed, ungrouped, as the downloaded notebook shows it
+    assert "<td>14000</td>" in html
     assert f"<th>{escape.text('kv_cache', None)}</th>" in html and f"<th>{i18n._('code hash', 'notebook')}</th>" in html
 
 
 def test_a_column_with_a_word_in_it_is_not_a_column_of_numbers(edition):
     table = TABLE.replace("<td>6</td>", "<td>six</td>")
-    assert "<td>14000</td>" in notebook_outputs.translate(table)
+    assert "<td>0.25</td>" in notebook_outputs.translate(table)  # a word's column: its cells as written
+
+
+def test_a_printed_line_shows_the_notebooks_digits(edition):
+    """A printed count reads as the notebook printed it (the English page once showed 552,960
+    where the notebook printed 552960); a decimal takes the language's mark."""
+    pre = '<div class="jp-RenderedText" data-mime-type="text/plain"><pre>a count: 552960 and 0.5</pre>'
+    shown = notebook_outputs.translate(pre)
+    assert "552960" in shown and "552,960" not in shown and "552.960" not in shown
+    assert ("0.5" if edition == "en" else "0,5") in shown

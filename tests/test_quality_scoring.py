@@ -26,6 +26,8 @@ OCEAN = "What is the largest ocean on Earth?"
 PLANET = "What is the largest planet in our solar system?"
 GAS = "What gas do plants take in from the air to make food?"
 BRAZIL = "What language is mainly spoken in Brazil?"
+MONA_LISA = "Who painted the Mona Lisa?"
+STAR = "What is the closest star to the Earth?"
 
 
 def test_normalising_reads_subscripts_degrees_and_number_words():
@@ -57,6 +59,18 @@ def test_normalising_reads_subscripts_degrees_and_number_words():
         ("What do bees make?", "Bees make a waxen honeycomb"),
         (FREEZE, "- and time [ bb 0 the- ("),  # a stray number in front of another word
         (SPIDER, ""),
+        (
+            MONA_LISA,
+            "The painting of the Mona Lisa is attributed to Leonardo da Vinci and his wife",
+        ),  # a second painter
+        (MONA_LISA, "Leonardo da Vinci, with his apprentice Salai"),
+        ("Who wrote Romeo and Juliet?", "William Shakespeare and their company"),
+        (
+            BRAZIL,
+            "Brazilian Portuguese is a Bantu language spoken primarily by the indigenous peoples",
+        ),  # the wrong kind
+        (STAR, "The nearest exoplanet orbiting Proxima Centauri was confirmed as Proxima b"),  # a planet, no star
+        (STAR, "The closest star to the Earth is Sirius, which is approximately 86"),
     ],
 )
 def test_wrong(question, answer):
@@ -79,6 +93,11 @@ def test_wrong(question, answer):
         ("Who wrote Romeo and Juliet?", "A: William Shakespeare"),
         ("What is the capital of Japan?", "Tokyo, although some other cities like Kyoto, Osaka"),
         ("Which planet is known as the Red Planet?", "The Red Planet (Mars) is often called the Earth's twin"),
+        (MONA_LISA, "The Mona Lisa is attributed to Leonardo da Vinci and was created during his time"),  # a clause
+        (BRAZIL, "Portuguese, a Romance language"),  # a true kind, no wrong option
+        (STAR, "The closest star to the Earth is actually the Sun"),
+        (STAR, "The closest star to the Earth is Proxima Centauri, which is approximately"),  # the closest beyond it
+        (STAR, "The nearest star to our solar system lies Proxima Centauri at approximately 4"),
     ],
 )
 def test_right(question, answer):

@@ -128,8 +128,8 @@ def test_a_quoted_table_writes_each_row_in_its_unit_and_names_its_source(tmp_pat
     assert 'title="as the chapter gives it: 0.1665\u00a0s"' in out
     assert 'class="provenance"' not in out
     assert "measure/reference/chapter.py" in out and "figures.csv" in out
-    measured = render_markers("{{ table('e.t') }}", ctx)
-    assert 'class="provenance"' in measured and 'class="source"' not in measured
+    measured = render_markers("{{ table('e.t') }}", ctx)  # a run's table leads to its provenance at the page's end
+    assert 'href="#provenance-e"' in measured and 'class="source"' not in measured
 
 
 def test_provenance_of_a_quoted_experiment_is_its_source_line(tmp_path):
@@ -169,8 +169,9 @@ def _page(site, language: str, page: str) -> str:
 
 
 def _chapter_table(page: str) -> str:
+    """The table's box: its rows shown, the rows folded under them, and its source line."""
     start = page.index('data-table="chapter.figures"')
-    return page[start : page.index("</div>", page.index("</table>", start)) + 6]
+    return page[start : page.index("\n</div>", start) + 7]
 
 
 SOURCE_LINE = {
@@ -190,7 +191,7 @@ def test_the_methods_page_quotes_the_chapter_in_its_language(built_site, languag
     table = _chapter_table(_page(built_site, language, "methods"))
     assert 'class="provenance"' not in table and "SmolLM2" not in table
     assert SOURCE_LINE[language] in table and "measure/reference/chapter.py" in table
-    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
+    rows = [r for r in re.findall(r"<tr>(.*?)</tr>", table, re.S) if "<th" not in r]  # shown, then folded
     assert len(rows) == len(FIGURES)
     for figure, row in zip(FIGURES, rows, strict=True):
         what, shown = (html.unescape(re.sub("<[^>]*>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)[1:3])
@@ -211,12 +212,12 @@ def test_the_methods_page_quotes_the_chapter_in_its_language(built_site, languag
 
 @pytest.mark.build
 @pytest.mark.parametrize("language", EDITIONS)
-def test_the_home_page_sets_what_it_quotes_apart_from_what_it_measured(built_site, language):
-    page = html.unescape(_page(built_site, language, "index"))
+def test_the_methods_page_sets_what_it_quotes_apart_from_what_it_measured(built_site, language):
+    page = html.unescape(_page(built_site, language, "methods"))
     block = page[page.index('class="measured-table experiments"') :]
     table, _, rest = block.partition("</table>")
     assert "<code>chapter</code>" not in table
-    assert "<code>kv_cache</code>" in table
+    assert "<code>kv_<wbr>cache</code>" in table
     quoted_list = rest[: rest.index("</ul>")]
     assert "<code>chapter</code>" in quoted_list and SOURCE_LINE[language] in quoted_list
 

@@ -26,7 +26,7 @@ EDITIONS = [""] + [f"{lang}/" for lang in LANGUAGES if lang != "en"]
 _SCROLLING = """() => [...document.querySelectorAll('.md-typeset__scrollwrap')]
     .filter(w => w.scrollWidth > w.clientWidth)
     .map(w => {
-        const box = w.closest('[data-table]'), caption = w.querySelector('caption');
+        const box = w.closest('[data-table]'), caption = box && box.querySelector('.table-caption');
         return `${box ? box.dataset.table : 'a table written in the page'}`
             + ` "${caption ? caption.textContent.trim() : w.querySelector('tr').textContent.trim().slice(0, 60)}"`
             + ` (${w.scrollWidth} px in ${w.clientWidth})`;
@@ -81,7 +81,7 @@ _ENDS = """() => [...document.querySelectorAll('.measured-table[data-table^="mem
         const row = wrap.querySelector('tbody tr');
         out.push({first: inside(row.firstElementChild), last: inside(row.lastElementChild)});
     }
-    return {table: box.dataset.table, caption: box.querySelector('caption').textContent.trim(), ends: out};
+    return {table: box.dataset.table, caption: box.querySelector('.table-caption').textContent.trim(), ends: out};
 })"""
 
 

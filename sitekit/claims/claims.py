@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import weakref
 from typing import Any
 
-from sitekit.claims import intervals
+from sitekit.claims import claim_legend, intervals
 from sitekit.claims.claim_files import Claim
 from sitekit.claims.claim_syntax import BINARY, COMPARISONS, FUNCTIONS, MAX_MARKER, ClaimError, parse, sized
 from sitekit.claims.intervals import NOISE, Interval
 from sitekit.language import statuses
-from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
@@ -198,10 +198,17 @@ _decided: weakref.WeakKeyDictionary[SiteData, dict[str, tuple[Any, dict[str, Any
 
 
 def check(data: SiteData, expr: str) -> tuple[Any, dict[str, Any]]:
-    """(True, False or NOISE, data read) for one claim expression."""
-    decided = _decided.setdefault(data, {})
+    """(True, False or NOISE, data read) for one claim expression. A page's view of the
+    data (context.ReadData) notes the experiments the expression names; the outcome is
+    decided once for the data folder behind it."""
+    inner = getattr(data, "inner", data)
+    if inner is not data:
+        for ref in re.findall(r"\b([a-z][a-z0-9_]*)\.[a-z][a-z0-9_]*", expr):
+            if ref in inner.experiments:
+                data.note(ref)
+    decided = _decided.setdefault(inner, {})
     if expr not in decided:
-        decided[expr] = _decide(data, expr)
+        decided[expr] = _decide(inner, expr)
     return decided[expr]
 
 
@@ -233,24 +240,17 @@ def numbers(read: dict[str, Any]) -> str:
     return "; ".join(f"{escape.cut(k, 200, note=False)} = {short(v)}" for k, v in read.items())
 
 
-def render(data: SiteData, page: str, claim: Claim, text: str) -> str:
+def render(data: SiteData, page: str, claim: Claim, text: str, checks: dict | None = None) -> str:
     """The page's sentence with its mark: ✓ where it holds; ≈ and "within this machine's
     noise" where the intervals cannot tell (NOISE: branches.py allows it only in a clause
-    for that outcome). Each mark's tooltip gives the claim and the numbers it read. A
+    for that outcome). The mark says in words what it means and leads to the check itself,
+    with the numbers it read, in the page's list of checks (``checks``, claim_legend.py). A
     claim that does not hold fails the build: its sentence is never printed."""
     expr = claim.expression
     holds, read = check(data, expr)
-    title = escape.attribute(
-        _("Checked when this page was built: {expression}").format(expression=f"{claim.id}: {expr}")
-        + f"  [{numbers(read)}]",
-        None,
-    )
-    if holds is NOISE:  # the words in the page; the intervals it read in the mark's tooltip
-        return (
-            f'{text}<sup class="claim claim-noise" title="{title}">≈</sup> <span class="claim-noise-note">('
-            + escape.text(_("within this machine's noise"), None)
-            + ")</span>"
-        )
-    if holds:
-        return f'{text}<sup class="claim claim-ok" title="{title}">✓</sup>'
-    raise ClaimError(f"{page}: claim {text!r} does not hold: {claim.id} = {expr} with {numbers(read)}")
+    if holds is not NOISE and not holds:
+        raise ClaimError(f"{page}: claim {text!r} does not hold: {claim.id} = {expr} with {numbers(read)}")
+    state = "noise" if holds is NOISE else "ok"
+    if checks is not None:
+        checks.setdefault(claim.id, claim_legend.Check(state, expr, numbers(read), text))
+    return claim_legend.mark(state, claim.id, text)

@@ -1,8 +1,9 @@
 """Figures drawn at build time from site_data, one module per experiment.
 
 A figure function takes the SiteData and returns a matplotlib Figure; register it
-with ``@figure("experiment.name")``. Output is SVG with fixed ids and no date, so an
-unchanged table gives a byte-identical file.
+with ``@figure("experiment.name")``. A function with a ``narrow`` parameter draws the
+phone's version itself; any other's is its desktop figure stacked (layout.py).
+Output is SVG with fixed ids and no date, so an unchanged table gives a byte-identical file.
 
 A module places no legend and sizes no text: ``readable`` puts every axes' legend under
 the axes, out of the data, and raises every text to 9 pt at the width the page shows
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import io
 import multiprocessing
 import os
@@ -29,7 +31,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter, ScalarFormatter  # noqa: E402
 
-from sitekit.language import formatting, i18n
+from sitekit.figures import layout  # noqa: E402
+from sitekit.language import formatting, i18n  # noqa: E402
 from sitekit.rendering import escape  # noqa: E402
 from sitekit.rendering.pagedata import SiteDataError  # noqa: E402
 
@@ -61,21 +64,31 @@ def figure(name: str) -> Callable:
 
 
 def _load_all() -> None:
-    for mod in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{mod.name}")
+    for mod in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):  # concepts/ too
+        importlib.import_module(mod.name)
 
 
-def render_figure(name: str, data) -> str:
+def render_figure(name: str, data, narrow: bool = False) -> str:
+    """The figure as SVG, for a desktop or, ``narrow``, for a phone (layout.py)."""
     if not REGISTRY:
         _load_all()
     if name not in REGISTRY:
         raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    cached = _cached(name, data, i18n.language())
+    cached = _cached(name, data, i18n.language(), narrow)
     if cached.exists() and not os.environ.get("SITEKIT_MESSAGES"):  # make messages: every label asked
         return cached.read_text(encoding="utf-8")
-    fig = REGISTRY[name](data)
+    draw = REGISTRY[name]
+    if narrow and "narrow" in inspect.signature(draw).parameters:
+        fig = draw(data, narrow=True)  # a layout of its own for a phone (a concept picture)
+    else:
+        fig = draw(data)
+        if narrow:
+            layout.stack(fig)
     _localize_ticks(fig)
-    readable(fig)
+    if narrow:
+        readable(fig, display_px=layout.PHONE_PX, min_pt=layout.PHONE_MIN_PX * 3 / 4)
+    else:
+        readable(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -87,8 +100,8 @@ def render_figure(name: str, data) -> str:
     return svg
 
 
-def _cached(name: str, data, language: str) -> Path:
-    return CACHE / language / f"{name}.{_key(name, data, language)}.svg"
+def _cached(name: str, data, language: str, narrow: bool = False) -> Path:
+    return CACHE / language / f"{name}{'.narrow' if narrow else ''}.{_key(name, data, language)}.svg"
 
 
 def _key(name: str, data, language: str) -> str:
@@ -97,6 +110,7 @@ def _key(name: str, data, language: str) -> str:
     h = hashlib.sha256(matplotlib.__version__.encode())
     module = sys.modules[REGISTRY[name].__module__]
     code = (Path(module.__file__), Path(__file__), Path(formatting.__file__), Path(escape.__file__))
+    code += (Path(layout.__file__),)
     for path in (*code, i18n.catalog_path(language)):
         h.update(path.read_bytes() if path.exists() else b"")
     h.update(data.data_hash.encode())
@@ -108,6 +122,7 @@ def _localize_ticks(fig) -> None:
     a Galician page): matplotlib's own formatter knows only the C locale. Ticks a
     figure labels itself, and log axes' powers of ten, are written out too."""
     tick = FuncFormatter(lambda v, pos: formatting.number(v, digits=6) if v else "0")
+    layout.label_log_axes(fig, tick)
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if type(axis.get_major_formatter()) is ScalarFormatter:
@@ -132,21 +147,22 @@ def log_if_wide(values) -> bool:
     return bool(v) and max(v) / min(v) > 10
 
 
-def min_font_pt(width_pt: float) -> float:
-    """The smallest font (pt in the SVG) that reads as MIN_PT once a figure ``width_pt``
-    wide is shown on the page."""
-    return MIN_PT * max(1.0, width_pt * 4 / 3 / DISPLAY_PX)
+def min_font_pt(width_pt: float, display_px: float = DISPLAY_PX, min_pt: float = MIN_PT) -> float:
+    """The smallest font (pt in the SVG) that reads as ``min_pt`` once a figure ``width_pt``
+    wide is shown on the page, at most ``display_px`` wide."""
+    return min_pt * max(1.0, width_pt * 4 / 3 / display_px)
 
 
-def readable(fig) -> None:
-    """Legends out of the data (below the axes), every text big enough once scaled."""
+def readable(fig, display_px: float = DISPLAY_PX, min_pt: float = MIN_PT) -> None:
+    """Legends out of the data (below the axes), every text big enough once scaled to
+    ``display_px`` (a desktop's column; a phone's for a narrow figure)."""
     for ax in fig.axes:
         if ax.get_legend() is not None:
             _legend_below(fig, ax)
     for _round in range(4):  # bigger text widens the figure: settle
         renderer = fig.canvas.get_renderer()
         width = (fig.get_tightbbox(renderer).width + 2 * plt.rcParams["savefig.pad_inches"]) * 72  # as saved
-        need = min_font_pt(width) * 1.02
+        need = min_font_pt(width, display_px, min_pt) * 1.02
         small = [t for t in fig.findobj(Text) if t.get_text() and t.get_fontsize() < need]
         if not small:
             break
@@ -213,7 +229,13 @@ def prepare(data, languages: list[str], workers: int, docs: Path) -> int:
         _load_all()
     shown = {name for page in docs.rglob("*.md") for name in _NAMED.findall(page.read_text(encoding="utf-8"))}
     names = sorted(shown & set(REGISTRY))
-    todo = [(n, lang) for lang in languages for n in names if not _cached(n, data, lang).exists()]
+    todo = [
+        (n, lang, narrow)
+        for lang in languages
+        for n in names
+        for narrow in (False, True)
+        if not _cached(n, data, lang, narrow).exists()
+    ]
     if workers < 2 or len(todo) < 2:
         return 0
     _PREPARING["data"] = data  # inherited by the forked workers
@@ -222,11 +244,11 @@ def prepare(data, languages: list[str], workers: int, docs: Path) -> int:
     return sum(drawn)
 
 
-def _draw(name: str, language: str) -> bool:
+def _draw(name: str, language: str, narrow: bool) -> bool:
     try:
         i18n.set_language(language)
         formatting.set_locale(language)
-        render_figure(name, _PREPARING["data"])
+        render_figure(name, _PREPARING["data"], narrow)
         return True
     except Exception:  # noqa: BLE001 - the page that shows the figure reports the error
         return False

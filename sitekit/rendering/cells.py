@@ -16,13 +16,16 @@ from sitekit.sources import quoted
 def _cell_html(value: Any, col: dict, style: str | None) -> str:
     if style == "link":
         return escape.link(value)
+    digits = None
+    if style and style.startswith("fixed:"):  # "fixed:3": three decimals, as a reader recomputes from them
+        style, digits = "fixed", int(style.removeprefix("fixed:"))
     if hasattr(value, "item"):  # a NumPy scalar from the frame's row: the Python number it holds
         value = value.item()
     number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if col["unit"] == "bytes" and number and style in formatting.IEC_STYLES:
         text = formatting.bytes_in(value, style)  # the column's one unit is in its header
     else:
-        text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value))
+        text = formatting.format_value(value, col["unit"], style=style or _default_style(col, value), digits=digits)
     if (
         col["unit"] == "bytes"
         and number

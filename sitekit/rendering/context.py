@@ -5,7 +5,7 @@ which the others need to import for it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sitekit.claims.answer_files import Answer, AnswerBook
 from sitekit.claims.claim_files import Claim, ClaimBook
@@ -13,6 +13,44 @@ from sitekit.claims.named_files import Book
 from sitekit.rendering.pagedata import SiteData
 
 T = TypeVar("T")
+
+
+class ReadData:
+    """The site's data as one page reads it, noting each experiment the page reads (a
+    table, a value, a cell, a meta field), in the order read: the runs its provenance
+    names once, at its end (provenance.page_section)."""
+
+    def __init__(self, data: Any, read: list[str]) -> None:
+        self.inner, self.read = data, read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def note(self, ref: str) -> None:
+        """Note the experiment of ``ref`` ("kv_cache.memory", or "kv_cache" alone), once
+        it has been read: a name that failed to read is no run the page used."""
+        experiment = ref.split(".")[0]
+        if experiment not in self.read:
+            self.read.append(experiment)
+
+    def _read(self, how: str, ref: str, *args: Any) -> Any:
+        found = getattr(self.inner, how)(ref, *args)
+        self.note(ref)
+        return found
+
+    def table(self, ref: str) -> Any:
+        return self._read("table", ref)
+
+    def value(self, ref: str) -> Any:
+        return self._read("value", ref)
+
+    def cell(self, ref: str, column: str, where: Any = None) -> Any:
+        return self._read("cell", ref, column, where)
+
+    def meta(self, experiment: str) -> Any:
+        found = self.inner.meta(experiment)
+        self.note(experiment)
+        return found
 
 
 @dataclass
@@ -26,6 +64,13 @@ class PageContext:
     titles: dict[str, str] = field(default_factory=dict)  # source path -> nav title, for links between pages
     answers: AnswerBook = field(default_factory=AnswerBook)  # every answer the build defines
     answered: set[str] = field(default_factory=set)  # ids of the answers this page names
+    read: list[str] = field(default_factory=list)  # the experiments the page reads, in order (ReadData)
+    checks: dict[str, Any] = field(default_factory=dict)  # claim id -> how it was checked (claim_legend.Check)
+    tables: int = 0  # the tables rendered so far: each caption's id
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, ReadData):
+            self.data = ReadData(self.data, self.read)
 
     def claim(self, ref: object) -> Claim:
         """The claim a page names, recorded as used (a claim no page uses fails the build)."""

@@ -23,7 +23,7 @@ from typing import Any
 from sitekit.claims import claims
 from sitekit.claims.branches import BranchError, choose_branches
 from sitekit.figures import render_figure
-from sitekit.language import formatting, i18n, recorded, statuses
+from sitekit.language import formatting, i18n, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.cells import (  # noqa: F401
@@ -37,8 +37,9 @@ from sitekit.rendering.cells import (  # noqa: F401
 )
 from sitekit.rendering.context import PageContext
 from sitekit.rendering.pagedata import SiteDataError
-from sitekit.sources import quoted
-from sitekit.sources.provenance import experiments, provenance, provenance_html
+from sitekit.rendering.table_marker import table
+from sitekit.sources import project, quoted
+from sitekit.sources.provenance import experiments, provenance
 from sitekit.sources.references import bibliography, cite, references
 
 MARKER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
@@ -63,62 +64,6 @@ def _parse(expr: str, ctx: PageContext) -> tuple[str, list[Any], dict[str, Any]]
         shown = escape.cut(expr, 200, note=False)
         raise MarkerError(f"{ctx.page}: cannot parse marker {{{{ {shown} }}}}: {e}") from None
     return node.func.id, args, kwargs
-
-
-def table(
-    ctx: PageContext,
-    ref: str,
-    columns: list[str] | None = None,
-    styles: dict | None = None,
-    where: dict | None = None,
-    caption: str | None = None,
-    limit: int | None = None,
-    units: str | None = None,
-    merge: dict | None = None,
-) -> str:
-    """``units`` names a column that gives each row's unit (a quoted table of figures of
-    every kind): numbers are then written as their source gave them, with that unit, and
-    ``merge={'value': 'text'}`` shows a row's text where it has no number."""
-    t = ctx.data.table(ref)
-    cols = [t.column(c) for c in columns] if columns else t.columns
-    for c in styles or {}:
-        t.column(c)
-    frame = t.rows(where)
-    if frame.empty:
-        raise SiteDataError(f"table {ref} where {where} has no rows")
-    if columns:  # rows the chosen columns cannot tell apart are one row to a reader
-        frame = frame.drop_duplicates(subset=columns)
-    if limit is not None:
-        frame = frame.head(limit)
-    styles = {**_byte_column_styles(frame, cols), **(styles or {})}
-    merge = {k: t.column(v) for k, v in (merge or {}).items()}
-    if units:
-        t.column(units)
-    head = "".join(_header(c, t.meta["tables"][t.name]["file"], styles.get(c["name"])) for c in cols)
-
-    def td(row, c):
-        if units and c["name"] in merge:
-            other = merge[c["name"]]
-            return quoted_td(
-                row[c["name"]],
-                other,
-                row[units] if isinstance(row[units], str) else "",
-                recorded.data_text(row[other["name"]], other),
-            )
-        return _td(statuses.in_words(recorded.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
-
-    body = "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for _, row in frame.iterrows())
-    cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
-    return (
-        f'<div class="measured-table" data-table="{ref}">\n<table>\n<caption>{cap}</caption>\n'
-        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
-        + (
-            quoted.source_html(ctx, t.experiment, t.name)
-            if quoted.is_quoted(t.experiment, t.name)
-            else provenance_html(ctx, t.experiment, csv=t.name)
-        )
-        + "\n</div>"
-    )
 
 
 def _inline(value: Any, unit: str, style: str, digits: int | None, with_unit: bool) -> str:
@@ -205,17 +150,26 @@ def meta(ctx: PageContext, exp: str, *path: str) -> str:
 
 
 def figure(ctx: PageContext, ref: str, alt: str, caption: str | None = None) -> str:
+    """A figure drawn from the data, twice: for a desktop, and stacked and narrowed for a
+    phone, which the browser picks below 720 px (figures/layout.py)."""
     if not alt.strip():
         raise MarkerError(f"figure {ref} needs alt text")
-    svg = render_figure(ref, ctx.data)
     exp, name = ctx.data.split(ref)
+    ctx.data.note(exp)  # a figure drawn before, read from the cache, reads no data: its run is the page's still
     path = f"{i18n.edition_prefix()}figures/{exp}/{name}.svg"
-    ctx.figures[path] = svg
+    phone = f"{i18n.edition_prefix()}figures/{exp}/{name}.narrow.svg"
+    ctx.figures[path] = render_figure(ref, ctx.data)
+    ctx.figures[phone] = render_figure(ref, ctx.data, narrow=True)
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     return (
-        f'<figure class="measured-figure" data-figure="{ref}">'
-        f'<img src="{ctx.url_prefix}{path}" alt="{html.escape(alt)}">{cap}</figure>'
+        f'<figure class="measured-figure" data-figure="{ref}"><picture>'
+        f'<source media="{PHONE_MEDIA}" srcset="{ctx.url_prefix}{phone}">'
+        f'<img src="{ctx.url_prefix}{path}" alt="{html.escape(alt)}"></picture>{cap}</figure>'
     )
+
+
+# The theme's breakpoint below which the content column is the screen's width (a phone).
+PHONE_MEDIA = "(max-width: 44.984375em)"
 
 
 def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | None = None) -> str:
@@ -248,7 +202,7 @@ def json_table(ctx: PageContext, ref: str) -> str:
 
 def claim(ctx: PageContext, ref: str, text: str) -> str:
     """A sentence of the page checked by the claim ``ref`` names (claim_files.py)."""
-    return claims.render(ctx.data, ctx.page, ctx.claim(ref), text)
+    return claims.render(ctx.data, ctx.page, ctx.claim(ref), text, ctx.checks)
 
 
 FUNCTIONS: dict[str, Callable[..., str]] = {
@@ -267,6 +221,8 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "cite": cite,
     "references": references,
     "bibliography": bibliography,
+    "repository": project.repository,
+    "citation": project.citation,
 }
 
 

@@ -5,11 +5,12 @@ editions), which the notebooks write so that a page can read them:
 
 - printed lines are ``label: value``: the label is a message of the catalogs (asked, so
   `make messages` lists it and a build without its translation fails), the value's
-  numbers are written as the language writes them, and a value that is a sentence a run
-  records (sitedata.wording) or a word the catalog knows is translated;
+  numbers are written with the digits the notebook printed and the language's decimal
+  mark, and a value that is a sentence a run records (sitedata.wording) or a word the
+  catalog knows is translated;
 - a table's headers are the labels the site's pages give those columns, with their units
   ("step (ms)"), each a message of the catalogs (asked); in a column of numbers the
-  numbers are written as the language writes them; in any other column the words the
+  numbers keep their printed digits, with the language's decimal mark; in any other column the words the
   catalog knows are translated and names, tokens and ids stay as written (a code hash
   that happens to be all digits is no number);
 - a figure is drawn as SVG with its text as text (``svg.fonttype = "none"``): its labels
@@ -29,7 +30,7 @@ from html import unescape
 
 from sitedata import wording
 from sitedata.hashes import code_cells, literal_pairs
-from sitekit.language import formatting, i18n, recorded, typed_numbers
+from sitekit.language import formatting, i18n, recorded
 from sitekit.rendering import escape
 
 _PRINTED = re.compile(
@@ -59,12 +60,15 @@ def translate(html: str) -> str:
 
 
 def numbers(text: str) -> str:
-    """``text`` with each number Python printed written as the language writes it,
-    with the digits Python printed."""
+    """``text`` with each number Python printed written with the digits it printed and
+    no more: ungrouped, as in the notebook a reader downloads (552960, not 552,960), with
+    the language's decimal mark (0,5 on a Galician page); a power of ten as the site
+    writes one."""
+    mark = formatting.symbols()["decimal"]
 
     def one(m: re.Match) -> str:
         printed = m.group(0)
-        return formatting.scientific(float(printed)) if "e" in printed else typed_numbers.in_locale(printed)
+        return formatting.scientific(float(printed)) if "e" in printed else printed.replace(".", mark)
 
     return _PYTHON_NUMBER.sub(one, text)
 

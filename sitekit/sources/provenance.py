@@ -1,12 +1,15 @@
-"""Provenance on the page: the box under every table, and the home page's list of
-experiments. Every string that comes from data goes through escape.py, cut to a bound,
-and a field the run could not record (JSON null) reads "not recorded", never "None"."""
+"""Provenance on the page: once per page, at its end, every run the page read, in full
+(page_section); under each table a short line with its CSV and a link there
+(table_line); and the methods page's list of experiments. Every string that comes from
+data goes through escape.py, cut to a bound, and a field the run could not record (JSON
+null) reads "not recorded", never "None"."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from sitekit.language import formatting, recorded
+from sitekit.language import formatting, glossary, i18n, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.pagedata import SiteDataError
@@ -64,16 +67,17 @@ def _counted(value: Any, unit: str) -> str:
     return shown + formatting.unit_suffix(unit, shown)
 
 
-def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
+def items(ctx, exp: str, csv: str | None = None) -> list[tuple[str, str]]:
+    """A run's provenance, field by field: (the field's English name, its value as HTML,
+    escaped, each glossary term in it explained on hover)."""
     m = ctx.data.meta(exp)
     model, dev, libs = m["model"], m["device"], m["libraries"]
-    device = _device(dev)
     links = []
     if csv:
         links.append(f'<a href="{_csv_link(ctx, exp, csv)}">{csv}.csv</a>')
     links.append(f'<a href="{ctx.url_prefix}data/{exp}/meta.json">meta.json</a>')
     commit = m.get("git_commit")
-    items = [
+    fields = [
         (
             "model",
             _("{name} ({parameters})").format(
@@ -81,7 +85,7 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
             ),
         ),
         ("weights", _recorded(model["weights"])),
-        ("device", f"{device}, {_field(m['dtype'])}"),
+        ("device", f"{_device(dev)}, {_field(m['dtype'])}"),
         ("profile", _field(m["profile"])),
         (
             "measured",
@@ -98,14 +102,21 @@ def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
         ("libraries", ", ".join(f"{escape.cut(k)} {_field(v)}" for k, v in libs.items() if v)),
         ("memory method", _recorded(m["memory_method"]) if "memory_method" in m else ""),
     ]
-    rows = "".join(
-        f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{escape.text(v, None)}</td></tr>" for k, v in items
-    )
-    rows += f"<tr><th>{escape.text(_('data', 'provenance'))}</th><td>{' · '.join(links)}</td></tr>"
-    rows += f"<tr><th>{escape.text(_('source', 'provenance'))}</th><td>{_source_line(ctx)}</td></tr>"
+    language = i18n.language()
+    out = [(k, glossary.explain(escape.text(v, None), language)) for k, v in fields]
+    return out + [("data", " · ".join(links)), ("source", _source_line(ctx))]
+
+
+def provenance_html(ctx, exp: str, csv: str | None = None) -> str:
+    """A run's provenance, folded under a summary line (the marker ``provenance()``)."""
+    m = ctx.data.meta(exp)
+    rows = "".join(f"<tr><th>{escape.text(_(k, 'provenance'))}</th><td>{v}</td></tr>" for k, v in items(ctx, exp, csv))
     summary = escape.text(
         _("Provenance: {model} · {device} · {dtype} · {date}").format(
-            model=_field(model["name"]), device=device, dtype=_field(m["dtype"]), date=_field(m["date"])[:10]
+            model=_field(m["model"]["name"]),
+            device=_device(m["device"]),
+            dtype=_field(m["dtype"]),
+            date=_field(m["date"])[:10],
         ),
         None,
     )
@@ -136,8 +147,11 @@ RUNNER_FOLDERS = ("calibration",)
 
 def experiments(ctx) -> str:
     """One row per measured experiment: what, on which model and device, when, how long;
-    then, apart, the figures the site quotes without measuring them, with their source."""
+    then, apart, the figures the site quotes without measuring them, with their source.
+    What every run shares (the model, the device, the profile, the day) is said once, in a
+    sentence above the table, which keeps the columns that differ."""
     rows, quotes = [], []
+    ctx = SimpleNamespace(data=getattr(ctx.data, "inner", ctx.data), url_prefix=ctx.url_prefix)  # a list, no page's run
     for exp in ctx.data.experiments:
         if exp in RUNNER_FOLDERS:
             continue
@@ -146,25 +160,28 @@ def experiments(ctx) -> str:
             continue
         m = ctx.data.meta(exp)
         title = m["title"]
-        cells = (
-            escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title),
-            _field(m["model"]["name"]),
-            f"{_device(m['device'])}, {_field(m['dtype'])}",
-            _field(m["profile"]),
-            _field(m["date"])[:10],
-            f"{formatting.number(m['duration_s'], digits=3)}{formatting.NBSP}s",
-        )
+        what = escape.cut(_(title, "experiment title")) if isinstance(title, str) else _field(title)
         rows.append(
-            f"<tr><td><code>{escape.text(exp)}</code></td>"
-            + "".join(f"<td>{escape.text(c, None)}</td>" for c in cells)
-            + "</tr>"
+            {
+                "experiment": f"<code>{_breakable(exp)}</code>",
+                "what": escape.text(what, None),
+                "model": escape.text(_field(m["model"]["name"]), None),
+                "device": escape.text(f"{_device(m['device'])}, {_field(m['dtype'])}", None),
+                "profile": escape.text(_field(m["profile"]), None),
+                "date": escape.text(_field(m["date"])[:10], None),
+                "run time": escape.text(f"{formatting.number(m['duration_s'], digits=3)}{formatting.NBSP}s", None),
+            }
         )
     if not rows:
         raise SiteDataError("site_data holds no experiment")
-    head = "".join(
-        f"<th>{escape.text(_(h, 'experiments table'))}</th>"
-        for h in ("experiment", "what", "model", "device", "profile", "date", "run time")
-    )
+    shared = [k for k in ("model", "device", "profile", "date") if len({r[k] for r in rows}) == 1 and len(rows) > 1]
+    columns = [k for k in rows[0] if k not in shared]
+    head = "".join(f"<th>{escape.text(_(h, 'experiments table'))}</th>" for h in columns)
+    body = "".join("<tr>" + "".join(f"<td>{r[k]}</td>" for k in columns) + "</tr>" for r in rows)
+    common = ""
+    if shared:
+        said = "; ".join(f"{escape.text(_(k, 'experiments table'))}: {rows[0][k]}" for k in shared)
+        common = f'<p class="experiments-shared">{escape.text(_("Every run shares"), None)} {said}.</p>'
     quoted_list = (
         f'<p class="quoted-figures">{escape.text(_("Quoted, not measured here:"))}</p>'
         f'<ul class="quoted-figures">{"".join(quotes)}</ul>'
@@ -172,9 +189,14 @@ def experiments(ctx) -> str:
         else ""
     )
     return (
-        f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>" + quoted_list
+        common + f'<div class="measured-table experiments"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>" + quoted_list
     )
+
+
+def _breakable(name: str) -> str:
+    """A code name that may break at its underscores on a narrow screen, never inside a word."""
+    return escape.text(name).replace("&#95;", "&#95;<wbr>")
 
 
 def _quoted_item(ctx, exp: str) -> str:

@@ -39,6 +39,19 @@ QUOTED_TABLES: dict[str, tuple[str, str]] = {
 }
 
 
+# Tables a measuring experiment computes from stated assumptions alone (the memory
+# budget's cards, precisions, reserve): nothing in them was measured, so a table shows its
+# CSV and no run's provenance.
+ASSUMED: frozenset[str] = frozenset(
+    f"memory_budget.{name}"
+    for name in ("assumptions", "cards", "precisions", "cache_precisions", "budget", "users_by_context", "windowed")
+)
+
+
+def is_assumed(exp: str, table: str) -> bool:
+    return f"{exp}.{table}" in ASSUMED
+
+
 def is_quoted(exp: str, table: str | None = None) -> bool:
     return exp in QUOTED or f"{exp}.{table}" in QUOTED_TABLES
 

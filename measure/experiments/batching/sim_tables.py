@@ -53,6 +53,7 @@ SIMULATED = (
             Column("throughput_tok_s", "tokens/s", "throughput", policy=TIMING),
             *_LATENCY_COLUMNS,
         ),
+        simulated=True,
         description=(
             "Static against continuous batching of the workload on the slots, simulated with the measured "
             "step costs: total time, throughput, latency percentiles, slot utilisation."
@@ -75,6 +76,7 @@ SIMULATED = (
             Column("mean_ttft_ms", "ms", "mean time to first token", policy=TIMING),
             Column("p95_ttft_ms", "ms", "p95 time to first token", policy=TIMING),
         ),
+        simulated=True,
         description=(
             "Static against continuous batching with the requests arriving over time at several loads, each a "
             "fraction of static batching's capacity, the lower of the two, so that both keep up (simulated): "
@@ -96,6 +98,7 @@ SIMULATED = (
             *derived_columns("p99_latency_ratio", "x", "p99: static / continuous"),
             *derived_columns("mean_ttft_ratio", "x", "mean time to first token: static / continuous"),
         ),
+        simulated=True,
         description=(
             "Continuous against static batching under arrivals, at each load: the ratios of throughput, "
             "latencies and time to first token, simulated with the measured costs' medians; the range beside "
@@ -118,6 +121,7 @@ SIMULATED = (
             Column("ttft_ms", "ms", "time to first token", policy=TIMING),
             Column("latency_ms", "ms", "latency", policy=TIMING),
         ),
+        simulated=True,
         description=(
             "Every request under arrivals, per load and policy: when it came, the slot it got, its first "
             "token and when its result was returned."
@@ -138,6 +142,7 @@ SIMULATED = (
             Column("finish_ms", "ms", "last token", policy=TIMING),
             Column("release_ms", "ms", "result returned", policy=TIMING),
         ),
+        simulated=True,
         description=("Who held which slot when under each policy, in steps and in times from the measured step costs."),
     ),
     Table(

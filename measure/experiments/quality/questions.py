@@ -19,7 +19,10 @@ _PLANETS = ("mercury", "venus", "earth", "mars", "jupiter", "saturn", "uranus", 
 # Written for this site; answers are textbook facts. Wrong options are the other answers
 # a question could be given; a numeric question's wrong options are every other number.
 # Bees make wax and propolis too: no wrong option for honey. The North and South Pacific
-# are parts of an ocean, not the largest ocean.
+# are parts of an ocean, not the largest ocean. Bantu is a family of African languages:
+# "Portuguese is a Bantu language" gives Brazil's language the wrong kind. The closest
+# star is the Sun, and the closest beyond it Proxima Centauri: the question admits both,
+# while a planet or an exoplanet is no star at all.
 QUESTIONS: tuple[Question, ...] = (
     Question("What is the capital of France?", ("paris",), ("lyon", "marseille", "versailles")),
     Question("How many legs does a spider have?", ("8",)),
@@ -47,7 +50,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question(
         "What language is mainly spoken in Brazil?",
         ("brazilian portuguese", "portuguese"),
-        ("spanish", "english", "french"),
+        ("spanish", "english", "french", "bantu"),
     ),
     Question(
         "Who painted the Mona Lisa?",
@@ -57,8 +60,8 @@ QUESTIONS: tuple[Question, ...] = (
     Question("How many continents are there on Earth?", ("7",)),
     Question(
         "What is the closest star to the Earth?",
-        ("sun",),
-        ("proxima centauri", "proxima", "alpha centauri", "sirius", "polaris", "moon"),
+        ("sun", "proxima centauri", "proxima"),
+        ("alpha centauri", "sirius", "polaris", "moon", "planet", "exoplanet"),
     ),
     Question("What do bees make?", ("honey",)),
 )

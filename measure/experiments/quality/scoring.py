@@ -21,6 +21,9 @@ punctuation are ignored when phrases are compared. Then, in order:
    ``Pluto or Eris``, ``Jupiter, with Earth being ...``, ``Portuguese and Spanish``)
    contradicts it. A wrong option further on, in a clause of its own ("... and release
    oxygen"), is not an alternative answer.
+5. A question that asks who: an accepted name followed by "and" or "with" and a
+   possessive ("Leonardo da Vinci and his wife") names a second person beside it, as
+   the question's wrong options do: the answer credits someone else too.
 
 ``tests/fixtures/quality_key.json`` holds a verdict, judged by reading, for every answer the
 committed run produced; ``tests/test_quality_scoring.py`` holds the scorer to it.
@@ -41,6 +44,8 @@ NUMBER_WORDS = {
 }
 ARTICLES = frozenset({"a", "an", "the"})
 INTERROGATIVES = frozenset({"who", "what", "which", "how", "where", "when", "why", "whom", "whose"})
+# "X and his wife": a possessive after "and" or "with" introduces another person.
+POSSESSIVES = frozenset({"his", "her", "their"})
 # Words that join alternatives: a wrong option after the answer with only these (articles
 # and the question's own words) between is offered as another answer.
 CONNECTIVES = frozenset({"and", "or", "nor", "but", "with", "being", "not", "actually", "also", "maybe", "perhaps"})
@@ -87,6 +92,10 @@ class Question:
     @property
     def numeric(self) -> bool:
         return all(_NUMBER.fullmatch(words(a)[0]) for a in self.accepted)
+
+    @property
+    def asks_who(self) -> bool:
+        return words(self.text)[0] == "who"
 
     @property
     def own_words(self) -> frozenset[str]:
@@ -141,7 +150,17 @@ def _score_named(toks: list[Token], question: Question) -> bool:
             end = stop
         elif all(w in joining for w in ws[end:start]):
             return False  # another answer offered as an alternative to the accepted one
-    return True
+    return not (question.asks_who and _another_person(ws, mentions))
+
+
+def _another_person(ws: list[str], mentions: list[tuple[int, int, bool]]) -> bool:
+    """Whether an accepted name is followed by "and his ...", "with their ...": a second
+    person credited beside the answer (not "and was created", a clause of its own)."""
+    for _start, stop, ok in mentions:
+        after = ws[stop : stop + 2]
+        if ok and len(after) == 2 and after[0] in {"and", "with"} and after[1] in POSSESSIVES:
+            return True
+    return False
 
 
 def score(answer: str, question: Question) -> bool:
