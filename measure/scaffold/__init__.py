@@ -8,7 +8,7 @@ filled in):
   timing one prefill at two prompt lengths), ``tables.py`` (one table, two values),
   ``claims.toml`` (two claims decided three ways against the margin) and
   ``answers.toml`` (two answers);
-* ``sitekit/figures/<name>.py``: one figure of that table;
+* ``sitekit/figures/pages/<name>.py``: one figure of that table;
 * ``docs/<page>``: the English page, with the table, the claims in their branches, the
   figure, two exercises and the references; and ``docs/<page>.<lang>.md`` for each
   edition, a copy of it in English that follows nothing yet;
@@ -67,7 +67,7 @@ def write(root: Path, name: str, title: str, after: str | None = None) -> list[P
         package / "tables.py": "experiment_tables.py.tmpl",
         package / "claims.toml": "experiment_claims.toml.tmpl",
         package / "answers.toml": "experiment_answers.toml.tmpl",
-        root / "sitekit" / "figures" / f"{s.name}.py": "figure.py.tmpl",
+        root / "sitekit" / "figures" / "pages" / f"{s.name}.py": "figure.py.tmpl",
         docs / s.page: "page.md.tmpl",
     }
     package.mkdir(parents=True)
