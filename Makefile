@@ -24,8 +24,14 @@ WORKERS ?= 3
 # text, not a call), refuses a character that a model name, an experiment list, a folder
 # or a count cannot hold before any recipe runs, passes it to the shell in single quotes,
 # and never exports it (make would expand a value to put it in a recipe's environment).
-USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS
-unexport $(USER_VARS)
+USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS NAME AFTER
+# A section's TITLE is words: spaces, an apostrophe, a question mark. It is read as
+# written and never exported too; only a line break or a tab is refused here, and it
+# reaches the command as one single-quoted word whose own quotes are closed and reopened
+# around an escaped one (qtext). `python -m measure section` then refuses, in one line,
+# anything but letters, digits, spaces and ' , . : ; ? ! ( ) - (measure/scaffold/names.py).
+TEXT_VARS := TITLE
+unexport $(USER_VARS) $(TEXT_VARS)
 SAFE := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
 	0 1 2 3 4 5 6 7 8 9 . _ - / : , + = @ ~
 define NEWLINE
@@ -35,11 +41,12 @@ endef
 TAB := $(subst ,,	)
 _drop = $(if $2,$(call _drop,$(subst $(firstword $2),,$1),$(wordlist 2,$(words $2),$2)),$1)
 unsafe = $(sort $(call _drop,$(value $1),$(SAFE)))
-$(foreach v,$(USER_VARS),$(if $(findstring $(NEWLINE),$(value $v))$(findstring $(TAB),$(value $v)),\
+$(foreach v,$(USER_VARS) $(TEXT_VARS),$(if $(findstring $(NEWLINE),$(value $v))$(findstring $(TAB),$(value $v)),\
 	$(error $v may not hold a line break or a tab)))
 $(foreach v,$(USER_VARS),$(if $(call unsafe,$v),\
 	$(error $v may hold only letters, digits, spaces and . _ - / : , + = @ ~ (it holds $(call unsafe,$v)))))
 q = '$(value $1)'
+qtext = '$(subst ','\'',$(value $1))'
 given = $(strip $(value $1))
 
 MEASURE_ARGS = --model $(call q,MODEL) --device $(call q,DEVICE) --out $(call q,OUT) \
@@ -49,7 +56,7 @@ MEASURE_ARGS = --model $(call q,MODEL) --device $(call q,DEVICE) --out $(call q,
 # The fast tier: what needs no smoke run, site build, browser or long wait (markers in pyproject.toml).
 FAST    := not smoke and not build and not browser and not slow
 
-.PHONY: help measure check verdicts editions merge test test-fast mutate site serve lint clean env messages notebooks
+.PHONY: help measure check verdicts editions merge test test-fast mutate site serve lint clean env messages notebooks section
 
 help: ## show this help
 	@echo "make measure [MODEL=default|<hf id or folder>|arch:qwen2.5-0.5b|arch:smollm2-135m]"
@@ -68,6 +75,8 @@ help: ## show this help
 	@echo "make editions [PAGES=kv-cache.md,...] [LANGS=gl,...]"
 	@echo "                 record that those editions now follow their English page (the tests fail while one is behind)"
 	@echo "make messages    bring the editions' catalogs (hooks/locales/*.po) up to date with a build"
+	@echo "make section NAME=<snake_case> TITLE=\"<title>\" [AFTER=<section>]"
+	@echo "                 write a new section's working skeleton (AUTHORING.md says what comes next)"
 	@echo "make test        run the test suite (lint, units, smoke runs, site build, browser)"
 	@echo "make test-fast   the tests that need no smoke run, site build, browser or long wait (under a minute)"
 	@echo "make mutate      mutation testing of the modules behind published numbers (kill rate per module)"
@@ -111,6 +120,11 @@ check: $(PROJECT) ## regenerate and compare with site_data/; non-zero exit on dr
 
 editions: $(PROJECT) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
 	$(BIN)/python -m sitekit.language.editions stamp $(call q,PAGES) $(call q,LANGS)
+
+section: $(PROJECT) ## a new section's skeleton: experiment, table, claims, answers, figure, five pages, lists
+	@test -n $(call q,NAME) || { echo 'make section needs NAME=<snake_case> TITLE="<title>" [AFTER=<section>]'; exit 2; }
+	$(BIN)/python -m measure section $(call q,NAME) $(call qtext,TITLE) $(if $(call given,AFTER),--after $(call q,AFTER)) \
+		--root $(call qtext,CURDIR)
 
 verdicts: $(PROJECT) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
 	@test -n $(call q,A) || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }

@@ -1,4 +1,4 @@
-"""Command line: ``python -m measure run|check|merge|list``.
+"""Command line: ``python -m measure run|check|merge|notebooks|section|list``.
 
 Examples::
 
@@ -8,6 +8,7 @@ Examples::
     python -m measure check --kinds exact,numeric   # regenerate and compare with site_data
     python -m measure merge /tmp/gpu_data           # bring a GPU run's folder into site_data
     python -m measure notebooks                    # execute the notebook pages against site_data
+    python -m measure section prompt_reuse "Reusing the prompt"   # a new section's skeleton
     python -m measure list
 """
 
@@ -91,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the data folder the notebooks read (passed to them as SITE_DATA) and are stamped with",
     )
     notebooks.add_argument("--force", action="store_true", help="execute even the notebooks that are up to date")
+    new = sub.add_parser("section", help="write a new section's working skeleton (make section)")
+    new.add_argument("name", help="the experiment's name, snake_case: its package, data folder and page")
+    new.add_argument("title", help="the page's title; the menu's is its part before a colon")
+    new.add_argument("--after", default=None, help="the section it follows in the nav (default: the last)")
+    new.add_argument("--root", type=Path, default=REPO, help="the copy of the project to write into")
     sub.add_parser("list", help="list the experiments")
     return p
 
@@ -125,6 +131,13 @@ def _main(argv: list[str] | None) -> int:
         from measure.ondisk import Writes
         from sitedata.store import fault
 
+        if args.command == "section":
+            from measure import scaffold
+
+            for path in scaffold.write(args.root, args.name, args.title, args.after):
+                print(f"wrote {path.relative_to(args.root)}")
+            print(scaffold.next_steps(args.name))
+            return 0
         if args.command == "list":
             for name in registry.EXPERIMENTS:
                 print(f"{name:14} {registry.load(name).TITLE}")

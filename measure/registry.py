@@ -28,6 +28,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "cache_size",
     "prefill_decode",
     "batching",
+    "prompt_reuse",
     "weight_quantization",
     "activation_outliers",
     "quality",

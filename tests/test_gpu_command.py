@@ -21,6 +21,9 @@ ALLOWED = {"torch", "transformers", "numpy", "tqdm"}
 LAZY_EXCEPTIONS = {("measure.lab.embedded", "safetensors"), ("measure.lab.models", "huggingface_hub")}
 # Reached only by `python -m measure notebooks`, which executes the notebook pages where the site is built.
 LAZY_EXCEPTIONS |= {("measure.notebooks", "nbclient"), ("measure.notebooks", "nbformat")}
+# Reached only by `python -m measure section` (make section), which writes a new section's
+# skeleton where the site is written: its catalogs, nav and lock, never on the GPU machine.
+LAZY_EXCEPTIONS |= {("measure.scaffold.edits", lib) for lib in ("babel", "sitekit", "yaml")}
 
 
 def _experiments() -> list[str]:

@@ -12,6 +12,11 @@ A translator who has brought an edition up to date states it with
 
 which writes the current English hash into the edition's line. The test suite runs
 ``check`` (tests/test_editions_follow.py), so CI fails while an edition is behind.
+
+A page ``make section`` wrote follows nothing yet: its editions are the English page, and
+their lines hold ``-`` (FOLLOWS_NOTHING) instead of a hash. ``check`` names each of them
+and what to do, and ``untranslated`` every other placeholder of that kind, marked
+UNTRANSLATED: a nav title in mkdocs.yml, a catalog entry holding its English text.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LOCK = ROOT / "hooks" / "locales" / "editions.lock"
 CONFIG = ROOT / "mkdocs.yml"
+LOCALES = ROOT / "hooks" / "locales"
+FOLLOWS_NOTHING = "-"  # a lock line's hash for an edition make section wrote in English
+UNTRANSLATED = "make section: not translated yet"  # the mark on its other placeholders
 
 
 def editions(config: Path = CONFIG) -> tuple[str, ...]:
@@ -121,6 +129,12 @@ def check(docs: Path = DOCS, lock: Path = LOCK) -> list[str]:
             if not (docs / edition).exists():
                 continue
             recorded = entries.get((lang, page))
+            if recorded == FOLLOWS_NOTHING:
+                problems.append(
+                    f"{edition} follows nothing yet: make section wrote it in English; write it in {lang}, "
+                    f"then run make editions PAGES={page} LANGS={lang}"
+                )
+                continue
             if recorded is None:
                 problems.append(f"{edition}: no line in {lock.name}; once it follows {page}, run make editions")
                 continue
@@ -135,9 +149,35 @@ def check(docs: Path = DOCS, lock: Path = LOCK) -> list[str]:
     return problems
 
 
+def untranslated(config: Path = CONFIG, locales: Path = LOCALES) -> list[str]:
+    """Every placeholder make section left in a language's words besides the pages: one
+    line each, naming the file, the line and the English text to translate."""
+    from babel.messages.pofile import read_po
+
+    found = [
+        f"{config.name}:{n}: the nav title {line.split(':')[0].strip()} is not translated yet"
+        for n, line in enumerate(config.read_text(encoding="utf-8").splitlines(), 1)
+        if UNTRANSLATED in line
+    ]
+    for lang in editions(config):
+        path = locales / f"{lang}.po"
+        with path.open("rb") as f:
+            found += [
+                f"{path.name}:{m.lineno}: {m.id!r} is not translated yet (drop the comment '# {UNTRANSLATED}')"
+                for m in read_po(f, locale=lang)
+                if m.id and UNTRANSLATED in m.user_comments
+            ]
+    return found
+
+
+def pending(lock: Path = LOCK) -> list[str]:
+    """The edition pages that follow nothing yet (``<lang> <page>``)."""
+    return [f"{lang} {page}" for (lang, page), h in sorted(read_lock(lock).items()) if h == FOLLOWS_NOTHING]
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["check"]:
-        problems = check()
+        problems = check() + untranslated()
         print("\n".join(problems) or "every edition follows its English page")
         return 1 if problems else 0
     if argv[:1] == ["stamp"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
-from sitekit.figures.kv_cache import CACHED, RECOMPUTE
+from sitekit.figures.pages.kv_cache import CACHED, RECOMPUTE
 from sitekit.language.formatting import integer
 from sitekit.language.i18n import _
 

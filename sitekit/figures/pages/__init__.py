@@ -1,0 +1,1 @@
+"""Each page's figures, one module per experiment (``make section`` writes the next one here)."""
