@@ -283,6 +283,8 @@ def update_catalogs(languages: list[str], words: Iterable[str] = ()) -> dict[str
         catalog.revision_date = catalog.creation_date = _STAMP
         catalog.header_comment = _HEADER.format(language=catalog.locale.english_name)
         catalog.last_translator = catalog.language_team = ""
+        for m in catalog:  # the site fills messages with str.format: a "95 %" is no %-format
+            m.flags.discard("python-format")
         with catalog_path(lang).open("wb") as f:
             write_po(f, catalog, width=100, omit_header=False, ignore_obsolete=True, sort_output=True)
         empty[lang] = sum(1 for m in catalog if m.id and not m.string)
