@@ -143,12 +143,15 @@ def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, qui
     from measure.lab.context import Context, default_profile
     from measure.lab.devices import default_dtype, describe_machine
     from measure.lab.models import load_model, preflight
-    from measure.lab.provenance import provenance
+    from measure.lab.provenance import code_hash, provenance
 
     names = list(modules)
     prof = profile or default_profile(dev)
     dtype = default_dtype(dev)
     started = time.perf_counter()
+    # the code as imported (run_experiments imported it just now): a file edited while the
+    # run goes on is not the code that ran
+    code = {n: code_hash(n) for n in modules}
 
     def log(msg: str) -> None:
         if not quiet:
@@ -216,7 +219,7 @@ def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, qui
                 result,
                 tables=mod.TABLES,
                 values=mod.VALUES,
-                provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds),
+                provenance=provenance(experiment=name, config=config, ctx=ctx, duration_s=seconds, code=code[name]),
             )
             writes.writing(name, files[META])
             try:

@@ -41,7 +41,6 @@ def nav_pages() -> list[str]:
 # declares. The tests that hold the committed data to the code pass over these, and one
 # holds each still stale, so that an entry goes when its data comes.
 AWAITING_MEASUREMENT: dict[str, str] = {  # experiment: what changed in its code
-    "prefill_decode": "compile_s is a record of its run (policy RECORDED), never compared",
 }
 
 

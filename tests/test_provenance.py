@@ -8,6 +8,7 @@ import pytest
 
 from measure import registry
 from measure.lab import provenance
+from sitedata import read_experiment
 from tests.conftest import REPO
 
 
@@ -107,3 +108,27 @@ def test_editing_a_module_only_one_experiment_uses_stales_that_one_alone(tmp_pat
             after = {n: provenance.code_hash(n) for n in names}
             path.write_text(text)
             assert {n for n in names if after[n] != before[n]} == {name}, path.relative_to(copy)
+
+
+@pytest.mark.smoke
+def test_a_run_records_the_code_as_it_imported_it(tmp_path, monkeypatch):
+    """A file edited while a run goes on is not the code that ran: the hash is taken when
+    the runner imports the experiments, never when it writes their data."""
+    import importlib
+
+    from measure import runner
+    from measure.lab import provenance as prov
+
+    module = importlib.import_module("measure.experiments.cache_size")
+    real, edited = module.run, []
+
+    def run_then_edit(config, ctx):  # the experiment runs; meanwhile its file is edited
+        edited.append(True)
+        return real(config, ctx)
+
+    monkeypatch.setattr(module, "run", run_then_edit)
+    monkeypatch.setattr(prov, "code_hash", lambda name: "edited since" if edited else "as imported")
+    runner.run_experiments(
+        names=["cache_size"], model="arch:tiny", device="cpu", profile="smoke", out=tmp_path, quiet=True, force=True
+    )
+    assert edited and read_experiment(tmp_path, "cache_size").meta["code_hash"] == "as imported"

@@ -118,13 +118,14 @@ def library_versions() -> dict:
     return versions
 
 
-def provenance(*, experiment: str, config, ctx, duration_s: float) -> dict:
+def provenance(*, experiment: str, config, ctx, duration_s: float, code: str | None = None) -> dict:
     """An experiment's meta.json provenance; ``run``, the run's start calibration
-    (``Context.calibration``), where the run was calibrated."""
+    (``Context.calibration``), where the run was calibrated; ``code``, the code's hash when
+    the runner imported it (else hashed now)."""
     run = {"run": ctx.calibration.provenance()} if ctx.calibration is not None else {}
     return {
         "title": ctx.experiment_title,
-        "code_hash": code_hash(experiment),
+        "code_hash": code or code_hash(experiment),
         **_where(ctx.model, ctx.machine, ctx.dtype, ctx.profile, duration_s),
         "parameters": asdict(config),
         "memory_method": ctx.memory_method,
