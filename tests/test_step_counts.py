@@ -66,3 +66,24 @@ def test_matrix_products_of_every_form():
     assert count_step(lambda: torch.addmm(bias, a, b)).flops == 2 * 2 * 3 * 4
     assert count_step(lambda: torch.bmm(a[None], b[None])).flops == 2 * 2 * 3 * 4
     assert flops_of("add", (a, a), a) == 0
+
+
+def test_the_cache_a_concatenation_replaced_stays_alive_while_the_step_is_counted():
+    """A concatenation replaces the cache and frees the old one; were it freed, the
+    allocator could put an activation at its address, which would then be counted as the
+    cache's. The count holds it until the step ends, and its bytes are exact."""
+    import weakref
+
+    holder = {"k": torch.ones(1, 64, 16)}
+    old = weakref.ref(holder["k"])
+    alive = []
+
+    def step():
+        holder["k"] = torch.cat([holder["k"], torch.ones(1, 1, 16)], dim=1)  # the old cache is dropped
+        alive.append(old() is not None)
+        x = torch.empty(1, 64, 16).fill_(1.0)
+        return (x * 2).sum()
+
+    counts = count_step(step, cache=cache_storages([holder["k"]]))
+    assert alive == [True]
+    assert counts.cache_bytes == (64 + 65) * 16 * 4  # the cat's read of the cache and the grown cache

@@ -99,6 +99,10 @@ class _Counting(TorchDispatchMode):
     def __init__(self, weights: set[int], cache: set[int]) -> None:
         super().__init__()
         self.weights, self.cache = weights, cache
+        # every cache tensor the step read or made, kept alive while it is counted: the
+        # cache a concatenation replaces is freed, and an activation the allocator then
+        # placed at its address would be counted as the cache's
+        self.held: list[torch.Tensor] = []
         self.ops = self.flops = self.weight_bytes = self.cache_bytes = self.activation_bytes = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -119,11 +123,13 @@ class _Counting(TorchDispatchMode):
                 self.weight_bytes += read
             elif where in self.cache:
                 self.cache_bytes += read
+                self.held.append(t)
                 grows_cache = grows_cache or name in _APPENDS
             else:
                 self.activation_bytes += read
         if grows_cache:  # the cache grown by one position: a new tensor that is the cache now
             self.cache |= {_storage(t) for t in outputs}
+            self.held += outputs
             self.cache_bytes += written
         else:
             self.activation_bytes += written

@@ -121,7 +121,12 @@ VALUES = (
             ("capacity_ratio_high", ", the largest over the medians and each round's costs"),
         )
     ),
-    Value("simulated_rounds", "rounds", description="rounds of measured costs each simulation was run again with"),
+    Value(
+        "simulated_rounds",
+        "rounds",
+        description="rounds of measured costs each simulation was run again with (as many as the sweeps ran)",
+        policy=TIMING,
+    ),
     Value("prefill_ms", "ms", description="one prefill of the workload's prompt", policy=TIMING),
     Value("arrival_seed", description="seed of the Poisson arrivals"),
     Value("load_lowest", "fraction"),
