@@ -145,7 +145,7 @@ def test_breakdown_sums_to_the_profiled_step(folder):
         assert float(step["share"]) == 1.0 and int(step["calls"]) > 0
         assert int(step["calls"]) == sum(int(r["calls"]) for r in parts[:-2])  # every operator in one group
     v = _values(folder)
-    assert v["ops_per_step"] > 0 and v["operator_us_low"] <= v["operator_us"] <= v["operator_us_high"]
+    assert v["ops_per_step"] > 0 and v["operator_low_us"] <= v["operator_us"] <= v["operator_high_us"]
     assert v["fixed_ms"] == pytest.approx(v["ops_per_step"] * v["operator_us"] / 1e3)
     # the step's arithmetic at the run's one-row ceiling, its balance at the peak over the bandwidth
     assert v["arithmetic_ms"] == pytest.approx(v["step_flops"] / (v["one_row_gflops"] * 1e9) * 1e3)
