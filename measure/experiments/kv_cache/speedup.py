@@ -25,6 +25,7 @@ roofline, step by step (``measure/lab/step_work.py``).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -122,10 +123,12 @@ def round_totals(points: Mapping, p: Plan) -> dict[str, list[float]]:
     return out
 
 
-def paired(num: list[float], den: list[float]) -> tuple[float, float, float]:
-    """The median of the ratios round by round and that median's 95 % interval."""
+def paired(num: list[float], den: list[float]) -> tuple[float, float | None, float | None]:
+    """The median of the ratios round by round and that median's 95 % interval (no bound,
+    None, where too few rounds give none: a check times each point once)."""
     ratios = [a / b for a, b in zip(num, den, strict=True)]
-    return (statistics.median(ratios), *median_interval(ratios))
+    low, high = median_interval(ratios)
+    return statistics.median(ratios), *(None if math.isnan(b) else b for b in (low, high))
 
 
 def generation_sweep(cfg, ctx: Context, ids: torch.Tensor, stream: list[int]) -> tuple[dict, Plan, dict]:
