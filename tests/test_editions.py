@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from sitekit.language import formatting, i18n
+from sitekit.language import i18n
 from sitekit.rendering import escape
 from tests.conftest import LANGUAGES, REPO, english_pages
 
@@ -132,12 +132,10 @@ def test_notebooks_render_as_pages_whose_outputs_are_the_data(built_site, lang):
     rows = (REPO / "site_data" / "cache_size" / "measured.csv").read_text(encoding="utf-8").splitlines()
     per_token = {line.split(",")[8] for line in rows[1:] if ",float32," in line and line.startswith("HuggingFaceTB")}
     assert len(per_token) == 1, "the cache-size run holds one float32 bytes-per-token for the embedded model"
-    try:  # printed as "label: value", the value as the edition writes numbers
-        formatting.set_locale(lang)
+    try:  # printed as "label: value": the label in the edition's words, the digits as the notebook printed them
         i18n.set_language(lang)
-        shown = f"{i18n._('bytes per token, measured')}: {formatting.integer(int(per_token.pop()))}"
+        shown = f"{i18n._('bytes per token, measured')}: {int(per_token.pop())}"
     finally:
-        formatting.set_locale(i18n.DEFAULT)
         i18n.set_language(i18n.DEFAULT)
     assert escape.text(shown, None) in measured
 
