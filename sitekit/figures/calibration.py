@@ -6,6 +6,8 @@ a table that declares a prediction's columns is drawn."""
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 
 from sitekit.figures import figure
@@ -97,5 +99,8 @@ def roofline(data):
         ax.set_ylabel(_("GFLOP/s achieved (log scale)"))
         if len(runs) > 1:
             ax.set_title(_device(data, run))
-        ax.legend()
+        # long labels (a step's experiment, table and what it times) wrap, so that the
+        # legend, not the labels' length, sets the figure's width on a phone
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles, [textwrap.fill(label, 36) for label in labels], fontsize="small")
     return fig
