@@ -43,9 +43,12 @@ def test_every_committed_table_is_on_a_page(built_site):
         c = _Collect()
         c.feed(html)
         shown.update(c.tables)
+    # the runner's calibration folder is a record of the runs, not a result: a page may show
+    # its tables, none has to (as the drift gate holds, measure/check.py)
     committed = {
         f"{m.parent.name}.{t}"
         for m in (REPO / "site_data").glob("*/meta.json")
+        if m.parent.name != "calibration"
         for t in json.loads(m.read_text())["tables"]
     }
     assert committed and committed <= shown, committed - shown
