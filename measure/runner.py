@@ -73,16 +73,15 @@ def check_output_folder(out: Path, names: list[str] = ()) -> None:
         raise UserError(f"--out {out}: cannot write there ({e.strerror or e})") from None
 
 
-def up_to_date(out: Path, name: str, *, model: str, device_id: str, profile: str) -> str:
-    """Why the committed data of ``name`` already answers this request ("" if it does not)."""
-    from measure.lab.provenance import code_hash
-
+def up_to_date(out: Path, name: str, *, code: str, model: str, device_id: str, profile: str) -> str:
+    """Why the committed data of ``name`` already answers this request ("" if it does not);
+    ``code``: the hash of its code as the run imported it."""
     try:
         meta = read_experiment(out, name).meta
     except DataError:
         return ""
     same = (
-        meta["code_hash"] == code_hash(name)
+        meta["code_hash"] == code
         and meta["model"]["spec"] == model
         and meta["device"]["id"] == device_id
         and meta["profile"] == profile
@@ -166,7 +165,8 @@ def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, qui
     outcomes: list[Outcome] = []
     todo = []
     for name in names:
-        why = "" if force else up_to_date(out, name, model=model, device_id=machine["id"], profile=prof)
+        here = {"model": model, "device_id": machine["id"], "profile": prof}
+        why = "" if force else up_to_date(out, name, code=code[name], **here)
         if why:
             log(f"{name}: up to date ({why}); FORCE=1 re-measures it")
             outcomes.append(Outcome(name, "up to date", why, 0.0))

@@ -56,8 +56,7 @@ from measure.experiments.batching.decomposition import (
     predicted_sweep,
     step_cells,
 )
-from measure.experiments.batching.simulations import resimulate as _resimulate
-from measure.experiments.batching.simulations import simulations
+from measure.experiments.batching.simulations import resimulate, simulations
 from measure.experiments.batching.steps import floor_columns, measure_steps
 from measure.experiments.batching.sweep import step_costs, sweep_rows
 from measure.experiments.batching.tables import TABLES
@@ -105,12 +104,6 @@ def _prefill_costs(cfg: Config, ctx: Context, roofline, dtype: str) -> tuple[lis
         for p, est in sweep.points.items()
     ]
     return rows, sweep.points, {"prefill_sweep": sweep.describe()}
-
-
-def resimulate(cfg: Config, rows) -> dict[str, list[dict]]:
-    """The simulated tables again from the run's recorded costs (``rows(table)`` reads one
-    of the run's tables): see ``simulations.resimulate``."""
-    return _resimulate(cfg, rows("step_costs"), rows("prefill_costs"))
 
 
 def work(cfg: Config) -> ForwardPasses:

@@ -109,14 +109,16 @@ def simulations(cfg: Config, ctx: Context, costs: dict, prefill_est: Estimate, b
 _ARRIVAL_ORDER = ("load", "rate_req_s", "continuous_load")
 
 
-def resimulate(cfg: Config, step_costs: list[dict], prefill_costs: list[dict]) -> dict[str, list[dict]]:
-    """The simulated tables worked out again from a run's recorded costs (the medians of
-    ``step_costs`` at every occupancy and the prefill of ``prompt_tokens`` in
-    ``prefill_costs``), without the ranges, which need each round's samples: what the
-    drift gate holds the committed simulated tables to (``measure/resimulation.py``)."""
+def resimulate(cfg: Config, rows) -> dict[str, list[dict]]:
+    """The simulated tables worked out again from a run's recorded costs (``rows(table)``
+    reads one of the run's tables: the medians of ``step_costs`` at every occupancy and
+    the prefill of ``prompt_tokens`` in ``prefill_costs``), without the ranges, which need
+    each round's samples: what the drift gate holds the committed simulated tables to
+    (``measure/resimulation.py``)."""
     lengths, _, _ = workload(cfg)
-    medians = {int(r["occupancy"]): float(r["step_ms"]) / 1e3 for r in step_costs}
-    (prefill_ms,) = [float(r["prefill_ms"]) for r in prefill_costs if int(r["prompt_tokens"]) == cfg.prompt_tokens]
+    medians = {int(r["occupancy"]): float(r["step_ms"]) / 1e3 for r in rows("step_costs")}
+    prefills = rows("prefill_costs")
+    (prefill_ms,) = [float(r["prefill_ms"]) for r in prefills if int(r["prompt_tokens"]) == cfg.prompt_tokens]
     policies, timeline, _, _ = policy_rows(lengths, cfg.slots, medians)
     arrivals, ratios, arrival_requests, _ = arrival_rows(
         lengths, cfg.slots, medians, prefill_s=prefill_ms / 1e3, loads=cfg.loads, seed=cfg.arrival_seed
