@@ -81,7 +81,7 @@ def render_page(
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
     page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
     out = render.on_page_markdown(text, page=page_, config=config, files=None)
-    return out if section else out.partition(page_provenance.SECTION_START)[0]
+    return out if section else page_provenance.own_text(out)
 
 
 def finish_build(docs: Path, site: Path, *, data: Path | None = None, site_url: str | None = None) -> None:

@@ -66,7 +66,11 @@ def test_each_table_links_its_csv_and_its_run_and_the_page_names_each_run_once(c
     end = page_provenance.page_section(ctx)
     assert ctx.read == ["exp", "other"]
     assert end.count('<tr id="provenance-exp">') == 1 and end.count('id="provenance-other"') == 1
-    assert end.startswith(page_provenance.SECTION_START) and 'class="provenance"' not in end
+    assert (
+        end.startswith("\n\n## ")
+        and page_provenance.own_text("text" + end) == "text"
+        and 'class="provenance"' not in end
+    )
     # what both runs share is said once, above the row of each
     shared = end.split('class="provenance-table provenance-shared"', 1)[1].split("</table>", 1)[0]
     assert shared.count("m (1\xa0parameter)") == 1 and 'class="provenance-runs"' in end

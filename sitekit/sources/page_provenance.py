@@ -5,14 +5,22 @@ the list of the checks behind its marks (claim_legend.checks_html)."""
 
 from __future__ import annotations
 
+import re
+
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.sources import quoted
 from sitekit.sources.provenance import _csv_link, items
 
-# Where a page's own text ends and its provenance section begins (the tests read a page's
-# text alone: tests/helpers.render_page).
-SECTION_START = "\n\n<!-- the page's provenance -->"
+# The section's heading carries this id; a page's own text is what comes before that
+# heading (the tests read a page's text alone: tests/helpers.render_page). No HTML comment
+# marks it: a built page carries no comment at all (tests/test_hostile_data.py).
+SECTION_ID = "provenance"
+
+
+def own_text(markdown: str) -> str:
+    """A rendered page's markdown without its provenance section."""
+    return re.split(rf"\n\n## [^\n]*\{{#{SECTION_ID}\}}", markdown, maxsplit=1)[0]
 
 
 def anchor(exp: str) -> str:
@@ -70,7 +78,7 @@ def page_section(ctx, checks_html: str = "") -> str:
         None,
     )
     return (
-        f'{SECTION_START}\n\n## {title} {{#provenance}}\n\n<div class="page-provenance">\n<p>{intro}</p>\n'
+        f'\n\n## {title} {{#{SECTION_ID}}}\n\n<div class="page-provenance">\n<p>{intro}</p>\n'
         + (_runs_html(ctx, runs) + "\n" if runs else "")
         + "\n".join(sources)
         + f"\n{checks_html}\n</div>\n"
