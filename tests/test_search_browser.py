@@ -48,7 +48,8 @@ def first_results(browser, origin: str, lang: str, query: str) -> list[str]:
         ".md-search-result__item > .md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
     )
     page.close()
-    return [link.split("?")[0].removeprefix(root) for link in links]
+    # a page's sections follow it as links of its own item: the pages, each once, in order
+    return list(dict.fromkeys(link.split("?")[0].split("#")[0].removeprefix(root) for link in links))
 
 
 @pytest.mark.parametrize("lang", list(QUERIES))
