@@ -29,6 +29,7 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
+from sitekit.language.hyphenation import unhyphenated
 from sitekit.rendering import escape
 
 # Each edition's stemmer: the language whose stemmer (lunr's for English, lunr-languages'
@@ -89,6 +90,8 @@ def split_index(index: dict, default: str, others: list[str]) -> dict[str, dict]
     no other edition's folder; an edition's locations lose its folder's prefix."""
     docs: dict[str, list] = {lang: [] for lang in [default, *others]}
     for doc in index["docs"]:
+        # a header's soft hyphens (sitekit/language/hyphenation.py) would split its words
+        doc = {**doc, **{k: unhyphenated(doc[k]) for k in ("title", "text") if isinstance(doc.get(k), str)}}
         lang = doc["location"].split("/", 1)[0]
         if lang in others:
             docs[lang].append({**doc, "location": doc["location"][len(lang) + 1 :]})

@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from sitekit.language import formatting, i18n
+from sitekit.language import formatting, hyphenation, i18n
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.sources import quoted
@@ -85,7 +85,7 @@ def _header(col: dict, file: str, style: str | None = None) -> str:
     english = col.get("label") or col["name"]
     if shown and re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", english):
         shown = ""  # "tokens each", not "tokens each (tokens)"
-    label = escape.text(_(english, "column label"))
+    label = escape.text(hyphenation.hyphenated(_(english, "column label"), i18n.language()))
     where = _("column {name} of {file}").format(name=col["name"], file=file)
     described = col.get("description")
     title = escape.attribute(f"{_(described, 'column description')} ({where})" if described else where)
