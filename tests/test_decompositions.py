@@ -103,6 +103,11 @@ def test_the_rest_of_a_step_and_the_cap_on_any_weight_format():
     assert (cap["kernel_cap_low"], cap["kernel_cap_high"]) == pytest.approx((29 / 13, 31 / 10))
     assert (cap["kernel_rest_min_ms"], cap["kernel_rest_max_ms"]) == (12.0, 15.0)
     assert cap_values([{**rows[1], "rest_ms": -1.0}], "int4")["kernel_cap"] is None
+    # a rest of 0.8 ms whose range reaches below zero is not resolved: it sets no cap of 37x
+    unresolved = {**rows[1], "variant": "int8", "rest_ms": 0.8, "rest_low_ms": -27.0, "rest_high_ms": 16.0}
+    again = cap_values([*rows, unresolved], "fp32")
+    assert again["kernel_cap"] == pytest.approx(30 / 12) and again["kernel_rest_min_ms"] == 12.0
+    assert cap_values([rows[0] | {"rest_low_ms": 0.0}], "fp32")["kernel_cap"] is None
 
 
 def test_a_speculative_run_is_predicted_from_its_passes():

@@ -112,20 +112,20 @@ def parts_cells(step: Estimate, matmul: Estimate) -> dict:
 def cap_values(rows: list[dict], reference: str) -> dict:
     """What no weight format can gain past: the reference step over the smallest rest of
     any variant (a format that made every multiply free would leave that much), with the
-    cautious range; the rests' smallest and largest."""
+    cautious range; the rests' smallest and largest. Only a rest its interval holds above
+    zero counts: a rest whose range reaches zero is the difference of two noisy sweeps that
+    did not resolve it, and its median, however small, would set a cap of any size."""
     timed = [r for r in rows if r.get("rest_ms") is not None]
+    resolved = [r for r in timed if r["rest_ms"] > 0 and (r.get("rest_low_ms") or 0) > 0]
     ref = next((r for r in timed if r["variant"] == reference), None)
-    if not timed or ref is None:
+    if not resolved or ref is None:  # no rest resolved: no cap to speak of
         return dict.fromkeys(("kernel_rest_min_ms", "kernel_rest_max_ms", "kernel_cap", "kernel_cap_low",
                               "kernel_cap_high"))  # fmt: skip
-    least = min(timed, key=lambda r: r["rest_ms"])
-    if least["rest_ms"] <= 0:  # a profile that took longer than the step itself: no cap to speak of
-        return dict.fromkeys(("kernel_rest_min_ms", "kernel_rest_max_ms", "kernel_cap", "kernel_cap_low",
-                              "kernel_cap_high"))  # fmt: skip
+    least = min(resolved, key=lambda r: r["rest_ms"])
     return {
         "kernel_rest_min_ms": least["rest_ms"],
-        "kernel_rest_max_ms": max(r["rest_ms"] for r in timed),
+        "kernel_rest_max_ms": max(r["rest_ms"] for r in resolved),
         "kernel_cap": ref["step_ms"] / least["rest_ms"],
         "kernel_cap_low": ref["step_low_ms"] / least["rest_high_ms"],
-        "kernel_cap_high": ref["step_high_ms"] / least["rest_low_ms"] if least["rest_low_ms"] > 0 else None,
+        "kernel_cap_high": ref["step_high_ms"] / least["rest_low_ms"],
     }
