@@ -5,6 +5,7 @@ page whose title holds the word comes first (hooks/search_editions.py, .js)."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.test_site_browser import CHROMIUM, browsing
 
@@ -42,8 +43,17 @@ def first_results(browser, origin: str, lang: str, query: str) -> list[str]:
     page = browser.new_page()
     root = f"{origin}/{lang + '/' if lang != 'en' else ''}"
     page.goto(root)
-    page.fill("input.md-search__input", query)
-    page.wait_for_selector(".md-search-result__item", timeout=60000)  # the worker indexes first
+    # The worker indexes first (about a second here, far longer on loaded cores); a query
+    # typed while it does can go unanswered, so it is typed again, up to three times.
+    for attempt in range(3):
+        page.fill("input.md-search__input", "")
+        page.fill("input.md-search__input", query)
+        try:
+            page.wait_for_selector(".md-search-result__item", timeout=40000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     links = page.eval_on_selector_all(
         ".md-search-result__item > .md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
     )
