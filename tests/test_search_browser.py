@@ -40,20 +40,21 @@ QUERIES = {
 
 def first_results(browser, origin: str, lang: str, query: str) -> list[str]:
     """The addresses of the search's results, in order, relative to the edition's root."""
-    page = browser.new_page()
+    page, problems = browser.new_page(), []
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(f"console {m.type}: {m.text}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed ({r.failure}): {r.url}"))
+    page.on("pageerror", lambda e: problems.append(f"error: {e}"))
     root = f"{origin}/{lang + '/' if lang != 'en' else ''}"
     page.goto(root)
-    # The worker indexes first (about a second here, far longer on loaded cores); a query
-    # typed while it does can go unanswered, so it is typed again, up to three times.
-    for attempt in range(3):
-        page.fill("input.md-search__input", "")
-        page.fill("input.md-search__input", query)
-        try:
-            page.wait_for_selector(".md-search-result__item", timeout=40000)
-            break
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
+    page.fill("input.md-search__input", query)
+    # The theme reads the query on a keyup, or when its worker is ready: a fill alone sends
+    # no keyup, so a query filled after the worker got ready was never searched.
+    page.press("input.md-search__input", "End")
+    try:
+        page.wait_for_selector(".md-search-result__item", timeout=90000)  # the worker indexes first
+    except PlaywrightTimeout:
+        meta = page.inner_text(".md-search-result__meta")
+        raise AssertionError(f"{lang}: {query!r}: no result in 90 s; the search said {meta!r}; {problems}") from None
     links = page.eval_on_selector_all(
         ".md-search-result__item > .md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
     )
