@@ -147,6 +147,14 @@ def log_if_wide(values) -> bool:
     return bool(v) and max(v) / min(v) > 10
 
 
+def log2_ticks(ax, values) -> None:
+    """An x axis in powers of two with a tick at each of ``values``, written as the page's
+    tables write integers (1.024 on an Italian page), and no minor ticks between them."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(values), [formatting.integer(v) for v in values])
+    ax.minorticks_off()
+
+
 def min_font_pt(width_pt: float, display_px: float = DISPLAY_PX, min_pt: float = MIN_PT) -> float:
     """The smallest font (pt in the SVG) that reads as ``min_pt`` once a figure ``width_pt``
     wide is shown on the page, at most ``display_px`` wide."""

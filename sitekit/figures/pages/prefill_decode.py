@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from sitekit.figures import figure, log_if_wide
-from sitekit.language.formatting import integer
+from sitekit.figures import figure, log2_ticks, log_if_wide
 from sitekit.language.i18n import _
 
 PREFILL, DECODE, COMPILED, FLOOR = "#2471a3", "#c0392b", "#1e8449", "#555555"
-
-
-def _log2_ticks(ax, values) -> None:
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(values), [integer(v) for v in values])
-    ax.minorticks_off()
 
 
 def _bars(df, median: str, low: str, spread: str):
@@ -58,7 +51,7 @@ def decode(data):
     ax.plot(df.cache_tokens, df.floor_ms, "-", color=FLOOR, lw=2, label=_("floor: weight bytes / bandwidth"))
     ax.plot(df.cache_tokens, df.floor_with_cache_ms, ":", color=FLOOR, lw=1.5, label=_("floor with the cache's bytes"))
     ax.fill_between(df.cache_tokens, 0, df.floor_ms, color=FLOOR, alpha=0.12)
-    _log2_ticks(ax, df.cache_tokens)
+    log2_ticks(ax, df.cache_tokens)
     ax.set_ylim(bottom=0)
     ax.set_xlabel(_("cache length C (tokens, log scale)"))
     ax.set_ylabel(_("time per decode step (ms)"))
@@ -80,7 +73,7 @@ def per_token(data):
         ax.set_ylim(bottom=0)
         ax.set_ylabel(_("ms per token"))
     ticks = sorted(set(pre.prompt_tokens) | set(dec.cache_tokens))
-    _log2_ticks(ax, ticks)
+    log2_ticks(ax, ticks)
     ax.set_xlabel(_("prompt length P, or cache length C (tokens, log scale)"))
     ax.legend()
     return fig

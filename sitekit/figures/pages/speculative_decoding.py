@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sitekit.figures import figure
+from sitekit.figures import figure, log2_ticks
 from sitekit.language.formatting import number
 from sitekit.language.i18n import _
 from sitekit.language.recorded import data_text
@@ -58,9 +58,7 @@ def formula(data):
     for _index, row in df[(df.alpha_source == "assumed") & (df.draft_cost == low)].iterrows():
         ax.plot(gammas, [row[c] for c in cols], "o-", label=f"α = {number(row.alpha, digits=6)}")
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(gammas, [str(g) for g in gammas])
-    ax.minorticks_off()
+    log2_ticks(ax, gammas)
     ax.set_xlabel(_("draft length γ"))
     ax.set_ylabel(_("predicted speedup at c = {cost} (×)").format(cost=number(low, digits=6)))
     ax.legend()
