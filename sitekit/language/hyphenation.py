@@ -33,4 +33,4 @@ def hyphenated(text: str, language: str) -> str:
 
 
 def unhyphenated(text: str) -> str:
-    return text.replace(SOFT_HYPHEN, "").replace("&shy;", "")
+    return text.replace(SOFT_HYPHEN, "")
