@@ -24,7 +24,7 @@ WORKERS ?= 3
 # text, not a call), refuses a character that a model name, an experiment list, a folder
 # or a count cannot hold before any recipe runs, passes it to the shell in single quotes,
 # and never exports it (make would expand a value to put it in a recipe's environment).
-USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS NAME AFTER
+USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS NAME AFTER KEY
 # A section's TITLE is words: spaces, an apostrophe, a question mark. It is read as
 # written and never exported too; only a line break or a tab is refused here, and it
 # reaches the command as one single-quoted word whose own quotes are closed and reopened
@@ -66,7 +66,7 @@ help: ## show this help
 	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
 	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
 	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
-	@echo "make verdicts A=<folder> [B=<folder>]"
+	@echo "make verdicts A=<folder> [B=<folder>] [KEY=<run key>]"
 	@echo "                 the verdict of every claim about this machine (✓ ≈ ⚠); two runs compared"
 	@echo "make merge FROM=<folder> [ONLY=...]"
 	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
@@ -128,7 +128,7 @@ section: $(PROJECT) ## a new section's skeleton: experiment, table, claims, answ
 
 verdicts: $(PROJECT) ## the verdict of every claim about this machine in A=<folder>, or A and B=<folder> compared
 	@test -n $(call q,A) || { echo "make verdicts needs A=<data folder> (and B=<another> to compare)"; exit 2; }
-	$(BIN)/python -m sitekit.claims.verdicts $(call q,A) $(if $(call given,B),$(call q,B))
+	$(BIN)/python -m sitekit.claims.verdicts $(call q,A) $(if $(call given,B),$(call q,B)) $(if $(call given,KEY),--key $(call q,KEY))
 
 merge: $(PROJECT) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU run) into site_data/
 	@test -n $(call q,FROM) || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }

@@ -45,12 +45,14 @@ from measure.check_report import (
     table_summary,
     write_report,
 )
+from measure.errors import UserError
 from measure.resimulation import resimulation_findings
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
 from sitedata.machine_speed import MachineState, Speed
 from sitedata.named import EXPRESSION_KEYS
+from sitedata.runs import folder_key, runs
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 # a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
@@ -187,6 +189,23 @@ def _timings_not_compared() -> Iterator[None]:
         yield
 
 
+def _committed_run(committed: Path, regenerated: Path) -> Path | None:
+    """The committed run of the regenerated run's key (sitedata.runs): the primary or
+    one under runs/<key>; None, said in one line, where site_data holds none."""
+    try:
+        key = folder_key(regenerated)
+        held = {run.key: run.root for run in runs(committed)}
+    except DataError as e:
+        raise UserError(str(e)) from None
+    if key is None:
+        raise UserError(f"--regenerated {regenerated} holds no experiment folder")
+    if key not in held:
+        print(f"{committed} holds no run of key {key}: nothing to compare; make merge FROM={regenerated} adds it")
+        return None
+    print(f"compared with the committed run of key {key}" + ("" if held[key] == committed else f" ({held[key]})"))
+    return held[key]
+
+
 def run_check(
     *,
     only: str | None,
@@ -205,6 +224,10 @@ def run_check(
     names = registry.select(only)
     if report is not None:
         check_report_path(report)
+    if regenerated is not None:
+        committed = _committed_run(Path(committed), Path(regenerated))
+        if committed is None:
+            return 0
     findings: list[Finding] = []
     speeds: dict[str, list[str]] = {}  # each pair of runs' speed, said once, with its experiments
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)

@@ -9,6 +9,9 @@ then swapped into site_data whole, from the very text verified, its provenance (
 dtype, libraries, date) kept as measured. A stop or an error says, per experiment, what
 the target holds then.
 
+A folder may hold several runs (sitedata.runs): each goes to the run of its own key in
+site_data, the primary's or one under runs/<key>/, and leaves every other run as it was.
+
 FOLDER's calibration folder (the runs its experiments were measured in) is verified
 with them and merged first: its rows join those already in site_data before any
 experiment that names them is swapped in, and once they are in place every row whose run
@@ -27,18 +30,44 @@ from measure.ondisk import Writes
 from measure.out_folder import check_place, holding
 from sitedata import DataError, FolderError, experiment_names, read_experiment
 from sitedata.folder import folder_problem, target_problem
+from sitedata.runs import place, runs
 from sitedata.store import META, write_files
 
 
 def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes | None = None) -> list[str]:
-    from measure.lab.provenance import code_hash
-
+    """Every run in ``source`` (its primary and any under runs/) merged into the run of
+    the same key in ``into``: the primary if ``into`` holds none or that key's, else
+    ``into/runs/<key>`` (sitedata.runs.place); no other run is touched."""
     if not Path(source).is_dir():
         raise UserError(f"{source} is not a folder")
     check_place(into, "nothing merged: --into")
     problem = folder_problem(into)
     if problem:
         raise UserError(f"nothing merged: {problem}")
+    try:
+        incoming = runs(source)
+    except DataError as e:
+        raise UserError(f"nothing merged: {e}") from None
+    if not incoming:
+        raise UserError(f"{source} holds no experiment folder to merge")
+    writes = writes if writes is not None else Writes(into, merge=True)
+    lines = []
+    for run in incoming:
+        try:
+            target = place(Path(into), run.key)
+        except (DataError, FolderError) as e:
+            raise UserError(f"nothing merged: {e}") from None
+        writes.out = target  # what a stop or an error says is on disk is this run's folder
+        if target != Path(into):
+            lines.append(f"run {run.key}: beside the primary run, in {target}")
+        lines += _merge_run(run.root, target, only, writes)
+    return lines
+
+
+def _merge_run(source: Path, into: Path, only: str | None, writes: Writes) -> list[str]:
+    """One run's experiments, all verified first, merged into the data folder ``into``."""
+    from measure.lab.provenance import code_hash
+
     found = [n for n in experiment_names(source) if n != calibration_folder.FOLDER]
     names = [n for n in registry.select(only) if n in found] if only else found
     if not names:
@@ -66,7 +95,6 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
     problem = calibration and target_problem(into, calibration_folder.FOLDER)
     if problem:
         raise UserError(f"nothing merged: {problem}")
-    writes = writes if writes is not None else Writes(into, merge=True)
     with holding(Path(into), "measure merge", "nothing merged: "):
         return _install(Path(into), checked, calibration, writes)
 

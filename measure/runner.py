@@ -35,6 +35,8 @@ from measure.ondisk import Writes
 from measure.out_folder import check_place, holding
 from sitedata import DataError, FolderError, read_experiment, recover
 from sitedata.folder import STAGING, folder_problem, target_problem
+from sitedata.keys import run_key
+from sitedata.runs import place
 from sitedata.store import META, fault, render_files, write_files
 
 
@@ -128,10 +130,45 @@ def run_experiments(
     dev = choose_device(device)
     preflight(model, network=False)
     check_output_folder(out, [*names, CALIBRATION])  # the run writes its calibration too
+    key = run_key_of(model, dev, profile)
+    target = _run_folder(Path(out), key)
+    if target != Path(out):
+        check_output_folder(target, [*names, CALIBRATION])
+        if not quiet:
+            print(f"{out} holds another run as its primary: this run ({key}) goes to {target}", file=sys.stderr)
     # Every input checked: from here on files are touched, and only the data layer's own.
-    writes = writes if writes is not None else Writes(out)
-    with holding(Path(out), "measure run", "--out "):
-        return _measure(modules, model, dev, profile, Path(out), quiet, explicit, force, writes)
+    writes = writes if writes is not None else Writes(target)
+    writes.out = target  # what a stop or an error says is on disk is this run's folder
+    with holding(target, "measure run", "--out "):
+        return _measure(modules, model, dev, profile, target, quiet, explicit, force, writes)
+
+
+def run_key_of(model: str, dev, profile: str | None) -> str:
+    """The key (sitedata.keys) the run will write under, from what it asks for: the
+    model's name as its provenance records it, this machine, its dtype and profile."""
+    from measure.lab.context import default_profile
+    from measure.lab.devices import default_dtype, describe_machine
+    from measure.lab.models import EMBEDDED_NAME
+
+    return run_key(
+        {
+            "model": {"name": EMBEDDED_NAME if model == "default" else model},
+            "device": describe_machine(dev),
+            "dtype": str(default_dtype(dev)).removeprefix("torch."),
+            "profile": profile or default_profile(dev),
+        }
+    )
+
+
+def _run_folder(out: Path, key: str) -> Path:
+    """Where the run of ``key`` goes in ``out``: out itself, or out/runs/<key> beside the
+    primary run of another key (sitedata.runs.place)."""
+    try:
+        return place(out, key)
+    except (DataError, FolderError) as e:
+        raise UserError(f"--out {e}") from None
+    except OSError as e:
+        raise UserError(f"--out {out}: {e.strerror or e}") from None
 
 
 def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, quiet, explicit, force, writes) -> list:
@@ -178,6 +215,11 @@ def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, qui
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
+    if run_key(
+        {"model": loaded.describe(), "device": machine, "dtype": str(dtype).removeprefix("torch."), "profile": prof}
+    ) != run_key_of(model, dev, profile):
+        name = loaded.describe()["name"]
+        raise UserError(f"the model loaded as {name!r}, not under the name {model!r} that chose the run's folder")
     plan = calibration.plan(prof, dev)
     start = calibration.measure(loaded.model, dev, run_id=calibration.new_run_id(), plan=plan)
     log(f"calibration of run {start.run_id}: {start.describe()}")

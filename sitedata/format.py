@@ -7,8 +7,9 @@ from __future__ import annotations
 import hashlib
 
 # 3: table descriptions, per column words and noise, per value words; 4: one name per
-# quantity (kv_cache's speedup, sitedata.migrate.RENAMED_4)
-SCHEMA_VERSION = 4
+# quantity (kv_cache's speedup, sitedata.migrate.RENAMED_4); 5: each meta.json names its
+# run's key (sitedata.keys), so that runs of several machines and models lie side by side
+SCHEMA_VERSION = 5
 META = "meta.json"
 
 

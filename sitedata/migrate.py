@@ -20,12 +20,18 @@ head_step's ``speed_ratio``, one head's step recomputing over cached, is another
 quantity. Data written before is read under version 4's names (``RENAMED_4``): its
 meta.json's declarations by ``update_to_4``, each table's header by the reader
 (``renamed_columns``, ``renamed_header``); its files stay as written.
+
+Version 5 names each meta.json's run (``key``: machine, model, dtype, profile), so that
+runs of several machines and models can lie side by side (sitedata.runs). Data written
+before is given the key its own fields make (``update_to_5``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from sitedata.keys import run_key
 
 OLDEST = 2  # the oldest format a reader migrates; an older one is refused
 
@@ -184,7 +190,18 @@ def renamed_header(text: str, names: Mapping[str, str]) -> str:
     return ",".join(names.get(n, n) for n in head.removesuffix("\r").split(",")) + end + newline + rest
 
 
-UPDATES = {2: update_to_3, 3: update_to_4}  # format version -> its update to the next
+def update_to_5(meta: dict[str, Any]) -> dict[str, Any]:
+    """A version-4 meta.json with its run's key, worked out from the fields version 5
+    takes it from (sitedata.keys.run_key); a meta.json missing one of them is left
+    without, for the verification that follows to refuse."""
+    try:
+        key = {"key": run_key(meta)}
+    except (KeyError, TypeError, AttributeError):
+        key = {}
+    return {**meta, "schema_version": 5, **key}
+
+
+UPDATES = {2: update_to_3, 3: update_to_4, 4: update_to_5}  # format version -> its update to the next
 
 
 def migrated(meta: Any, version: int) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sitedata.bounds import MAX_CSV_BYTES, MAX_META_BYTES, Refused, entries, open_folder, parse_json, read_text
 from sitedata.format import META, SCHEMA_VERSION, sha256
+from sitedata.keys import run_key
 from sitedata.migrate import OLDEST, migrated, renamed_columns, renamed_header
 from sitedata.names import NAME, BadName, check_name, plain, shown
 from sitedata.schema import COMPARE, LENGTHS, SCOPES
@@ -39,6 +40,7 @@ _REQUIRED = {
     "dtype": str,
     "libraries": dict,
     "profile": str,
+    "key": str,
     "parameters": dict,
     "tables": dict,
     "values": dict,
@@ -176,6 +178,8 @@ def _check_meta(meta: Any, where: str, experiment: str) -> None:
         for k in inner:
             if k not in meta[key]:
                 raise bad(f"{key}.{k} is missing")
+    if meta["key"] != run_key(meta):
+        raise bad(f"names the run {shown(meta['key'])}, but its machine, model, dtype and profile make {run_key(meta)}")
     if meta["experiment"] != experiment:
         raise bad(f"describes experiment {shown(meta['experiment'])}, not {experiment!r}")
     for table, t in meta["tables"].items():

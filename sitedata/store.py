@@ -46,6 +46,7 @@ from sitedata.folder import (
     write_marker,
 )
 from sitedata.format import META, SCHEMA_VERSION, sha256
+from sitedata.keys import run_key
 from sitedata.lock import held
 from sitedata.names import check_name
 from sitedata.read import read_experiment
@@ -123,6 +124,7 @@ def render_files(
         "schema_version": SCHEMA_VERSION,
         "experiment": experiment,
         **provenance,
+        "key": run_key(provenance),
         "tables": table_meta,
         "values": {v.name: {"value": result.values[v.name], **v.as_meta()} for v in values},
         "notes": dict(result.notes),

@@ -99,22 +99,22 @@ def test_a_run_that_wrote_nothing_leaves_the_folder_as_it_was(tmp_path):
 
 
 def test_a_merge_keeps_the_runs_of_both(tmp_path):
-    """A GPU run's folder brings its calibration; the target's rows stay for the
-    experiments the merge did not replace, and a row nothing names any more goes."""
-    gpu, site = tmp_path / "gpu", tmp_path / "site_data"
+    """A run of the same key written elsewhere brings its calibration; the target's rows
+    stay for the experiments the merge did not replace, and a row nothing names any more
+    goes. (A run of another key goes beside them, under runs/: tests/test_runs.py.)"""
+    other, site = tmp_path / "other", tmp_path / "site_data"
     for name in ("kv_cache", "batching"):
-        _experiment(gpu, name, "gpu1", code_hash=code_hash(name))
-    h200 = {**PROVENANCE, "device": {"id": "cuda:H200", "type": "cuda"}}
-    folder.record(gpu, _cal("gpu1"), _cal("gpu1", moment="end"), h200)
+        _experiment(other, name, "new1", code_hash=code_hash(name))
+    folder.record(other, _cal("new1"), _cal("new1", moment="end"), PROVENANCE)
     _experiment(site, "kv_cache", "cpu1")
     _experiment(site, "quality", "cpu2")
     folder.record(site, _cal("cpu1"), None, PROVENANCE)
     folder.record(site, _cal("cpu2"), _cal("cpu2", moment="end"), PROVENANCE)
-    lines = merge(source=gpu, into=site)
-    assert lines[-1] == f"calibration: 2 runs kept, 1 of them from {gpu}"
+    lines = merge(source=other, into=site)
+    assert lines[-1] == f"calibration: 2 runs kept, 1 of them from {other}"
     rows = {r["run"]: r for r in _runs(site)}
-    assert sorted(rows) == ["cpu2", "gpu1"] and rows["gpu1"]["device"] == "cuda:H200"  # cpu1: kv_cache replaced
-    assert read_experiment(site, "calibration").meta["device"]["id"] == "cuda:H200"
+    assert sorted(rows) == ["cpu2", "new1"]  # cpu1: kv_cache replaced
+    assert not (site / "runs").exists()
 
 
 def test_a_damaged_calibration_refuses_the_whole_merge(tmp_path):

@@ -35,7 +35,7 @@ def _files(folder):
 
 
 def test_the_fixture_is_format_2():
-    assert json.loads((FORMAT2 / "kv_cache" / "meta.json").read_text())["schema_version"] == 2 < SCHEMA_VERSION == 4
+    assert json.loads((FORMAT2 / "kv_cache" / "meta.json").read_text())["schema_version"] == 2 < SCHEMA_VERSION == 5
 
 
 def test_a_format_2_folder_reads_as_the_current_format():

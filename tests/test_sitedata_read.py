@@ -93,8 +93,8 @@ def test_broken_meta_json_is_one_line(root, text, message):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda m: m.update(schema_version=1), "format version 1, this code reads versions 2 to 4"),
-        (lambda m: m.update(schema_version=5), "format version 5, this code reads versions 2 to 4"),
+        (lambda m: m.update(schema_version=1), "format version 1, this code reads versions 2 to 5"),
+        (lambda m: m.update(schema_version=6), "format version 6, this code reads versions 2 to 5"),
         (lambda m: m["tables"]["t"].pop("description"), "table t: its description is missing or not a text"),
         (lambda m: m["tables"]["t"]["columns"][0].pop("words"), "column n lacks its words (true or false) or noise"),
         (

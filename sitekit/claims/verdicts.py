@@ -2,7 +2,10 @@
 gives, and two folders compared: two runs on one machine, one after the other, should
 decide every such claim alike (✓ holds, ≈ within this machine's noise, ⚠ does not hold).
 
-    make verdicts A=site_data B=/tmp/second-run
+    make verdicts A=site_data B=/tmp/second-run [KEY=<run key>]
+
+Verdicts compare runs of one key (machine, model, dtype, profile; sitedata.runs): each
+folder's primary run, or the run of KEY in each; two runs of different keys are refused.
 
 Prints one line per claim whose verdict differs, then a count; exits 1 when any differs,
 2 when a folder cannot be read. With one folder, prints every verdict.
@@ -10,9 +13,12 @@ Prints one line per claim whose verdict differs, then a count; exits 1 when any 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
+from sitedata import DataError
+from sitedata.runs import runs
 from sitekit.claims import claim_files, claims
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
@@ -42,15 +48,42 @@ def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, st
     return [(cid, a.get(cid, "absent"), b.get(cid, "absent")) for cid in sorted(a | b) if a.get(cid) != b.get(cid)]
 
 
+def run_folder(folder: Path, key: str | None) -> tuple[str, Path]:
+    """The run a data folder gives the verdicts of: its primary, or the run of ``key``
+    (sitedata.runs); DataError naming the keys it holds otherwise."""
+    held = runs(folder)
+    if not held:
+        raise DataError(f"{folder} holds no run")
+    if key is None:
+        return held[0].key, held[0].root
+    for run in held:
+        if run.key == key:
+            return run.key, run.root
+    raise DataError(f"{folder} holds no run of key {key}; it holds {', '.join(r.key for r in held)}")
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) not in (1, 2):
-        print("usage: python -m sitekit.claims.verdicts FOLDER [OTHER_FOLDER]", file=sys.stderr)
+    parser = argparse.ArgumentParser(prog="python -m sitekit.claims.verdicts")
+    parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER")
+    parser.add_argument("--key", help="the run of this key in each folder (default: each folder's primary run)")
+    args = parser.parse_args(argv)
+    if len(args.folders) > 2:
+        print("usage: python -m sitekit.claims.verdicts FOLDER [OTHER_FOLDER] [--key KEY]", file=sys.stderr)
         return 2
-    folders = [Path(f) for f in argv]
-    for f in folders:
+    for f in args.folders:
         if not f.is_dir():
             print(f"{f}: no such data folder", file=sys.stderr)
             return 2
+    try:
+        chosen = [run_folder(f, args.key) for f in args.folders]
+    except DataError as e:
+        print(f"cannot read the runs: {e}", file=sys.stderr)
+        return 2
+    if len({key for key, _ in chosen}) > 1:
+        said = " and ".join(f"{f} holds {key}" for f, (key, _) in zip(args.folders, chosen, strict=True))
+        print(f"verdicts compare runs of one key: {said}; name one with --key (KEY=)", file=sys.stderr)
+        return 2
+    folders = [root for _, root in chosen]
     try:
         found = [verdicts(f) for f in folders]
     except (claims.ClaimError, SiteDataError) as e:

@@ -1,0 +1,132 @@
+"""Runs side by side: one run per key in one data folder.
+
+A run's **key** names what its numbers depend on: the machine, the model, the dtype and
+the profile (``run_key``), written in each meta.json since format version 5 and worked
+out from the same fields for data written before (``sitedata.migrate.update_to_5``).
+
+``site_data/`` holds the **primary** run, the one the prose is written about, as
+experiment folders at its top, as it always has; every other run lies whole under
+``runs/<key>/``, a data folder of its own (its marker, its lock, its experiment folders,
+its calibration), so that everything the data layer guarantees a folder (whole-folder
+writes, checksums, bounds, the marker, the confinement) holds for each run as it holds
+for the primary. A run is only ever written under its own key (``place``); a folder
+whose experiments disagree on their key, or a run under a folder named for another key,
+is refused when read (``runs``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitedata.bounds import MAX_META_BYTES, Refused, open_folder, parse_json, read_text
+from sitedata.folder import FolderError
+from sitedata.format import META, SCHEMA_VERSION
+from sitedata.keys import KEY
+from sitedata.migrate import migrated
+from sitedata.names import shown
+from sitedata.read import DataError, experiment_names
+
+RUNS = "runs"  # site_data/runs/<key>/: the runs beside the primary
+
+
+@dataclass(frozen=True)
+class Run:
+    key: str
+    root: Path  # the data folder holding the run's experiment folders
+    primary: bool
+
+
+def folder_key(root: Path) -> str | None:
+    """The key of the run in the data folder ``root`` (None if it holds no experiment),
+    from each experiment's meta.json alone (read within bounds, never through a link,
+    migrated to the current format); the experiments' own verification is their
+    reader's (``read_experiment``). DataError if they come from more than one key."""
+    keys: dict[str, str] = {}
+    for name in experiment_names(root):
+        keys.setdefault(_meta_key(Path(root), name), name)
+    if len(keys) > 1:
+        found = ", ".join(f"{name} ({key})" for key, name in sorted(keys.items()))
+        raise DataError(f"{Path(root).name} mixes runs of different keys: {found}; one folder holds one run")
+    return next(iter(keys), None)
+
+
+def _meta_key(root: Path, name: str) -> str:
+    if (root / name).is_symlink():
+        raise DataError(
+            f"{root / name} is a symbolic link; an experiment's folder is replaced whole, never through a link"
+        )
+    try:
+        with open_folder(root, name) as fd:
+            try:
+                meta = migrated(parse_json(read_text(fd, META, MAX_META_BYTES)), SCHEMA_VERSION)
+            except Refused as e:
+                raise DataError(f"{root / name / META} {e}") from None
+    except Refused as e:
+        raise DataError(f"{root / name} {e}") from None
+    except OSError as e:
+        raise DataError(f"{root / name / META} could not be read ({e.strerror or e})") from None
+    key = meta.get("key") if isinstance(meta, dict) else None
+    if not isinstance(key, str) or not KEY.fullmatch(key):
+        raise DataError(f"{root / name / META} names no run key; re-measure it: make measure ONLY={name}")
+    return key
+
+
+def runs(root: Path) -> list[Run]:
+    """Every run in the data folder ``root``, verified: the primary first (if ``root``
+    holds experiments), then each ``runs/<key>/`` in the order of its key."""
+    root = Path(root)
+    found = []
+    primary = folder_key(root)
+    if primary is not None:
+        found.append(Run(primary, root, True))
+    for name in _run_folders(root):
+        if not KEY.fullmatch(name):
+            raise DataError(f"{RUNS}/{shown(name)} is not a run's key (machine__model__dtype__profile)")
+        key = folder_key(root / RUNS / name)
+        if key is None:
+            continue  # a run's folder left empty: nothing to show
+        if key != name:
+            raise DataError(f"{RUNS}/{name} holds a run of key {key}; a run lies under its own key")
+        if key == primary:
+            raise DataError(f"{RUNS}/{name} repeats the primary run's key; a key has one run")
+        found.append(Run(key, root / RUNS / name, False))
+    return found
+
+
+def _run_folders(root: Path) -> list[str]:
+    """The entries of ``root/runs``, each a folder and never a link (DataError otherwise)."""
+    where = root / RUNS
+    try:
+        st = os.lstat(where)
+    except FileNotFoundError:
+        return []
+    if not stat.S_ISDIR(st.st_mode):
+        raise DataError(f"{where} is not a folder of its own; runs/ holds one data folder per run")
+    names = sorted(n for n in os.listdir(where) if not n.startswith("."))
+    for name in names:
+        if not stat.S_ISDIR(os.lstat(where / name).st_mode):
+            raise DataError(f"{RUNS}/{shown(name)} is not a folder of its own; runs/ holds one data folder per run")
+    return names
+
+
+def place(root: Path, key: str) -> Path:
+    """Where a run of ``key`` is written in the data folder ``root``: ``root`` itself when
+    it holds no run yet or that key's run, else ``root/runs/<key>``, ``runs/`` made here
+    if it is missing (never through a link: FolderError)."""
+    root = Path(root)
+    if not KEY.fullmatch(key):
+        raise FolderError(f"{shown(key)} is not a run's key")
+    primary = folder_key(root) if root.is_dir() else None
+    if primary is None or primary == key:
+        return root
+    where = root / RUNS
+    try:
+        os.mkdir(where)
+    except FileExistsError:
+        pass
+    if not stat.S_ISDIR(os.lstat(where).st_mode):
+        raise FolderError(f"{where} is not a folder of its own; a run is written under runs/, never through a link")
+    return where / key

@@ -1,0 +1,137 @@
+"""Runs side by side: a run's key, where a run is written and merged (its own key's
+folder, never another's), the format version 5 that names it, and the commands that
+compare runs of one key only."""
+
+import json
+import os
+
+import pytest
+
+from measure.errors import UserError
+from measure.lab.provenance import code_hash
+from measure.merge import merge
+from sitedata import DataError, FolderError, read_experiment
+from sitedata.keys import key_parts, run_key, slug
+from sitedata.migrate import update_to_5
+from sitedata.runs import RUNS, folder_key, place, runs
+from sitekit.claims import verdicts
+from tests.conftest import PROVENANCE, write_data
+from tests.test_cli import _tree
+
+CPU = PROVENANCE["device"]
+H200 = {"id": "cuda:NVIDIA H200:1", "type": "cuda"}
+QWEN = {"name": "arch:qwen2.5-0.5b", "spec": "arch:qwen2.5-0.5b", "parameters": 1, "weights": "random"}
+CPU_KEY = "cpu-x-2threads__m__float32__smoke"
+
+
+def _run(root, names=("kv_cache", "batching"), n=1, **provenance):
+    for name in names:
+        write_data(root, name, {"t": [{"n": n}]}, code_hash=code_hash(name), **provenance)
+    return root
+
+
+def test_a_key_names_the_machine_model_dtype_and_profile():
+    meta = {
+        "device": {"id": "cpu:Intel(R) Xeon(R) Processor:2threads"},
+        "model": {"name": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+        "dtype": "float32",
+        "profile": "cpu",
+    }
+    assert run_key(meta) == "cpu-intel-xeon-processor-2threads__smollm2-135m-instruct__float32__cpu"
+    arch = {**meta, "model": {"name": "arch:qwen2.5-0.5b"}, "device": {"id": "cuda:NVIDIA H200:1"}, "dtype": "bfloat16"}
+    assert run_key(arch) == "cuda-nvidia-h200-1__arch-qwen2-5-0-5b__bfloat16__cpu"
+    assert key_parts(run_key(arch))["model"] == "arch-qwen2-5-0-5b"
+    assert slug("(TM) !!") == "unknown"
+
+
+def test_format_5_writes_the_key_and_reads_older_data_with_the_key_its_fields_make(tmp_path):
+    _run(tmp_path, ("kv_cache",))
+    meta = json.loads((tmp_path / "kv_cache" / "meta.json").read_text())
+    assert (meta["schema_version"], meta["key"]) == (5, CPU_KEY)
+    old = {k: v for k, v in meta.items() if k != "key"} | {"schema_version": 4}
+    assert update_to_5(old)["key"] == CPU_KEY and update_to_5({"schema_version": 4}) == {"schema_version": 5}
+    (tmp_path / "kv_cache" / "meta.json").write_text(json.dumps(old))
+    assert read_experiment(tmp_path, "kv_cache").meta["key"] == CPU_KEY  # migrated in memory
+
+
+def test_a_key_that_its_fields_do_not_make_is_refused(tmp_path):
+    _run(tmp_path, ("kv_cache",))
+    path = tmp_path / "kv_cache" / "meta.json"
+    path.write_text(path.read_text().replace(CPU_KEY, "cuda-y__m__float32__smoke"))
+    with pytest.raises(DataError, match="names the run 'cuda-y__m__float32__smoke', but its machine"):
+        read_experiment(tmp_path, "kv_cache")
+
+
+def test_a_run_is_written_under_its_own_key(tmp_path):
+    assert place(tmp_path / "new", CPU_KEY) == tmp_path / "new"  # nothing there yet: the primary
+    _run(tmp_path)
+    assert place(tmp_path, CPU_KEY) == tmp_path  # the primary's own key
+    other = run_key({**PROVENANCE, "device": H200})
+    assert place(tmp_path, other) == tmp_path / RUNS / other and (tmp_path / RUNS).is_dir()
+    with pytest.raises(FolderError, match="not a run's key"):
+        place(tmp_path, "../x")
+
+
+def test_runs_are_never_written_through_a_link(tmp_path):
+    _run(tmp_path / "site")
+    os.symlink(tmp_path, tmp_path / "site" / RUNS)
+    with pytest.raises(FolderError, match="never through a link"):
+        place(tmp_path / "site", run_key({**PROVENANCE, "device": H200}))
+    with pytest.raises(DataError, match="not a folder of its own"):
+        runs(tmp_path / "site")
+
+
+def test_a_folder_that_mixes_keys_or_a_run_under_another_key_is_refused(tmp_path):
+    _run(tmp_path / "mixed", ("kv_cache",))
+    _run(tmp_path / "mixed", ("batching",), device=H200)
+    with pytest.raises(DataError, match="mixes runs of different keys"):
+        folder_key(tmp_path / "mixed")
+    site = _run(tmp_path / "site")
+    wrong = site / RUNS / run_key({**PROVENANCE, "device": H200})
+    _run(wrong, model=QWEN)
+    with pytest.raises(DataError, match="holds a run of key cpu-x-2threads__arch-qwen2-5-0-5b"):
+        runs(site)
+
+
+def test_merging_runs_of_other_keys_leaves_every_other_run_byte_identical(tmp_path):
+    site = _run(tmp_path / "site_data")
+    primary = _tree(site)
+    gpu = _run(tmp_path / "gpu", n=2, device=H200)
+    lines = merge(source=gpu, into=site)
+    gpu_key = run_key({**PROVENANCE, "device": H200})
+    assert lines[0] == f"run {gpu_key}: beside the primary run, in {site / RUNS / gpu_key}"
+    assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == primary  # the primary untouched
+    gpu_run = _tree(site / RUNS / gpu_key)
+    qwen = _run(tmp_path / "qwen", ("kv_cache",), n=3, model=QWEN)
+    merge(source=qwen, into=site)
+    assert [(r.key, r.primary) for r in runs(site)] == [
+        (CPU_KEY, True),
+        ("cpu-x-2threads__arch-qwen2-5-0-5b__float32__smoke", False),
+        (gpu_key, False),
+    ]
+    assert _tree(site / RUNS / gpu_key) == gpu_run
+    assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == primary
+    merge(source=_run(tmp_path / "again", ("kv_cache",), n=4, device=H200), into=site)  # the same key again
+    assert read_experiment(site / RUNS / gpu_key, "kv_cache").rows("t")[0]["n"] == "4"
+    assert read_experiment(site / RUNS / gpu_key, "batching").rows("t")[0]["n"] == "2"
+    assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == primary
+
+
+def test_a_merge_of_a_folder_that_mixes_keys_is_refused_before_anything(tmp_path):
+    site = _run(tmp_path / "site_data")
+    before = _tree(site)
+    mixed = _run(tmp_path / "mixed", ("kv_cache",), device=H200)
+    _run(mixed, ("batching",))
+    with pytest.raises(UserError, match="nothing merged: mixed mixes runs of different keys"):
+        merge(source=mixed, into=site)
+    assert _tree(site) == before
+
+
+def test_verdicts_compare_runs_of_one_key(tmp_path, capsys):
+    a = _run(tmp_path / "a")
+    b = _run(tmp_path / "b", device=H200)
+    assert verdicts.main([str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "verdicts compare runs of one key" in err and CPU_KEY in err
+    assert verdicts.main([str(a), "--key", "cuda-z__m__float32__smoke"]) == 2
+    assert "holds no run of key cuda-z__m__float32__smoke; it holds " + CPU_KEY in capsys.readouterr().err
