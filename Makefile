@@ -16,6 +16,9 @@ PROFILE ?=
 OUT     ?= site_data
 FORCE   ?=
 KINDS   ?= exact,numeric,timing
+RUN     ?=
+REPORT  ?=
+BRIEF   ?=
 # test processes (see TEST_ENV); set before `unexport` below, which would define it empty
 WORKERS ?= 3
 
@@ -24,7 +27,7 @@ WORKERS ?= 3
 # text, not a call), refuses a character that a model name, an experiment list, a folder
 # or a count cannot hold before any recipe runs, passes it to the shell in single quotes,
 # and never exports it (make would expand a value to put it in a recipe's environment).
-USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS A B FROM PAGES LANGS WORKERS NAME AFTER KEY
+USER_VARS := MODEL DEVICE ONLY PROFILE OUT FORCE KINDS RUN REPORT BRIEF A B FROM PAGES LANGS WORKERS NAME AFTER KEY
 # A section's TITLE is words: spaces, an apostrophe, a question mark. It is read as
 # written and never exported too; only a line break or a tab is refused here, and it
 # reaches the command as one single-quoted word whose own quotes are closed and reopened
@@ -64,9 +67,10 @@ help: ## show this help
 	@echo "             [FORCE=1]"
 	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU);"
 	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
-	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing]"
-	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate)"
-	@echo "make verdicts A=<folder> [B=<folder>] [KEY=<run key>]"
+	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing] [RUN=<folder>] [BRIEF=1] [REPORT=<file.json>]"
+	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate);"
+	@echo "                 RUN=: compare a run already measured (make measure OUT=...) instead of regenerating"
+	@echo "make verdicts A=<folder> [B=<folder>]"
 	@echo "                 the verdict of every claim about this machine (✓ ≈ ⚠); two runs compared"
 	@echo "make merge FROM=<folder> [ONLY=...]"
 	@echo "                 bring experiments measured elsewhere (gpu/run_systems.sh) into site_data/"
@@ -115,8 +119,12 @@ measure: $(PROJECT) ## run experiments, write site_data/, then the notebook page
 notebooks: $(PROJECT) ## execute the notebook pages against site_data/ (only those whose data or code changed)
 	$(BIN)/python -m measure notebooks $(if $(call given,FORCE),--force)
 
-check: $(PROJECT) ## regenerate and compare with site_data/; non-zero exit on drift
-	$(BIN)/python -m measure check --device $(call q,DEVICE) --kinds $(call q,KINDS) $(if $(call given,ONLY),--only $(call q,ONLY))
+# RUN= compares a folder measured before (the measure workflow's run on each runner)
+# instead of regenerating; BRIEF= prints the speed, the counts and the failures only.
+check: $(PROJECT) ## regenerate (or take RUN=<folder>) and compare with site_data/; non-zero exit on drift
+	$(BIN)/python -m measure check --device $(call q,DEVICE) --kinds $(call q,KINDS) $(if $(call given,ONLY),--only $(call q,ONLY)) \
+		$(if $(call given,RUN),--regenerated $(call q,RUN)) $(if $(call given,REPORT),--report $(call q,REPORT)) \
+		$(if $(call given,BRIEF),--brief)
 
 editions: $(PROJECT) ## record that editions (LANGS=gl,es) of pages (PAGES=kv-cache.md) follow their English page now
 	$(BIN)/python -m sitekit.language.editions stamp $(call q,PAGES) $(call q,LANGS)

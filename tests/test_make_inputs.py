@@ -28,9 +28,20 @@ ATTACKS = [
     ("PAGES", "kv-cache.md' ; touch {pwn} #"),
     ("WORKERS", "3 ; touch {pwn}"),
     ("FORCE", "$(shell touch {pwn})"),
+    ("RUN", "/tmp/run' ; touch {pwn} ; echo '"),
+    ("REPORT", "$(shell touch {pwn})"),
+    ("BRIEF", "1 `touch {pwn}`"),
     ("MODEL", "x\ntouch {pwn}"),
 ]
-TARGETS = {"A": "verdicts", "FROM": "merge", "PAGES": "editions", "WORKERS": "test-fast"}
+TARGETS = {
+    "A": "verdicts",
+    "FROM": "merge",
+    "PAGES": "editions",
+    "WORKERS": "test-fast",
+    "RUN": "check",
+    "REPORT": "check",
+    "BRIEF": "check",
+}
 
 
 def _make(tmp_path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -79,6 +90,23 @@ def test_what_is_accepted_reaches_the_command_as_one_quoted_word(tmp_path):
     run = next(line for line in out.stdout.splitlines() if " -m measure run " in line)
     assert "--model 'Qwen/Qwen2.5-0.5B-Instruct'" in run
     assert "--only 'kv_cache, cache_size'" in run and "--out '/tmp/a folder/run-1'" in run and "--force" in run
+
+
+def test_check_compares_a_run_already_measured_when_given_one(tmp_path):
+    """The measure workflow measures on each runner first, then gates that very run."""
+    out = _make(tmp_path, "check", "RUN=/tmp/x", "BRIEF=1", "REPORT=/tmp/r.json", "KINDS=exact")
+    assert out.returncode == 0, out.stderr
+    gate = " ".join(out.stdout.split("-m measure check", 1)[1].replace("\\\n", " ").split())
+    assert "--regenerated '/tmp/x'" in gate and "--report '/tmp/r.json'" in gate and "--brief" in gate
+    assert "--kinds 'exact'" in gate
+
+
+def test_check_without_a_run_regenerates_as_before(tmp_path):
+    out = _make(tmp_path, "check")
+    assert out.returncode == 0, out.stderr
+    gate = out.stdout.split("-m measure check", 1)[1]
+    assert "--kinds 'exact,numeric,timing'" in gate
+    assert "--regenerated" not in gate and "--report" not in gate and "--brief" not in gate
 
 
 def test_the_defaults_still_measure_into_site_data_and_run_the_notebooks(tmp_path):
