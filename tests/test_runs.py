@@ -135,3 +135,31 @@ def test_verdicts_compare_runs_of_one_key(tmp_path, capsys):
     assert "verdicts compare runs of one key" in err and CPU_KEY in err
     assert verdicts.main([str(a), "--key", "cuda-z__m__float32__smoke"]) == 2
     assert "holds no run of key cuda-z__m__float32__smoke; it holds " + CPU_KEY in capsys.readouterr().err
+
+
+def _values_run(root, speedup, low, high, **provenance):
+    values = {"speedup": speedup, "speedup_low": low, "speedup_high": high}
+    units = {v: "x" for v in values}
+    return write_data(root, "kv_cache", {"t": [{"n": 1}]}, values, units, code_hash=code_hash("kv_cache"), **provenance)
+
+
+def test_the_runs_table_sets_every_run_side_by_side_the_primary_first(tmp_path):
+    from sitekit.rendering.markers import PageContext
+    from sitekit.rendering.pagedata import SiteData, SiteDataError
+    from sitekit.rendering.runs_marker import runs as runs_table
+
+    site = tmp_path / "site_data"
+    _values_run(site, 3.25, 3.0, 3.5)
+    _values_run(tmp_path / "qwen", 1.5, 1.25, 1.75, model={**QWEN, "trained": False})
+    merge(source=tmp_path / "qwen", into=site)
+    ctx = PageContext(data=SiteData(site), page="kv-cache.md", url_prefix="")
+    html = runs_table(ctx, "kv_cache", {"speedup": "Speed-up"})
+    rows = html.split("<tr>")[2:]
+    assert len(rows) == 2 and "this page’s run" in rows[0] and "this page’s run" not in rows[1]
+    assert "3.25×" in rows[0] and "[3.00×, 3.50×]" in rows[0]
+    assert "1.50×" in rows[1] and "[1.25×, 1.75×]" in rows[1] and "random weights" in rows[1]
+    assert "<th>Speed-up</th>" in html and ctx.read == ["kv_cache"]  # the provenance names the primary's
+    with pytest.raises(SiteDataError, match="run cpu-x-2threads__m__float32__smoke has no value 'missing'"):
+        runs_table(ctx, "kv_cache", {"missing": "M"})
+    with pytest.raises(SiteDataError, match="no run in site_data holds 'batching'"):
+        runs_table(ctx, "batching", {"speedup": "S"})

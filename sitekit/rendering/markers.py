@@ -37,6 +37,7 @@ from sitekit.rendering.cells import (  # noqa: F401
 )
 from sitekit.rendering.context import PageContext
 from sitekit.rendering.pagedata import SiteDataError
+from sitekit.rendering.runs_marker import run_list, runs
 from sitekit.rendering.table_marker import table
 from sitekit.sources import project, quoted
 from sitekit.sources.provenance import experiments, provenance
@@ -210,6 +211,8 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
     "experiments": experiments,
     "constant": constant,
     "table": table,
+    "runs": runs,
+    "run_list": run_list,
     "value": value,
     "between": between,
     "cell": cell,

@@ -16,6 +16,7 @@ import pandas as pd
 from sitedata import DataError, Experiment, experiment_names, hashes, read_experiment, wording
 from sitedata.lock import waited
 from sitedata.names import NAME
+from sitedata.runs import Run, runs
 from sitekit.language import typed_numbers
 from sitekit.language.formatting import NOT_A_NUMBER
 
@@ -84,6 +85,16 @@ class SiteData:
         return experiment_names(self.root)
 
     @cached_property
+    def runs(self) -> list[tuple[Run, SiteData]]:
+        """Every run in the folder (sitedata.runs), the primary first, each with its data:
+        this one for the primary, a reader of its own for a run under runs/<key>/."""
+        try:
+            found = runs(self.root)
+        except DataError as e:
+            raise SiteDataError(str(e)) from None
+        return [(run, self if run.primary else SiteData(run.root, self.log)) for run in found]
+
+    @cached_property
     def data_hash(self) -> str:
         """The data's hash (sitedata/hashes.py), of the meta.json texts this build read."""
         return hashes.metas_hash({e: self.experiment(e).meta_text.encode("utf-8") for e in self.experiments})
@@ -96,6 +107,9 @@ class SiteData:
             for exp in self.experiments:
                 self.experiment(exp)
             self.data_hash  # noqa: B018  (computed within the lock)
+            others = [data for run, data in self.runs if not run.primary]
+        for data in others:  # each run beside the primary under its own folder's lock
+            data.snapshot()
 
     def published(self) -> dict[str, dict[str, str]]:
         """experiment -> file name -> text, as read and verified: the files the build copies
