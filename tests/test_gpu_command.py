@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from sitedata import read_experiment
+from sitedata.runs import RUNS, folder_key
 from tests.conftest import REPO
 
 SCRIPT = REPO / "gpu" / "run_systems.sh"
@@ -83,32 +84,35 @@ def test_the_command_without_its_folder_says_how_to_call_it():
 
 
 def _merges_whole(out, tmp_path):
-    """What the command wrote in ``out`` merges into a copy of site_data, verified and
-    whole; data from other code, or damaged on the way, is refused whole."""
+    """What the command wrote in ``out`` merges into a copy of site_data as the run of its
+    own key, beside the primary, verified and whole, and leaves every other run
+    byte-identical; data from other code, or damaged on the way, is refused whole."""
     site = tmp_path / "site_data"
-    shutil.copytree(REPO / "site_data", site, ignore=shutil.ignore_patterns(".*"))
-    untouched = (site / "quality" / "meta.json").read_bytes()
+    shutil.copytree(REPO / "site_data", site, ignore=shutil.ignore_patterns(".*.new-*"))
+
+    def others():
+        return {
+            str(p.relative_to(site)): p.read_bytes() for p in site.rglob("*") if p.is_file() and into not in p.parents
+        }
+
+    key = folder_key(out)
+    into = site / RUNS / key
+    before = others()
     merged = _merge(out, site)
     assert merged.returncode == 0, merged.stderr
+    assert f"run {key}: beside the primary run, in {into}" in merged.stdout
     assert merged.stdout.count("merged ") == len(_experiments())
     for name in _experiments():
-        assert (site / name / "meta.json").read_bytes() == (out / name / "meta.json").read_bytes()
-        read_experiment(site, name)
-    assert (site / "quality" / "meta.json").read_bytes() == untouched
-    # The run's calibration came with it: the one run its experiments name, beside the rest.
+        assert (into / name / "meta.json").read_bytes() == (out / name / "meta.json").read_bytes()
+        read_experiment(into, name)
+    assert others() == before  # the primary and every other run, byte for byte
+    # The run's calibration came with it: the one run its experiments name.
     runs = {read_experiment(out, name).meta["run"]["id"] for name in _experiments()}
-    named = {
-        meta["run"]["id"]
-        for folder in site.iterdir()
-        if (folder / "meta.json").exists() and (meta := json.loads((folder / "meta.json").read_text())).get("run")
-    }
-    assert len(runs) == 1 and runs <= named  # the experiments left as committed keep naming their run
-    kept = f"{len(named)} run{'s' if len(named) != 1 else ''} kept"
-    assert f"calibration: {kept}, 1 of them from {out}" in merged.stdout
-    assert [r["run"] for r in read_experiment(site, "calibration").rows("runs")] == sorted(named)
+    assert len(runs) == 1 and "calibration: 1 run kept, 1 of them from" in merged.stdout
+    assert [r["run"] for r in read_experiment(into, "calibration").rows("runs")] == sorted(runs)
 
     # Data from other code, or damaged on the way, is refused whole: nothing merged.
-    before = {name: (site / name / "meta.json").read_bytes() for name in _experiments()}
+    merged_metas = {name: (into / name / "meta.json").read_bytes() for name in _experiments()}
     meta_path = out / "cache_size" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["code_hash"] = "0" * 16
@@ -119,7 +123,8 @@ def _merges_whole(out, tmp_path):
     csv_path.write_text(csv_path.read_text()[:-20])
     refused = _merge(out, site, "--only", "kv_cache")
     assert refused.returncode == 2 and "nothing merged" in refused.stderr and "memory.csv" in refused.stderr
-    assert before == {name: (site / name / "meta.json").read_bytes() for name in _experiments()}
+    assert merged_metas == {name: (into / name / "meta.json").read_bytes() for name in _experiments()}
+    assert others() == before
 
 
 def _merge(source, into, *args):

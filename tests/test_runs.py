@@ -163,3 +163,58 @@ def test_the_runs_table_sets_every_run_side_by_side_the_primary_first(tmp_path):
         runs_table(ctx, "kv_cache", {"missing": "M"})
     with pytest.raises(SiteDataError, match="no run in site_data holds 'batching'"):
         runs_table(ctx, "batching", {"speedup": "S"})
+
+
+def test_an_interval_is_found_by_either_way_its_bounds_are_named():
+    from sitekit.rendering.runs_marker import bounds
+
+    assert bounds("decode_ms", {"decode_low_ms": 1}) == ("decode_low_ms", "decode_high_ms")
+    assert bounds("speedup", {"speedup_low": 1}) == ("speedup_low", "speedup_high")
+    assert bounds("split_ratio", {}) == ("split_ratio_low", "split_ratio_high")
+
+
+def test_a_json_table_of_every_run_holds_the_rows_of_each(tmp_path):
+    """The calculator's measured bandwidths come from every run's calibration rows."""
+    from sitekit.rendering.markers import PageContext, json_table
+    from sitekit.rendering.pagedata import SiteData
+
+    site = _run(tmp_path / "site_data", ("kv_cache",), n=1)
+    merge(source=_run(tmp_path / "gpu", ("kv_cache",), n=2, device=H200), into=site)
+    ctx = PageContext(data=SiteData(site), page="calculator.md", url_prefix="")
+
+    def rows(html):
+        return json.loads(html.split(">", 1)[1].rsplit("</script>", 1)[0])["rows"]
+
+    assert rows(json_table(ctx, "kv_cache.t")) == [{"n": 1}]
+    assert rows(json_table(ctx, "kv_cache.t", every_run=True)) == [{"n": 1}, {"n": 2}]
+
+
+@pytest.mark.slow
+def test_a_run_of_another_key_is_written_beside_the_primary_and_leaves_it_alone(tmp_path):
+    from tests.test_cli import SMOKE, run_cli
+
+    site = _run(tmp_path / "site_data", ("chapter",), device=H200)
+    before = _tree(site)
+    done = run_cli("run", "--out", str(site), *SMOKE)
+    assert done.returncode == 0, done.stderr
+    assert f"{site} holds another run as its primary: this run (" in done.stderr
+    (beside,) = [r for r in runs(site) if not r.primary]
+    assert beside.key.endswith("__arch-tiny__float32__smoke") and beside.root == site / RUNS / beside.key
+    assert read_experiment(beside.root, "chapter").meta["key"] == beside.key
+    assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == before
+
+
+def test_the_gate_compares_a_run_with_the_committed_run_of_its_key_or_says_there_is_none(tmp_path, capsys):
+    from measure.check import _committed_run
+
+    site = _run(tmp_path / "site_data")
+    gpu = _run(tmp_path / "gpu", device=H200)
+    assert _committed_run(site, gpu) is None
+    gpu_key = run_key({**PROVENANCE, "device": H200})
+    said = capsys.readouterr().out
+    assert f"holds no run of key {gpu_key}: nothing to compare; make merge FROM={gpu} adds it" in said
+    merge(source=gpu, into=site)
+    assert _committed_run(site, gpu) == site / RUNS / gpu_key
+    assert _committed_run(site, _run(tmp_path / "again")) == site
+    with pytest.raises(UserError, match="holds no experiment folder"):
+        _committed_run(site, tmp_path / "empty")

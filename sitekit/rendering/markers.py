@@ -190,12 +190,20 @@ def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | N
 CONSTANT_MODULES = ("sitedata.compare",)
 
 
-def json_table(ctx: PageContext, ref: str) -> str:
+def json_table(ctx: PageContext, ref: str, every_run: bool = False) -> str:
     """A table as JSON in a ``<script type="application/json">`` for the page's scripts
     (the calculator's presets): columns with units, how each compares and reproduces and
-    its description, rows with missing and non-finite cells as null, every text cut to a bound."""
+    its description, rows with missing and non-finite cells as null, every text cut to a
+    bound. ``every_run``: the rows of that table in every run site_data holds (sitedata.runs),
+    the primary's first, each run's under the primary's columns."""
     t = ctx.data.table(ref)
     rows = json.loads(t.frame.to_json(orient="records"))
+    if every_run:
+        exp, _name = ctx.data.split(ref)
+        for run, data in ctx.data.runs:
+            if not run.primary and exp in data.experiments:
+                other = data.table(ref).frame.reindex(columns=t.frame.columns)
+                rows += json.loads(other.to_json(orient="records"))
     columns = [{k: c[k] for k in ("name", "unit", "label", "compare", "scope", "description")} for c in t.columns]
     payload = escape.json_script({"table": ref, "columns": columns, "rows": rows})
     return f'<script type="application/json" data-json-table="{html.escape(ref)}">{payload}</script>'

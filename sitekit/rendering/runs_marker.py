@@ -16,11 +16,12 @@ import html
 import math
 from typing import Any
 
-from sitekit.language import formatting
+from sitekit.language import formatting, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.context import PageContext
 from sitekit.rendering.pagedata import SiteData, SiteDataError
+from sitekit.sources import quoted
 
 
 def machine(meta: dict) -> str:
@@ -48,9 +49,18 @@ def _number(v: dict) -> str:
     return escape.text(text + formatting.unit_suffix(escape.cut(v["unit"]), text), escape.TEXT)
 
 
+def bounds(name: str, values: dict) -> tuple[str, str]:
+    """The names of a value's interval bounds as interval_values declares them:
+    ``speedup_low`` for ``speedup``, ``decode_low_ms`` for ``decode_ms`` (the unit last)."""
+    stem, _sep, unit = name.rpartition("_")
+    if stem and f"{stem}_low_{unit}" in values:
+        return f"{stem}_low_{unit}", f"{stem}_high_{unit}"
+    return f"{name}_low", f"{name}_high"
+
+
 def _with_interval(values: dict, name: str) -> str:
     shown = _number(values[name])
-    low, high = values.get(f"{name}_low"), values.get(f"{name}_high")
+    low, high = (values.get(b) for b in bounds(name, values))
     finite = [b for b in (low, high) if b and isinstance(b["value"], (int, float)) and math.isfinite(b["value"])]
     if len(finite) == 2:
         ends = [escape.text(formatting.format_value(b["value"], b["unit"]), escape.TEXT) for b in finite]
@@ -62,10 +72,20 @@ def _runs(ctx: PageContext) -> list[tuple[Any, SiteData]]:
     return ctx.data.runs
 
 
-def runs(ctx: PageContext, experiment: str, columns: dict[str, str], caption: str | None = None) -> str:
-    """The table of ``experiment``'s values ``columns`` (name -> header) in every run."""
+def runs(
+    ctx: PageContext,
+    experiment: str,
+    columns: dict[str, str],
+    caption: str | None = None,
+    chapter: dict[str, str] | None = None,
+) -> str:
+    """The table of ``experiment``'s values ``columns`` (name -> header) in every run;
+    ``chapter`` (name -> a value of the chapter's, 'chapter.kv_speedup') adds the
+    chapter's own figures as a last row, each written in its column's unit."""
     if not isinstance(columns, dict) or not columns:
         raise SiteDataError("runs needs the values to show, as {'name': 'header'}")
+    if chapter and (not isinstance(chapter, dict) or set(chapter) - set(columns)):
+        raise SiteDataError(f"runs: chapter names a column the table does not show ({', '.join(chapter)})")
     rows = []
     for run, data in _runs(ctx):
         if experiment not in data.experiments:
@@ -86,6 +106,8 @@ def runs(ctx: PageContext, experiment: str, columns: dict[str, str], caption: st
         )
     if not rows:
         raise SiteDataError(f"no run in site_data holds {experiment!r}")
+    if chapter:
+        rows.append(_chapter_row(ctx, columns, chapter, ctx.data.meta(experiment)["values"]))
     head = [_("Machine"), _("Model"), _("Data type"), *columns.values()]
     ctx.tables += 1
     label = f"table-{ctx.tables}"
@@ -96,52 +118,62 @@ def runs(ctx: PageContext, experiment: str, columns: dict[str, str], caption: st
         + "".join(f"<th>{escape.text(h, escape.TEXT)}</th>" for h in head)
         + "</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
-        + "\n</tbody>\n</table>\n</div>"
+        + "\n</tbody>\n</table>\n"
+        + f'<p class="runs-source"><a href="../methods/#runs">{escape.text(_(RUNS_LINK), escape.TEXT)}</a></p>\n</div>'
     )
 
 
+RUNS_LINK = "Each run's machine, model, date, commit and calibration"
+
+
+def _chapter_row(ctx: PageContext, columns: dict[str, str], chapter: dict[str, str], values: dict) -> str:
+    """The chapter's figures in the primary run's units, what it measured them on first."""
+
+    def said(ref: str) -> str:
+        v = ctx.data.value(ref)
+        return escape.text(str(recorded.data_text(v["value"], v)), escape.TEXT)
+
+    cells = []
+    for name in columns:
+        if name not in chapter:
+            cells.append('<td class="num">–</td>')
+            continue
+        v = ctx.data.value(chapter[name])
+        shown = quoted.beside(v["value"], v["unit"], values[name]["unit"], "auto", None, "chapter")
+        cells.append(f'<td class="num">{shown}</td>')
+    whose = escape.text(_("the chapter’s figure"), escape.TEXT)
+    label = f'{said("chapter.device")} <span class="run-primary">{whose}</span>'
+    return f"<tr><td>{label}</td><td>{said('chapter.model')}</td><td>{said('chapter.dtype')}</td>{''.join(cells)}</tr>"
+
+
 def run_list(ctx: PageContext) -> str:
-    """Every run in site_data: what it ran on and with, when, and its calibration."""
+    """Every run in site_data: what it ran on and with, when, and its calibration: how
+    many measuring runs it took, their median copy bandwidth and reference step at their
+    start, and how many drifted past the limit while they ran."""
     rows = []
     for run, data in _runs(ctx):
         metas = [data.meta(e) for e in data.experiments]
         meta = max(metas, key=lambda m: m["date"])
         cal = data.table("calibration.runs").frame if "calibration" in data.experiments else None
         if cal is not None and len(cal):
-            bandwidth = formatting.format_value(float(cal["start_bandwidth_gb_s"].median()), "GB/s")
-            step = formatting.format_value(float(cal["start_step_ms"].median()), "ms")
-            drifted = int((cal["drifted"].astype(str).str.lower() == "true").sum())
-            calibration = _("{runs} measuring runs: copy {bandwidth} GB/s, reference step {step} ms").format(
-                runs=formatting.integer(len(cal)), bandwidth=bandwidth, step=step
-            )
-            drift = _("{drifted} of {runs} drifted").format(
-                drifted=formatting.integer(drifted), runs=formatting.integer(len(cal))
-            )
+            count = formatting.integer(len(cal))
+            measured = [
+                count,
+                formatting.format_value(float(cal["start_bandwidth_gb_s"].median())),
+                formatting.format_value(float(cal["start_step_ms"].median())),
+                _("{drifted} of {runs}").format(
+                    drifted=formatting.integer(int((cal["drifted"].astype(str).str.lower() == "true").sum())),
+                    runs=count,
+                ),
+            ]
         else:
-            calibration = drift = _("not recorded")
-        commit = str(meta["git_commit"])[:7]
+            measured = [_("not recorded")] * 4
         kind = _("primary") if run.primary else _("beside it")
-        cells = [
-            f"{machine(meta)} ({kind})",
-            model(meta),
-            meta["dtype"],
-            meta["profile"],
-            meta["date"][:10],
-            commit,
-            calibration,
-            drift,
-        ]
+        cells = [f"{machine(meta)} ({kind})", model(meta), meta["dtype"], meta["profile"], meta["date"][:10]]
+        cells += [str(meta["git_commit"])[:7], *measured]
         rows.append("<tr>" + "".join(f"<td>{escape.text(c, escape.TEXT)}</td>" for c in cells) + "</tr>")
-    head = [
-        _("Machine"),
-        _("Model"),
-        _("Data type"),
-        _("Profile"),
-        _("Latest"),
-        _("Commit"),
-        _("Calibration"),
-        _("Drift"),
-    ]
+    head = [_("Machine"), _("Model"), _("Data type"), _("Profile"), _("Latest"), _("Commit")]
+    head += [_("Measuring runs"), _("Copy, GB/s"), _("Reference step, ms"), _("Drifted")]
     ctx.tables += 1
     label = f"table-{ctx.tables}"
     return (
