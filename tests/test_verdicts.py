@@ -33,6 +33,11 @@ def test_two_runs_compared_claim_by_claim(tmp_path, capsys):
     found = [verdicts.verdicts(x, tmp_path / "experiments") for x in (a, b)]
     assert verdicts.differences(*found) == [("exp.huge", "⚠", "✓")]
     assert verdicts.differences(found[0], found[0]) == []
+    # a claim neither run can decide (each a run of other experiments) is no difference
+    assert verdicts.differences({"x.a": "unreadable: a lacks x"}, {"x.a": "unreadable: b lacks x"}) == []
+    assert verdicts.differences({"x.a": "unreadable: a lacks x"}, {"x.a": "✓"}) == [
+        ("x.a", "unreadable: a lacks x", "✓")
+    ]
 
 
 def test_a_folder_without_the_data_is_unreadable_not_a_traceback(tmp_path, capsys):

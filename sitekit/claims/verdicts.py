@@ -23,6 +23,7 @@ from sitekit.claims import claim_files, claims
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
 HOLDS, NOISE, FAILS = "✓", "≈", "⚠"
+UNREADABLE = "unreadable"
 CLAIMS = Path(__file__).resolve().parents[2] / "measure" / "experiments"
 
 
@@ -37,7 +38,7 @@ def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
         try:
             holds, _ = claims.check(data, claim.expression)
         except (claims.ClaimError, SiteDataError) as e:
-            out[cid] = f"unreadable: {e}"
+            out[cid] = f"{UNREADABLE}: {e}"
             continue
         out[cid] = NOISE if holds is claims.NOISE else HOLDS if holds else FAILS
     return out
@@ -45,7 +46,17 @@ def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
 
 def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, str]]:
     """(claim id, verdict in a, verdict in b) for every claim the two decide differently."""
-    return [(cid, a.get(cid, "absent"), b.get(cid, "absent")) for cid in sorted(a | b) if a.get(cid) != b.get(cid)]
+    return [
+        (cid, a.get(cid, "absent"), b.get(cid, "absent"))
+        for cid in sorted(a | b)
+        if a.get(cid) != b.get(cid) and not (_unreadable(a.get(cid)) and _unreadable(b.get(cid)))
+    ]
+
+
+def _unreadable(mark: str | None) -> bool:
+    """A claim neither folder can decide (a run of some experiments only): no difference,
+    whatever each folder's reason names."""
+    return isinstance(mark, str) and mark.startswith(UNREADABLE)
 
 
 def run_folder(folder: Path, key: str | None) -> tuple[str, Path]:
@@ -97,8 +108,9 @@ def main(argv: list[str]) -> int:
     for cid, x, y in diff:
         print(f"{cid}: {x} in {folders[0]}, {y} in {folders[1]}")
     counts = {m: sum(v == m for v in found[1].values()) for m in (HOLDS, NOISE, FAILS)}
+    decided = [c for c in found[0] | found[1] if not all(_unreadable(f.get(c)) for f in found)]
     print(
-        f"{len(diff)} of {len(found[0] | found[1])} claims about this machine decided differently "
+        f"{len(diff)} of {len(decided)} claims about this machine decided differently "
         f"({folders[1]}: {counts[HOLDS]} ✓, {counts[NOISE]} ≈, {counts[FAILS]} ⚠)"
     )
     return 1 if diff else 0
