@@ -35,9 +35,8 @@ def test_two_runs_compared_claim_by_claim(tmp_path, capsys):
     assert verdicts.differences(found[0], found[0]) == []
     # a claim neither run can decide (each a run of other experiments) is no difference
     assert verdicts.differences({"x.a": "unreadable: a lacks x"}, {"x.a": "unreadable: b lacks x"}) == []
-    assert verdicts.differences({"x.a": "unreadable: a lacks x"}, {"x.a": "✓"}) == [
-        ("x.a", "unreadable: a lacks x", "✓")
-    ]
+    assert verdicts.differences({"x.a": "unreadable: a lacks x"}, {"x.a": "✓"}) == []
+    assert verdicts.one_sided({"x.a": "unreadable: a lacks x", "y.b": "✓"}, {"x.a": "✓", "y.b": "✓"}) == ["x.a"]
 
 
 def test_a_folder_without_the_data_is_unreadable_not_a_traceback(tmp_path, capsys):

@@ -49,13 +49,18 @@ def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, st
     return [
         (cid, a.get(cid, "absent"), b.get(cid, "absent"))
         for cid in sorted(a | b)
-        if a.get(cid) != b.get(cid) and not (_unreadable(a.get(cid)) and _unreadable(b.get(cid)))
+        if a.get(cid) != b.get(cid) and not (_unreadable(a.get(cid)) or _unreadable(b.get(cid)))
     ]
 
 
+def one_sided(a: dict[str, str], b: dict[str, str]) -> list[str]:
+    """The claims one folder decides and the other cannot read (it lacks their experiment)."""
+    return sorted(c for c in a | b if _unreadable(a.get(c)) != _unreadable(b.get(c)))
+
+
 def _unreadable(mark: str | None) -> bool:
-    """A claim neither folder can decide (a run of some experiments only): no difference,
-    whatever each folder's reason names."""
+    """A claim a folder cannot decide (a run of some experiments only): no verdict to
+    compare; ``one_sided`` lists those only one folder decides."""
     return isinstance(mark, str) and mark.startswith(UNREADABLE)
 
 
@@ -108,7 +113,10 @@ def main(argv: list[str]) -> int:
     for cid, x, y in diff:
         print(f"{cid}: {x} in {folders[0]}, {y} in {folders[1]}")
     counts = {m: sum(v == m for v in found[1].values()) for m in (HOLDS, NOISE, FAILS)}
-    decided = [c for c in found[0] | found[1] if not all(_unreadable(f.get(c)) for f in found)]
+    decided = [c for c in found[0] | found[1] if not any(_unreadable(f.get(c)) for f in found)]
+    lacking = one_sided(*found)
+    if lacking:
+        print(f"{len(lacking)} claims decided in one folder only (the other lacks their data), not compared")
     print(
         f"{len(diff)} of {len(decided)} claims about this machine decided differently "
         f"({folders[1]}: {counts[HOLDS]} ✓, {counts[NOISE]} ≈, {counts[FAILS]} ⚠)"
