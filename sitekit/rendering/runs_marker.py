@@ -35,10 +35,20 @@ def machine(meta: dict) -> str:
 
 
 def model(meta: dict) -> str:
-    name = str(meta["model"]["name"])
+    """The model as a reader names it: a hub id without its owner, and whether its weights
+    were trained."""
+    name = str(meta["model"]["name"]).rstrip("/").rsplit("/", 1)[-1]
     if meta["model"].get("trained") is False:
         return _("{model} (random weights: time and memory only)").format(model=name)
     return name
+
+
+def run_cell(meta: dict, badge: str = "") -> str:
+    """One run in one cell that wraps: its machine, then its model and dtype, then a badge."""
+    lines = [escape.text(machine(meta), escape.TEXT), escape.text(f"{model(meta)}, {meta['dtype']}", escape.TEXT)]
+    if badge:
+        lines.append(f'<span class="run-primary">{escape.text(badge, escape.TEXT)}</span>')
+    return f'<td class="text">{"<br>".join(lines)}</td>'
 
 
 def _number(v: dict) -> str:
@@ -64,7 +74,7 @@ def _with_interval(values: dict, name: str) -> str:
     finite = [b for b in (low, high) if b and isinstance(b["value"], (int, float)) and math.isfinite(b["value"])]
     if len(finite) == 2:
         ends = [escape.text(formatting.format_value(b["value"], b["unit"]), escape.TEXT) for b in finite]
-        shown += f' <span class="run-interval">[{ends[0]}, {ends[1]}]</span>'
+        shown += f'<br><span class="run-interval">[{ends[0]}, {ends[1]}]</span>'
     return shown
 
 
@@ -96,19 +106,13 @@ def runs(
                 raise SiteDataError(f"experiment {experiment!r} of run {run.key} has no value {name!r}")
         if run.primary:
             ctx.data.note(experiment)
-        label = escape.text(machine(meta), escape.TEXT)
-        if run.primary:
-            label += f' <span class="run-primary">{escape.text(_("this page’s run"), escape.TEXT)}</span>'
         cells = "".join(f'<td class="num">{_with_interval(meta["values"], n)}</td>' for n in columns)
-        rows.append(
-            f"<tr><td>{label}</td><td>{escape.text(model(meta), escape.TEXT)}</td>"
-            f"<td>{escape.text(meta['dtype'], escape.TEXT)}</td>{cells}</tr>"
-        )
+        rows.append(f"<tr>{run_cell(meta, _('this page’s run') if run.primary else '')}{cells}</tr>")
     if not rows:
         raise SiteDataError(f"no run in site_data holds {experiment!r}")
     if chapter:
         rows.append(_chapter_row(ctx, columns, chapter, ctx.data.meta(experiment)["values"]))
-    head = [_("Machine"), _("Model"), _("Data type"), *columns.values()]
+    head = [_("Run"), *columns.values()]
     ctx.tables += 1
     label = f"table-{ctx.tables}"
     cap = html.escape(caption) if caption else escape.text(_("The headline numbers of every run"), escape.TEXT)
@@ -139,11 +143,17 @@ def _chapter_row(ctx: PageContext, columns: dict[str, str], chapter: dict[str, s
             cells.append('<td class="num">–</td>')
             continue
         v = ctx.data.value(chapter[name])
-        shown = quoted.beside(v["value"], v["unit"], values[name]["unit"], "auto", None, "chapter")
+        if v["unit"] == values[name]["unit"]:  # as the chapter gave it, every digit it wrote and no more
+            shown = escape.text(quoted.as_given(v["value"], v["unit"]), escape.TEXT)
+        else:  # in the column's unit, the chapter's own wording on hover
+            shown = quoted.beside(v["value"], v["unit"], values[name]["unit"], "auto", None, "chapter")
+        if "(about)" in v["description"]:  # the chapter gave it as approximate: so does the table
+            shown = _("about {figure}").format(figure=shown)
         cells.append(f'<td class="num">{shown}</td>')
     whose = escape.text(_("the chapter’s figure"), escape.TEXT)
-    label = f'{said("chapter.device")} <span class="run-primary">{whose}</span>'
-    return f"<tr><td>{label}</td><td>{said('chapter.model')}</td><td>{said('chapter.dtype')}</td>{''.join(cells)}</tr>"
+    label = f"{said('chapter.device')}<br>{said('chapter.model')}, {said('chapter.dtype')}"
+    label += f'<br><span class="run-primary">{whose}</span>'
+    return f'<tr><td class="text">{label}</td>{"".join(cells)}</tr>'
 
 
 def run_list(ctx: PageContext) -> str:
@@ -169,10 +179,11 @@ def run_list(ctx: PageContext) -> str:
         else:
             measured = [_("not recorded")] * 4
         kind = _("primary") if run.primary else _("beside it")
-        cells = [f"{machine(meta)} ({kind})", model(meta), meta["dtype"], meta["profile"], meta["date"][:10]]
-        cells += [str(meta["git_commit"])[:7], *measured]
-        rows.append("<tr>" + "".join(f"<td>{escape.text(c, escape.TEXT)}</td>" for c in cells) + "</tr>")
-    head = [_("Machine"), _("Model"), _("Data type"), _("Profile"), _("Latest"), _("Commit")]
+        cells = [meta["profile"], meta["date"][:10], str(meta["git_commit"])[:7], *measured]
+        rows.append(
+            "<tr>" + run_cell(meta, kind) + "".join(f"<td>{escape.text(c, escape.TEXT)}</td>" for c in cells) + "</tr>"
+        )
+    head = [_("Run"), _("Profile"), _("Latest"), _("Commit")]
     head += [_("Measuring runs"), _("Copy, GB/s"), _("Reference step, ms"), _("Drifted")]
     ctx.tables += 1
     label = f"table-{ctx.tables}"
