@@ -52,15 +52,16 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
         raise UserError(f"{source} holds no experiment folder to merge")
     writes = writes if writes is not None else Writes(into, merge=True)
     lines = []
-    for run in incoming:
-        try:
-            target = place(Path(into), run.key)
-        except (DataError, FolderError) as e:
-            raise UserError(f"nothing merged: {e}") from None
-        writes.out = target  # what a stop or an error says is on disk is this run's folder
-        if target != Path(into):
-            lines.append(f"run {run.key}: beside the primary run, in {target}")
-        lines += _merge_run(run.root, target, only, writes)
+    with holding(Path(into), "measure merge", "nothing merged: "):  # the whole folder, its other runs too
+        for run in incoming:
+            try:
+                target = place(Path(into), run.key)
+            except (DataError, FolderError) as e:
+                raise UserError(f"nothing merged: {e}") from None
+            writes.out = target  # what a stop or an error says is on disk is this run's folder
+            if target != Path(into):
+                lines.append(f"run {run.key}: beside the primary run, in {target}")
+            lines += _merge_run(run.root, target, only, writes)
     return lines
 
 

@@ -9,7 +9,9 @@ an escape sequence) is refused too: it cannot be shown in one line, or typed aga
 
 While it writes, a run or a merge holds the folder's lock (``sitedata.lock``) from its
 first touch to its end; a second one into the same folder is refused with one line that
-names the first, and nothing of the first is ever removed.
+names the first, and nothing of the first is ever removed. A run of another key than the
+folder's primary goes under its runs/<key>/ (``run_folder``, sitedata.runs), and the run
+holds both locks: the folder's, then its own.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from pathlib import Path
 
 from measure.errors import UserError
 from sitedata.folder import FolderError, claim
+from sitedata.keys import run_key
 from sitedata.lock import FolderBusy, held
 from sitedata.names import shown
+from sitedata.read import DataError
+from sitedata.runs import place
 
 REPO = Path(__file__).resolve().parent.parent
 # The checkout's own folders (besides its hidden ones: .git, .github, .ci, .venv): a data
@@ -73,3 +78,31 @@ def holding(folder: Path, command: str, refused: str) -> Iterator[None]:
         except OSError as e:
             raise UserError(f"{refused}{folder}: {e.strerror or e}") from None
         yield
+
+
+def run_key_of(model: str, dev, profile: str | None) -> str:
+    """The key (sitedata.keys) a run will write under, from what it asks for: the
+    model's name as its provenance records it, this machine, its dtype and profile."""
+    from measure.lab.context import default_profile
+    from measure.lab.devices import default_dtype, describe_machine
+    from measure.lab.models import EMBEDDED_NAME
+
+    return run_key(
+        {
+            "model": {"name": EMBEDDED_NAME if model == "default" else model},
+            "device": describe_machine(dev),
+            "dtype": str(default_dtype(dev)).removeprefix("torch."),
+            "profile": profile or default_profile(dev),
+        }
+    )
+
+
+def run_folder(out: Path, key: str) -> Path:
+    """Where the run of ``key`` goes in ``out``: out itself, or out/runs/<key> beside the
+    primary run of another key (sitedata.runs.place)."""
+    try:
+        return place(out, key)
+    except (DataError, FolderError) as e:
+        raise UserError(f"--out {e}") from None
+    except OSError as e:
+        raise UserError(f"--out {out}: {e.strerror or e}") from None

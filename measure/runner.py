@@ -32,11 +32,10 @@ from measure.calibration_folder import FOLDER as CALIBRATION
 from measure.calibration_record import RunRecord
 from measure.errors import UserError
 from measure.ondisk import Writes
-from measure.out_folder import check_place, holding
+from measure.out_folder import check_place, holding, run_folder, run_key_of
 from sitedata import DataError, FolderError, read_experiment, recover
 from sitedata.folder import STAGING, folder_problem, target_problem
 from sitedata.keys import run_key
-from sitedata.runs import place
 from sitedata.store import META, fault, render_files, write_files
 
 
@@ -131,44 +130,17 @@ def run_experiments(
     preflight(model, network=False)
     check_output_folder(out, [*names, CALIBRATION])  # the run writes its calibration too
     key = run_key_of(model, dev, profile)
-    target = _run_folder(Path(out), key)
-    if target != Path(out):
-        check_output_folder(target, [*names, CALIBRATION])
-        if not quiet:
-            print(f"{out} holds another run as its primary: this run ({key}) goes to {target}", file=sys.stderr)
     # Every input checked: from here on files are touched, and only the data layer's own.
-    writes = writes if writes is not None else Writes(target)
-    writes.out = target  # what a stop or an error says is on disk is this run's folder
-    with holding(target, "measure run", "--out "):
-        return _measure(modules, model, dev, profile, target, quiet, explicit, force, writes)
-
-
-def run_key_of(model: str, dev, profile: str | None) -> str:
-    """The key (sitedata.keys) the run will write under, from what it asks for: the
-    model's name as its provenance records it, this machine, its dtype and profile."""
-    from measure.lab.context import default_profile
-    from measure.lab.devices import default_dtype, describe_machine
-    from measure.lab.models import EMBEDDED_NAME
-
-    return run_key(
-        {
-            "model": {"name": EMBEDDED_NAME if model == "default" else model},
-            "device": describe_machine(dev),
-            "dtype": str(default_dtype(dev)).removeprefix("torch."),
-            "profile": profile or default_profile(dev),
-        }
-    )
-
-
-def _run_folder(out: Path, key: str) -> Path:
-    """Where the run of ``key`` goes in ``out``: out itself, or out/runs/<key> beside the
-    primary run of another key (sitedata.runs.place)."""
-    try:
-        return place(out, key)
-    except (DataError, FolderError) as e:
-        raise UserError(f"--out {e}") from None
-    except OSError as e:
-        raise UserError(f"--out {out}: {e.strerror or e}") from None
+    writes = writes if writes is not None else Writes(out)
+    with holding(Path(out), "measure run", "--out "):  # the whole folder, its other runs too
+        target = run_folder(Path(out), key)
+        if target != Path(out):
+            check_output_folder(target, [*names, CALIBRATION])
+            if not quiet:
+                print(f"{out} holds another run as its primary: this run ({key}) goes to {target}", file=sys.stderr)
+        writes.out = target  # what a stop or an error says is on disk is this run's folder
+        with holding(target, "measure run", "--out "):
+            return _measure(modules, model, dev, profile, target, quiet, explicit, force, writes)
 
 
 def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, quiet, explicit, force, writes) -> list:

@@ -153,16 +153,18 @@ def test_the_runs_table_sets_every_run_side_by_side_the_primary_first(tmp_path):
     _values_run(tmp_path / "qwen", 1.5, 1.25, 1.75, model={**QWEN, "trained": False})
     merge(source=tmp_path / "qwen", into=site)
     ctx = PageContext(data=SiteData(site), page="kv-cache.md", url_prefix="")
-    html = runs_table(ctx, "kv_cache", {"speedup": "Speed-up"})
+    html = runs_table(ctx, "kv_cache", ["speedup"], headers=["Speed-up"])
     rows = html.split("<tr>")[2:]
     assert len(rows) == 2 and "this page’s run" in rows[0] and "this page’s run" not in rows[1]
     assert "3.25×" in rows[0] and "[3.00×, 3.50×]" in rows[0]
     assert "1.50×" in rows[1] and "[1.25×, 1.75×]" in rows[1] and "random weights" in rows[1]
     assert "<th>Speed-up</th>" in html and ctx.read == ["kv_cache"]  # the provenance names the primary's
     with pytest.raises(SiteDataError, match="run cpu-x-2threads__m__float32__smoke has no value 'missing'"):
-        runs_table(ctx, "kv_cache", {"missing": "M"})
+        runs_table(ctx, "kv_cache", ["missing"], headers=["M"])
+    with pytest.raises(SiteDataError, match="as many headers"):
+        runs_table(ctx, "kv_cache", ["speedup"], headers=[])
     with pytest.raises(SiteDataError, match="no run in site_data holds 'batching'"):
-        runs_table(ctx, "batching", {"speedup": "S"})
+        runs_table(ctx, "batching", ["speedup"], headers=["S"])
 
 
 def test_an_interval_is_found_by_either_way_its_bounds_are_named():

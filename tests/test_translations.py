@@ -21,7 +21,12 @@ from tests.conftest import LANGUAGES, english_pages
 ENGLISH_PAGES = english_pages()
 
 # (marker name) -> positions and keywords that hold prose, translated with the page
-TEXT_ARGUMENTS = {"claim": ({1}, {"text"}), "figure": (set(), {"alt", "caption"}), "table": (set(), {"caption"})}
+TEXT_ARGUMENTS = {
+    "claim": ({1}, {"text"}),
+    "figure": (set(), {"alt", "caption"}),
+    "table": (set(), {"caption"}),
+    "runs": (set(), {"headers", "caption"}),
+}
 SEQUENCE = re.compile(r"\{\{\s*(?P<marker>.+?)\s*\}\}|<!--\s*(?P<branch>(?:el)?if\s+.+?|else|end)\s*-->", re.S)
 
 
@@ -42,10 +47,16 @@ def marker_signature(expr: str) -> tuple:
     kwargs = []
     for k in node.keywords:
         (texts if k.arg in keywords else kwargs).append(k)
+    counts = []
     for t in texts:
         value = t.value if isinstance(t, ast.keyword) else t
-        assert isinstance(value, ast.Constant) and str(value.value).strip(), f"empty text argument in {expr}"
-    return (name, tuple(ast.dump(a) for a in args), tuple(sorted((k.arg, ast.dump(k.value)) for k in kwargs)))
+        items = value.elts if isinstance(value, ast.List) else [value]  # a list of texts: one per column
+        for v in items:
+            assert isinstance(v, ast.Constant) and str(v.value).strip(), f"empty text argument in {expr}"
+        if isinstance(value, ast.List):
+            counts.append((t.arg if isinstance(t, ast.keyword) else "", len(items)))
+    kept = sorted((k.arg, ast.dump(k.value)) for k in kwargs)
+    return (name, tuple(ast.dump(a) for a in args), tuple(kept + sorted(counts)))
 
 
 def structure(markdown: str) -> list:

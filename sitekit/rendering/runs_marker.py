@@ -1,7 +1,7 @@
 """Runs side by side (sitedata.runs): a page's headline numbers in every run site_data
 holds, and the methods page's list of the runs.
 
-``{{ runs('kv_cache', {'speedup': 'Speed-up', 'speedup_predicted': 'Roofline'}) }}``
+``{{ runs('kv_cache', ['speedup', 'speedup_predicted'], headers=['Speed-up', 'Roofline']) }}``
 gives one row per run that measured the experiment, the primary first (the run the
 page's prose is about), and one column per value, its header written by the page in
 its own language; a value declared with its interval (``<name>_low``, ``<name>_high``)
@@ -85,15 +85,16 @@ def _runs(ctx: PageContext) -> list[tuple[Any, SiteData]]:
 def runs(
     ctx: PageContext,
     experiment: str,
-    columns: dict[str, str],
+    columns: list[str],
+    headers: list[str],
     caption: str | None = None,
     chapter: dict[str, str] | None = None,
 ) -> str:
-    """The table of ``experiment``'s values ``columns`` (name -> header) in every run;
-    ``chapter`` (name -> a value of the chapter's, 'chapter.kv_speedup') adds the
-    chapter's own figures as a last row, each written in its column's unit."""
-    if not isinstance(columns, dict) or not columns:
-        raise SiteDataError("runs needs the values to show, as {'name': 'header'}")
+    """The table of ``experiment``'s values ``columns`` in every run, under ``headers``
+    (the page's words, one per column); ``chapter`` (column -> a value of the chapter's,
+    'chapter.kv_speedup') adds the chapter's own figures as a last row."""
+    if not isinstance(columns, list) or not columns or not isinstance(headers, list) or len(headers) != len(columns):
+        raise SiteDataError("runs needs the values to show and as many headers: ['speedup'], headers=['Speed-up']")
     if chapter and (not isinstance(chapter, dict) or set(chapter) - set(columns)):
         raise SiteDataError(f"runs: chapter names a column the table does not show ({', '.join(chapter)})")
     rows = []
@@ -112,7 +113,7 @@ def runs(
         raise SiteDataError(f"no run in site_data holds {experiment!r}")
     if chapter:
         rows.append(_chapter_row(ctx, columns, chapter, ctx.data.meta(experiment)["values"]))
-    head = [_("Run"), *columns.values()]
+    head = [_("Run"), *headers]
     ctx.tables += 1
     label = f"table-{ctx.tables}"
     cap = html.escape(caption) if caption else escape.text(_("The headline numbers of every run"), escape.TEXT)
