@@ -45,14 +45,13 @@ from measure.check_report import (
     table_summary,
     write_report,
 )
-from measure.errors import UserError
 from measure.resimulation import resimulation_findings
 from sitedata import DataError, Experiment, read_experiment
 from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
 from sitedata.machine_speed import MachineState, Speed
 from sitedata.named import EXPRESSION_KEYS
-from sitedata.runs import folder_key, runs
+from sitedata.runs import folder_keys, run_of
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 # a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
@@ -189,21 +188,26 @@ def _timings_not_compared() -> Iterator[None]:
         yield
 
 
-def _committed_run(committed: Path, regenerated: Path) -> Path | None:
+def _committed_run(committed: Path, regenerated: Path) -> Path:
     """The committed run of the regenerated run's key (sitedata.runs): the primary or
-    one under runs/<key>; None, said in one line, where site_data holds none."""
+    one under runs/<key>; where site_data holds none, the primary, said in one line (what
+    reproduces on any machine is compared across machines; the rest is not comparable)."""
     try:
-        key = folder_key(regenerated)
-        held = {run.key: run.root for run in runs(committed)}
-    except DataError as e:
-        raise UserError(str(e)) from None
-    if key is None:
-        raise UserError(f"--regenerated {regenerated} holds no experiment folder")
-    if key not in held:
-        print(f"{committed} holds no run of key {key}: nothing to compare; make merge FROM={regenerated} adds it")
-        return None
-    print(f"compared with the committed run of key {key}" + ("" if held[key] == committed else f" ({held[key]})"))
-    return held[key]
+        keys = set(folder_keys(regenerated, readable_only=True).values())
+        key = keys.pop() if len(keys) == 1 else None
+        held = run_of(committed, key) if key is not None else None
+    except DataError:  # a link or damaged data: each experiment's own reading says what is wrong
+        return committed
+    if key is None:  # nothing readable, or runs of several keys: compared as before, with the primary
+        return committed
+    if held is None:
+        print(
+            f"{committed} holds no run of key {key}: compared with its primary run, where the cells that reproduce "
+            f"on this machine only are not comparable; make merge FROM={regenerated} adds this run beside it"
+        )
+        return committed
+    print(f"compared with the committed run of key {key}" + ("" if held == committed else f" ({held})"))
+    return held
 
 
 def run_check(
@@ -226,8 +230,6 @@ def run_check(
         check_report_path(report)
     if regenerated is not None:
         committed = _committed_run(Path(committed), Path(regenerated))
-        if committed is None:
-            return 0
     findings: list[Finding] = []
     speeds: dict[str, list[str]] = {}  # each pair of runs' speed, said once, with its experiments
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)

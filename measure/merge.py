@@ -28,7 +28,7 @@ from measure import calibration_folder, registry
 from measure.errors import UserError
 from measure.ondisk import Writes
 from measure.out_folder import check_place, holding
-from sitedata import DataError, FolderError, experiment_names, read_experiment
+from sitedata import DataError, FolderError, read_experiment
 from sitedata.folder import folder_problem, target_problem
 from sitedata.runs import place, runs
 from sitedata.store import META, write_files
@@ -55,21 +55,21 @@ def merge(*, source: Path, into: Path, only: str | None = None, writes: Writes |
     with holding(Path(into), "measure merge", "nothing merged: "):  # the whole folder, its other runs too
         for run in incoming:
             try:
-                target = place(Path(into), run.key)
+                target = place(Path(into), run.key, run.experiments)
             except (DataError, FolderError) as e:
                 raise UserError(f"nothing merged: {e}") from None
             writes.out = target  # what a stop or an error says is on disk is this run's folder
             if target != Path(into):
                 lines.append(f"run {run.key}: beside the primary run, in {target}")
-            lines += _merge_run(run.root, target, only, writes)
+            lines += _merge_run(run.root, target, run.experiments, only, writes)
     return lines
 
 
-def _merge_run(source: Path, into: Path, only: str | None, writes: Writes) -> list[str]:
-    """One run's experiments, all verified first, merged into the data folder ``into``."""
+def _merge_run(source: Path, into: Path, found: tuple[str, ...], only: str | None, writes: Writes) -> list[str]:
+    """One run's experiments ``found`` in ``source``, all verified first, merged into the
+    data folder ``into``."""
     from measure.lab.provenance import code_hash
 
-    found = [n for n in experiment_names(source) if n != calibration_folder.FOLDER]
     names = [n for n in registry.select(only) if n in found] if only else found
     if not names:
         raise UserError(f"{source} holds no experiment folder to merge" + (f" among {only}" if only else ""))

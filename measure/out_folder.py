@@ -97,11 +97,11 @@ def run_key_of(model: str, dev, profile: str | None) -> str:
     )
 
 
-def run_folder(out: Path, key: str) -> Path:
-    """Where the run of ``key`` goes in ``out``: out itself, or out/runs/<key> beside the
-    primary run of another key (sitedata.runs.place)."""
+def run_folder(out: Path, key: str, experiments: list[str]) -> Path:
+    """Where the run of ``key`` writing ``experiments`` goes in ``out``: out itself, or
+    out/runs/<key> where the primary holds one of them from another key (sitedata.runs.place)."""
     try:
-        return place(out, key)
+        return place(out, key, experiments)
     except (DataError, FolderError) as e:
         raise UserError(f"--out {e}") from None
     except OSError as e:

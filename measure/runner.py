@@ -133,7 +133,7 @@ def run_experiments(
     # Every input checked: from here on files are touched, and only the data layer's own.
     writes = writes if writes is not None else Writes(out)
     with holding(Path(out), "measure run", "--out "):  # the whole folder, its other runs too
-        target = run_folder(Path(out), key)
+        target = run_folder(Path(out), key, names)
         if target != Path(out):
             check_output_folder(target, [*names, CALIBRATION])
             if not quiet:

@@ -10,12 +10,15 @@ from typing import Any
 
 _PART = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 KEY = re.compile(rf"{_PART}(?:__{_PART}){{3}}")  # machine__model__dtype__profile
+PART_LENGTH = 48  # a key stays a folder's name, however long the names it is made of
 _TRADEMARKS = re.compile(r"\((?:r|tm|c)\)", re.IGNORECASE)  # "Intel(R) Xeon(R)": the marks say nothing of the machine
 
 
 def slug(text: str) -> str:
-    """``text`` as a part of a key: lower case, every run of other characters one hyphen."""
-    return re.sub(r"[^a-z0-9]+", "-", _TRADEMARKS.sub("", text).lower()).strip("-") or "unknown"
+    """``text`` as a part of a key: lower case, every run of other characters one hyphen,
+    at most PART_LENGTH characters."""
+    part = re.sub(r"[^a-z0-9]+", "-", _TRADEMARKS.sub("", text).lower()).strip("-")[:PART_LENGTH]
+    return part.strip("-") or "unknown"
 
 
 def run_key(meta: dict[str, Any]) -> str:

@@ -9,9 +9,12 @@ experiment folders at its top, as it always has; every other run lies whole unde
 ``runs/<key>/``, a data folder of its own (its marker, its lock, its experiment folders,
 its calibration), so that everything the data layer guarantees a folder (whole-folder
 writes, checksums, bounds, the marker, the confinement) holds for each run as it holds
-for the primary. A run is only ever written under its own key (``place``); a folder
-whose experiments disagree on their key, or a run under a folder named for another key,
-is refused when read (``runs``).
+for the primary. A run goes to the primary's folder unless that holds one of its
+experiments from another key, and then under its own key (``place``): so the primary may
+gather experiments of several keys (a trained model's quality beside a random-weight
+model's timings, as the test suite's smoke folder does), while a folder under runs/ holds
+one key only, and a run under a folder named for another key is refused when read
+(``runs``).
 """
 
 from __future__ import annotations
@@ -32,21 +35,39 @@ from sitedata.read import DataError, experiment_names
 RUNS = "runs"  # site_data/runs/<key>/: the runs beside the primary
 
 
+SHARED = "calibration"  # the record of every run a folder's experiments name: no run's own
+
+
 @dataclass(frozen=True)
 class Run:
     key: str
     root: Path  # the data folder holding the run's experiment folders
     primary: bool
+    experiments: tuple[str, ...] = ()  # this run's experiments in ``root``
+
+
+def folder_keys(root: Path, *, readable_only: bool = False) -> dict[str, str]:
+    """Each experiment of the data folder ``root`` (its calibration aside) -> the key of
+    its run, from its meta.json alone (read within bounds, never through a link,
+    migrated to the current format); the experiments' own verification is their
+    reader's (``read_experiment``). ``readable_only``: an experiment whose meta.json
+    cannot be read is left out (a run that writes it replaces it) instead of refused."""
+    found = {}
+    for name in experiment_names(root):
+        if name == SHARED:
+            continue
+        try:
+            found[name] = _meta_key(Path(root), name)
+        except DataError:
+            if not readable_only or (Path(root) / name).is_symlink():  # a link is never written through
+                raise
+    return found
 
 
 def folder_key(root: Path) -> str | None:
-    """The key of the run in the data folder ``root`` (None if it holds no experiment),
-    from each experiment's meta.json alone (read within bounds, never through a link,
-    migrated to the current format); the experiments' own verification is their
-    reader's (``read_experiment``). DataError if they come from more than one key."""
-    keys: dict[str, str] = {}
-    for name in experiment_names(root):
-        keys.setdefault(_meta_key(Path(root), name), name)
+    """The key of the one run in the data folder ``root`` (None if it holds no
+    experiment); DataError if its experiments come from more than one key."""
+    keys = {key: name for name, key in sorted(folder_keys(root).items())}
     if len(keys) > 1:
         found = ", ".join(f"{name} ({key})" for key, name in sorted(keys.items()))
         raise DataError(f"{Path(root).name} mixes runs of different keys: {found}; one folder holds one run")
@@ -75,13 +96,14 @@ def _meta_key(root: Path, name: str) -> str:
 
 
 def runs(root: Path) -> list[Run]:
-    """Every run in the data folder ``root``, verified: the primary first (if ``root``
-    holds experiments), then each ``runs/<key>/`` in the order of its key."""
+    """Every run in the data folder ``root``, verified: the primary's first, one per key
+    its experiments come from (most experiments first: the site's own run leads), then
+    each ``runs/<key>/`` in the order of its key."""
     root = Path(root)
-    found = []
-    primary = folder_key(root)
-    if primary is not None:
-        found.append(Run(primary, root, True))
+    top: dict[str, list[str]] = {}
+    for name, key in sorted(folder_keys(root).items()):
+        top.setdefault(key, []).append(name)
+    found = [Run(key, root, True, tuple(names)) for key, names in sorted(top.items(), key=lambda kv: -len(kv[1]))]
     for name in _run_folders(root):
         if not KEY.fullmatch(name):
             raise DataError(f"{RUNS}/{shown(name)} is not a run's key (machine__model__dtype__profile)")
@@ -90,10 +112,17 @@ def runs(root: Path) -> list[Run]:
             continue  # a run's folder left empty: nothing to show
         if key != name:
             raise DataError(f"{RUNS}/{name} holds a run of key {key}; a run lies under its own key")
-        if key == primary:
-            raise DataError(f"{RUNS}/{name} repeats the primary run's key; a key has one run")
-        found.append(Run(key, root / RUNS / name, False))
+        found.append(Run(key, root / RUNS / name, False, tuple(folder_keys(root / RUNS / name))))
     return found
+
+
+def run_of(root: Path, key: str) -> Path | None:
+    """The folder holding the run of ``key`` in the data folder ``root``: its runs/<key>/,
+    or ``root`` itself where the primary's experiments are of that key; None if neither."""
+    for run in runs(root):
+        if run.key == key and not run.primary:
+            return run.root
+    return Path(root) if key in folder_keys(root).values() else None
 
 
 def _run_folders(root: Path) -> list[str]:
@@ -112,15 +141,17 @@ def _run_folders(root: Path) -> list[str]:
     return names
 
 
-def place(root: Path, key: str) -> Path:
-    """Where a run of ``key`` is written in the data folder ``root``: ``root`` itself when
-    it holds no run yet or that key's run, else ``root/runs/<key>``, ``runs/`` made here
-    if it is missing (never through a link: FolderError)."""
+def place(root: Path, key: str, experiments: list[str] | tuple[str, ...] = ()) -> Path:
+    """Where a run of ``key`` writing ``experiments`` goes in the data folder ``root``:
+    ``root`` itself when none of them is there of another key (a first run, the same
+    key's, or experiments the primary does not hold), else ``root/runs/<key>``, ``runs/``
+    made here if it is missing (never through a link: FolderError). A run is never
+    split: all its experiments go to one folder."""
     root = Path(root)
     if not KEY.fullmatch(key):
         raise FolderError(f"{shown(key)} is not a run's key")
-    primary = folder_key(root) if root.is_dir() else None
-    if primary is None or primary == key:
+    held = folder_keys(root, readable_only=True) if root.is_dir() else {}
+    if all(held.get(name, key) == key for name in experiments):
         return root
     where = root / RUNS
     try:

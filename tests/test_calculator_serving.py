@@ -426,7 +426,11 @@ def test_the_sites_measured_bandwidths_are_offered_beside_the_rated(site, lang):
 def _csv_runs() -> list[dict[str, str]]:
     import csv
 
+    from sitedata.runs import runs
     from tests.conftest import REPO
 
-    with open(REPO / "site_data" / "calibration" / "runs.csv", newline="") as f:
-        return [r for r in csv.DictReader(f) if r["start_bandwidth_gb_s"]]
+    found = []
+    for folder in dict.fromkeys(run.root for run in runs(REPO / "site_data")):  # every run's calibration, primary first
+        with open(folder / "calibration" / "runs.csv", newline="") as f:
+            found += [r for r in csv.DictReader(f) if r["start_bandwidth_gb_s"]]
+    return found

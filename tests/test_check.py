@@ -8,6 +8,7 @@ import pytest
 
 from measure.check import run_check
 from sitedata.compare import compare_cell
+from sitedata.keys import run_key
 from tests.conftest import AWAITING_MEASUREMENT, edit_table
 
 INTEL = {"id": "cpu:Intel(R) Xeon(R) Platinum 8488C:2threads", "type": "cpu", "cpu": "Intel Xeon", "torch_threads": 2}
@@ -48,6 +49,7 @@ def _set_cell(folder, table, row, column, value):
 def _move_committed_run(folder, device, dtype="float32"):
     meta = json.loads((folder / "meta.json").read_text())
     meta["device"], meta["dtype"] = device, dtype
+    meta["key"] = run_key(meta)  # the run's key follows its machine and dtype
     (folder / "meta.json").write_text(json.dumps(meta))
 
 

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from sitedata.bounds import MAX_TEXT
+from sitedata.keys import run_key
 from tests.builds import english_build
 from tests.conftest import REPO, edit_table
 
@@ -66,7 +67,19 @@ KEEP = {
     "memory_budget.budget.precision",
 }
 # meta.json keys that are structure, not text a page shows (the reader checks them)
-STRUCTURE = {"schema_version", "experiment", "file", "sha256", "rows", "length", "name", "compare", "scope", "noise"}
+STRUCTURE = {
+    "schema_version",
+    "experiment",
+    "key",
+    "file",
+    "sha256",
+    "rows",
+    "length",
+    "name",
+    "compare",
+    "scope",
+    "noise",
+}
 
 
 def _is_text_column(cells: list[str]) -> bool:
@@ -127,6 +140,7 @@ def hostile_site_data(dest: Path) -> dict:
         meta = json.loads((folder / "meta.json").read_text())
         shown: list = []
         meta = {k: _hostile_meta(v, (k,), shown, turn) if k not in STRUCTURE else v for k, v in meta.items()}
+        meta["key"] = run_key(meta)  # the run's key as the hostile fields make it (a slug: no text of theirs)
         (folder / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
         plan[folder.name] = {"meta": shown, "columns": columns, "cells": texts}
     return plan

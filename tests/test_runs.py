@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from measure.errors import UserError
 from measure.lab.provenance import code_hash
 from measure.merge import merge
 from sitedata import DataError, FolderError, read_experiment
@@ -41,7 +40,7 @@ def test_a_key_names_the_machine_model_dtype_and_profile():
     arch = {**meta, "model": {"name": "arch:qwen2.5-0.5b"}, "device": {"id": "cuda:NVIDIA H200:1"}, "dtype": "bfloat16"}
     assert run_key(arch) == "cuda-nvidia-h200-1__arch-qwen2-5-0-5b__bfloat16__cpu"
     assert key_parts(run_key(arch))["model"] == "arch-qwen2-5-0-5b"
-    assert slug("(TM) !!") == "unknown"
+    assert slug("(TM) !!") == "unknown" and slug("ab " * 40) == "ab-" * 15 + "ab"  # 47 characters, no hyphen last
 
 
 def test_format_5_writes_the_key_and_reads_older_data_with_the_key_its_fields_make(tmp_path):
@@ -67,7 +66,9 @@ def test_a_run_is_written_under_its_own_key(tmp_path):
     _run(tmp_path)
     assert place(tmp_path, CPU_KEY) == tmp_path  # the primary's own key
     other = run_key({**PROVENANCE, "device": H200})
-    assert place(tmp_path, other) == tmp_path / RUNS / other and (tmp_path / RUNS).is_dir()
+    assert place(tmp_path, other, ["quality"]) == tmp_path  # an experiment the primary lacks: there
+    assert not (tmp_path / RUNS).exists()
+    assert place(tmp_path, other, ["quality", "kv_cache"]) == tmp_path / RUNS / other and (tmp_path / RUNS).is_dir()
     with pytest.raises(FolderError, match="not a run's key"):
         place(tmp_path, "../x")
 
@@ -76,7 +77,7 @@ def test_runs_are_never_written_through_a_link(tmp_path):
     _run(tmp_path / "site")
     os.symlink(tmp_path, tmp_path / "site" / RUNS)
     with pytest.raises(FolderError, match="never through a link"):
-        place(tmp_path / "site", run_key({**PROVENANCE, "device": H200}))
+        place(tmp_path / "site", run_key({**PROVENANCE, "device": H200}), ["kv_cache"])
     with pytest.raises(DataError, match="not a folder of its own"):
         runs(tmp_path / "site")
 
@@ -117,14 +118,23 @@ def test_merging_runs_of_other_keys_leaves_every_other_run_byte_identical(tmp_pa
     assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == primary
 
 
-def test_a_merge_of_a_folder_that_mixes_keys_is_refused_before_anything(tmp_path):
+def test_a_folder_that_gathers_two_keys_merges_each_to_its_own_place(tmp_path):
+    """A primary may gather experiments of several keys (the smoke folder does); each
+    goes where its own key's run is."""
     site = _run(tmp_path / "site_data")
-    before = _tree(site)
-    mixed = _run(tmp_path / "mixed", ("kv_cache",), device=H200)
-    _run(mixed, ("batching",))
-    with pytest.raises(UserError, match="nothing merged: mixed mixes runs of different keys"):
-        merge(source=mixed, into=site)
-    assert _tree(site) == before
+    mixed = _run(tmp_path / "mixed", ("kv_cache",), n=7, device=H200)
+    _run(mixed, ("batching",), n=8)
+    assert [(r.key, r.experiments) for r in runs(mixed)] == [
+        (CPU_KEY, ("batching",)),
+        (run_key({**PROVENANCE, "device": H200}), ("kv_cache",)),
+    ]
+    merge(source=mixed, into=site)
+    assert read_experiment(site, "batching").rows("t")[0]["n"] == "8"  # the same key: replaced
+    assert read_experiment(site, "kv_cache").rows("t")[0]["n"] == "1"  # another key's: left, the new one beside
+    h200 = site / RUNS / run_key({**PROVENANCE, "device": H200})
+    assert read_experiment(h200, "kv_cache").rows("t")[0]["n"] == "7"
+    with pytest.raises(DataError, match="mixes runs of different keys"):
+        folder_key(mixed)
 
 
 def test_verdicts_compare_runs_of_one_key(tmp_path, capsys):
@@ -206,17 +216,17 @@ def test_a_run_of_another_key_is_written_beside_the_primary_and_leaves_it_alone(
     assert {k: v for k, v in _tree(site).items() if not k.startswith(RUNS)} == before
 
 
-def test_the_gate_compares_a_run_with_the_committed_run_of_its_key_or_says_there_is_none(tmp_path, capsys):
+def test_the_gate_compares_a_run_with_the_committed_run_of_its_key_or_says_it_has_none(tmp_path, capsys):
     from measure.check import _committed_run
 
     site = _run(tmp_path / "site_data")
     gpu = _run(tmp_path / "gpu", device=H200)
-    assert _committed_run(site, gpu) is None
+    assert _committed_run(site, gpu) == site  # none of its key: the primary, said
     gpu_key = run_key({**PROVENANCE, "device": H200})
     said = capsys.readouterr().out
-    assert f"holds no run of key {gpu_key}: nothing to compare; make merge FROM={gpu} adds it" in said
+    assert f"holds no run of key {gpu_key}: compared with its primary run, where the cells" in said
+    assert f"make merge FROM={gpu} adds this run beside it" in said
     merge(source=gpu, into=site)
     assert _committed_run(site, gpu) == site / RUNS / gpu_key
     assert _committed_run(site, _run(tmp_path / "again")) == site
-    with pytest.raises(UserError, match="holds no experiment folder"):
-        _committed_run(site, tmp_path / "empty")
+    assert _committed_run(site, tmp_path / "empty") == site  # nothing to read: each experiment's reading says why

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from sitedata import DataError
-from sitedata.runs import runs
+from sitedata.runs import run_of, runs
 from sitekit.claims import claim_files, claims
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 
@@ -72,10 +72,10 @@ def run_folder(folder: Path, key: str | None) -> tuple[str, Path]:
         raise DataError(f"{folder} holds no run")
     if key is None:
         return held[0].key, held[0].root
-    for run in held:
-        if run.key == key:
-            return run.key, run.root
-    raise DataError(f"{folder} holds no run of key {key}; it holds {', '.join(r.key for r in held)}")
+    found = run_of(folder, key)
+    if found is None:
+        raise DataError(f"{folder} holds no run of key {key}; it holds {', '.join(r.key for r in held)}")
+    return key, found
 
 
 def main(argv: list[str]) -> int:

@@ -16,6 +16,7 @@ import html
 import math
 from typing import Any
 
+from sitedata.keys import run_key
 from sitekit.language import formatting, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
@@ -99,7 +100,7 @@ def runs(
         raise SiteDataError(f"runs: chapter names a column the table does not show ({', '.join(chapter)})")
     rows = []
     for run, data in _runs(ctx):
-        if experiment not in data.experiments:
+        if experiment not in run.experiments:
             continue
         meta = data.meta(experiment)
         for name in columns:
@@ -157,15 +158,21 @@ def _chapter_row(ctx: PageContext, columns: dict[str, str], chapter: dict[str, s
     return f'<tr><td class="text">{label}</td>{"".join(cells)}</tr>'
 
 
+def _row_key(row: dict) -> str:
+    """The key of the run a calibration row records (its device, model, dtype, profile)."""
+    return run_key({**row, "device": {"id": row["device"]}, "model": {"name": row["model"]}})
+
+
 def run_list(ctx: PageContext) -> str:
     """Every run in site_data: what it ran on and with, when, and its calibration: how
     many measuring runs it took, their median copy bandwidth and reference step at their
     start, and how many drifted past the limit while they ran."""
     rows = []
     for run, data in _runs(ctx):
-        metas = [data.meta(e) for e in data.experiments]
-        meta = max(metas, key=lambda m: m["date"])
+        meta = max((data.meta(e) for e in run.experiments), key=lambda m: m["date"])
         cal = data.table("calibration.runs").frame if "calibration" in data.experiments else None
+        if cal is not None:  # the rows of this run's key: a primary may gather several
+            cal = cal[[_row_key(r) == run.key for r in cal.to_dict("records")]]
         if cal is not None and len(cal):
             count = formatting.integer(len(cal))
             measured = [
