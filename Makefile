@@ -66,7 +66,7 @@ help: ## show this help
 	@echo "             [DEVICE=auto|cpu|cuda] [ONLY=kv_cache,cache_size] [PROFILE=full|cpu]"
 	@echo "             [FORCE=1]"
 	@echo "                 run the measurements and write site_data/ (GPU if present, else CPU), under"
-	@echo "                 runs/<key>/ when site_data's primary run is of another machine, model or dtype;"
+	@echo "                 runs/<key>/ when site_data holds them from another machine, model or dtype;"
 	@echo "                 experiments whose code, model, machine and profile are unchanged are skipped"
 	@echo "make check [ONLY=...] [KINDS=exact,numeric,timing] [RUN=<folder>] [BRIEF=1] [REPORT=<file.json>]"
 	@echo "                 regenerate into a temporary folder and compare with site_data/ (drift gate);"

@@ -114,18 +114,22 @@ def runs(
         raise SiteDataError(f"no run in site_data holds {experiment!r}")
     if chapter:
         rows.append(_chapter_row(ctx, columns, chapter, ctx.data.meta(experiment)["values"]))
-    head = [_("Run"), *headers]
+    cap = html.escape(caption) if caption else escape.text(_("The headline numbers of every run"), escape.TEXT)
+    link = f'<p class="runs-source"><a href="../methods/#runs">{escape.text(_(RUNS_LINK), escape.TEXT)}</a></p>\n'
+    return _table(ctx, experiment, cap, [_("Run"), *headers], rows, link)
+
+
+def _table(ctx: PageContext, which: str, caption: str, head: list[str], rows: list[str], after: str = "") -> str:
+    """A runs table: its caption (HTML) above it, as the table marker writes one."""
     ctx.tables += 1
     label = f"table-{ctx.tables}"
-    cap = html.escape(caption) if caption else escape.text(_("The headline numbers of every run"), escape.TEXT)
     return (
-        f'<div class="measured-table runs-table" data-runs="{html.escape(experiment)}">\n'
-        f'<p class="table-caption" id="{label}">{cap}</p>\n<table aria-labelledby="{label}">\n<thead><tr>'
+        f'<div class="measured-table runs-table" data-runs="{html.escape(which)}">\n'
+        f'<p class="table-caption" id="{label}">{caption}</p>\n<table aria-labelledby="{label}">\n<thead><tr>'
         + "".join(f"<th>{escape.text(h, escape.TEXT)}</th>" for h in head)
         + "</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
-        + "\n</tbody>\n</table>\n"
-        + f'<p class="runs-source"><a href="../methods/#runs">{escape.text(_(RUNS_LINK), escape.TEXT)}</a></p>\n</div>'
+        + f"\n</tbody>\n</table>\n{after}</div>"
     )
 
 
@@ -193,13 +197,4 @@ def run_list(ctx: PageContext) -> str:
         )
     head = [_("Run"), _("Profile"), _("Latest"), _("Commit")]
     head += [_("Measuring runs"), _("Copy, GB/s"), _("Reference step, ms"), _("Drifted")]
-    ctx.tables += 1
-    label = f"table-{ctx.tables}"
-    return (
-        f'<div class="measured-table runs-table" data-runs="all">\n<p class="table-caption" id="{label}">'
-        f'{escape.text(_("The runs in site_data"), escape.TEXT)}</p>\n<table aria-labelledby="{label}">\n<thead><tr>'
-        + "".join(f"<th>{escape.text(h, escape.TEXT)}</th>" for h in head)
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(rows)
-        + "\n</tbody>\n</table>\n</div>"
-    )
+    return _table(ctx, "all", escape.text(_("The runs in site_data"), escape.TEXT), head, rows)
