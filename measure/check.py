@@ -51,7 +51,7 @@ from sitedata.compare import Finding, compare_experiment
 from sitedata.declared import Declared, as_stored
 from sitedata.machine_speed import MachineState, Speed
 from sitedata.named import EXPRESSION_KEYS
-from sitedata.runs import folder_keys, run_of
+from sitedata.runs import folder_keys, run_of, runs
 
 _TABLE_REF = re.compile(r"""(?:table|cell|column)\(\s*['"]([a-z0-9_]+\.[a-z0-9_]+)['"]""")
 # a claim a page names (claim('exp.name', ...) or <!-- if/elif exp.name -->), defined in
@@ -195,7 +195,7 @@ def _committed_run(committed: Path, regenerated: Path) -> Path:
     try:
         keys = set(folder_keys(regenerated, readable_only=True).values())
         key = keys.pop() if len(keys) == 1 else None
-        held = run_of(committed, key) if key is not None else None
+        held = run_of(runs(committed), key) if key is not None else None
     except DataError:  # a link or damaged data: each experiment's own reading says what is wrong
         return committed
     if key is None:  # nothing readable, or runs of several keys: compared as before, with the primary

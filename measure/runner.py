@@ -140,11 +140,14 @@ def run_experiments(
                 print(f"{out} holds another run as its primary: this run ({key}) goes to {target}", file=sys.stderr)
         writes.out = target  # what a stop or an error says is on disk is this run's folder
         with holding(target, "measure run", "--out "):
-            return _measure(modules, model, dev, profile, target, quiet, explicit, force, writes)
+            return _measure(modules, model, dev, profile, target, quiet, explicit, force, writes, key)
 
 
-def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, quiet, explicit, force, writes) -> list:
-    """``run_experiments`` once the request is checked, with the folder's lock held."""
+def _measure(
+    modules: dict, model: str, dev, profile: str | None, out: Path, quiet, explicit, force, writes, key: str
+) -> list:
+    """``run_experiments`` once the request is checked, with the folder's lock held;
+    ``key``, the run key that chose ``out``."""
     import torch
 
     from measure.lab import calibration, memory
@@ -187,9 +190,12 @@ def _measure(modules: dict, model: str, dev, profile: str | None, out: Path, qui
     log(f"loading model {model!r} on {dev} ({str(dtype).removeprefix('torch.')}), profile {prof}")
     loaded = load_model(model, device=dev, dtype=dtype, log=log)
     log(f"model ready: {loaded.describe()['parameters']:,} parameters; {loaded.weights}")
-    if run_key(
-        {"model": loaded.describe(), "device": machine, "dtype": str(dtype).removeprefix("torch."), "profile": prof}
-    ) != run_key_of(model, dev, profile):
+    if (
+        run_key(
+            {"model": loaded.describe(), "device": machine, "dtype": str(dtype).removeprefix("torch."), "profile": prof}
+        )
+        != key
+    ):
         name = loaded.describe()["name"]
         raise UserError(f"the model loaded as {name!r}, not under the name {model!r} that chose the run's folder")
     plan = calibration.plan(prof, dev)

@@ -27,8 +27,3 @@ def run_key(meta: dict[str, Any]) -> str:
     its dtype and its profile."""
     model = str(meta["model"]["name"]).rstrip("/").rsplit("/", 1)[-1]
     return "__".join(slug(str(part)) for part in (meta["device"]["id"], model, meta["dtype"], meta["profile"]))
-
-
-def key_parts(key: str) -> dict[str, str]:
-    machine, model, dtype, profile = key.split("__")
-    return {"machine": machine, "model": model, "dtype": dtype, "profile": profile}

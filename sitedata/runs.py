@@ -28,14 +28,12 @@ from sitedata.bounds import MAX_META_BYTES, Refused, open_folder, parse_json, re
 from sitedata.folder import FolderError
 from sitedata.format import META, SCHEMA_VERSION
 from sitedata.keys import KEY
+from sitedata.machine_speed import FOLDER as CALIBRATION  # the record of every run a folder's experiments name
 from sitedata.migrate import migrated
 from sitedata.names import shown
 from sitedata.read import DataError, experiment_names
 
 RUNS = "runs"  # site_data/runs/<key>/: the runs beside the primary
-
-
-SHARED = "calibration"  # the record of every run a folder's experiments name: no run's own
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ def folder_keys(root: Path, *, readable_only: bool = False) -> dict[str, str]:
     cannot be read is left out (a run that writes it replaces it) instead of refused."""
     found = {}
     for name in experiment_names(root):
-        if name == SHARED:
+        if name == CALIBRATION:
             continue
         try:
             found[name] = _meta_key(Path(root), name)
@@ -67,10 +65,14 @@ def folder_keys(root: Path, *, readable_only: bool = False) -> dict[str, str]:
 def folder_key(root: Path) -> str | None:
     """The key of the one run in the data folder ``root`` (None if it holds no
     experiment); DataError if its experiments come from more than one key."""
-    keys = {key: name for name, key in sorted(folder_keys(root).items())}
+    return _one_key(root, folder_keys(root))
+
+
+def _one_key(root: Path, found: dict[str, str]) -> str | None:
+    keys = {key: name for name, key in sorted(found.items())}
     if len(keys) > 1:
-        found = ", ".join(f"{name} ({key})" for key, name in sorted(keys.items()))
-        raise DataError(f"{Path(root).name} mixes runs of different keys: {found}; one folder holds one run")
+        found_text = ", ".join(f"{name} ({key})" for key, name in sorted(keys.items()))
+        raise DataError(f"{Path(root).name} mixes runs of different keys: {found_text}; one folder holds one run")
     return next(iter(keys), None)
 
 
@@ -107,22 +109,23 @@ def runs(root: Path) -> list[Run]:
     for name in _run_folders(root):
         if not KEY.fullmatch(name):
             raise DataError(f"{RUNS}/{shown(name)} is not a run's key (machine__model__dtype__profile)")
-        key = folder_key(root / RUNS / name)
+        keys = folder_keys(root / RUNS / name)
+        key = _one_key(root / RUNS / name, keys)
         if key is None:
             continue  # a run's folder left empty: nothing to show
         if key != name:
             raise DataError(f"{RUNS}/{name} holds a run of key {key}; a run lies under its own key")
-        found.append(Run(key, root / RUNS / name, False, tuple(folder_keys(root / RUNS / name))))
+        found.append(Run(key, root / RUNS / name, False, tuple(keys)))
     return found
 
 
-def run_of(root: Path, key: str) -> Path | None:
-    """The folder holding the run of ``key`` in the data folder ``root``: its runs/<key>/,
-    or ``root`` itself where the primary's experiments are of that key; None if neither."""
-    for run in runs(root):
-        if run.key == key and not run.primary:
-            return run.root
-    return Path(root) if key in folder_keys(root).values() else None
+def run_of(found: list[Run], key: str) -> Path | None:
+    """The folder holding the run of ``key`` among the runs ``found`` in one data folder:
+    its runs/<key>/, else the primary's folder where experiments there are of that key;
+    None if neither."""
+    beside = [run.root for run in found if run.key == key and not run.primary]
+    top = [run.root for run in found if run.key == key and run.primary]
+    return (beside or top or [None])[0]
 
 
 def _run_folders(root: Path) -> list[str]:

@@ -72,7 +72,7 @@ def run_folder(folder: Path, key: str | None) -> tuple[str, Path]:
         raise DataError(f"{folder} holds no run")
     if key is None:
         return held[0].key, held[0].root
-    found = run_of(folder, key)
+    found = run_of(held, key)
     if found is None:
         raise DataError(f"{folder} holds no run of key {key}; it holds {', '.join(r.key for r in held)}")
     return key, found

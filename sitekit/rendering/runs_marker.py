@@ -5,7 +5,7 @@ holds, and the methods page's list of the runs.
 gives one row per run that measured the experiment, the primary first (the run the
 page's prose is about), and one column per value, its header written by the page in
 its own language; a value declared with its interval (``<name>_low``, ``<name>_high``)
-shows it beside the number. ``{{ run_list() }}`` gives every run: its machine, model,
+shows it under the number. ``{{ run_list() }}`` gives every run: its machine, model,
 dtype, profile, date, commit, and its calibration (copy bandwidth and reference step at
 its start, and how many of its measuring runs drifted).
 """
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
 
 from sitedata.keys import run_key
+from sitedata.machine_speed import FOLDER as CALIBRATION
 from sitekit.language import formatting, recorded
 from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.rendering.context import PageContext
-from sitekit.rendering.pagedata import SiteData, SiteDataError
+from sitekit.rendering.pagedata import SiteDataError
 from sitekit.sources import quoted
 
 
@@ -79,10 +79,6 @@ def _with_interval(values: dict, name: str) -> str:
     return shown
 
 
-def _runs(ctx: PageContext) -> list[tuple[Any, SiteData]]:
-    return ctx.data.runs
-
-
 def runs(
     ctx: PageContext,
     experiment: str,
@@ -99,7 +95,7 @@ def runs(
     if chapter and (not isinstance(chapter, dict) or set(chapter) - set(columns)):
         raise SiteDataError(f"runs: chapter names a column the table does not show ({', '.join(chapter)})")
     rows = []
-    for run, data in _runs(ctx):
+    for run, data in ctx.data.runs:
         if experiment not in run.experiments:
             continue
         meta = data.meta(experiment)
@@ -136,7 +132,7 @@ def _table(ctx: PageContext, which: str, caption: str, head: list[str], rows: li
 RUNS_LINK = "Each run's machine, model, date, commit and calibration"
 
 
-def _chapter_row(ctx: PageContext, columns: dict[str, str], chapter: dict[str, str], values: dict) -> str:
+def _chapter_row(ctx: PageContext, columns: list[str], chapter: dict[str, str], values: dict) -> str:
     """The chapter's figures in the primary run's units, what it measured them on first."""
 
     def said(ref: str) -> str:
@@ -172,9 +168,9 @@ def run_list(ctx: PageContext) -> str:
     many measuring runs it took, their median copy bandwidth and reference step at their
     start, and how many drifted past the limit while they ran."""
     rows = []
-    for run, data in _runs(ctx):
+    for run, data in ctx.data.runs:
         meta = max((data.meta(e) for e in run.experiments), key=lambda m: m["date"])
-        cal = data.table("calibration.runs").frame if "calibration" in data.experiments else None
+        cal = data.table(f"{CALIBRATION}.runs").frame if CALIBRATION in data.experiments else None
         if cal is not None:  # the rows of this run's key: a primary may gather several
             cal = cal[[_row_key(r) == run.key for r in cal.to_dict("records")]]
         if cal is not None and len(cal):
