@@ -59,3 +59,58 @@ def test_the_project_s_own_data_has_a_verdict_for_every_claim_about_this_machine
     assert out.startswith("0 of ") and "decided differently" in out
     found = verdicts.verdicts(REPO / "site_data")
     assert found and not [c for c, v in found.items() if v.startswith("unreadable")]
+
+
+QUESTIONS = """
+[up]
+check = "exceeds(exp.r_low, exp.r_high, 0.05)"
+hardware = true
+
+[level]
+check = "same(exp.r_low, exp.r_high, 0.05)"
+hardware = true
+
+[down]
+check = "undercuts(exp.r_low, exp.r_high, 0.05)"
+hardware = true
+
+[other_margin]
+check = "exceeds(exp.r_low, exp.r_high, 0.25)"
+hardware = true
+
+[big]
+check = "exp.ratio > 2"
+hardware = true
+
+[not_big]
+check = "not exp.ratio > 2"
+hardware = true
+"""
+
+
+def test_the_branches_of_one_sentence_are_one_question(tmp_path, capsys):
+    """A claim and its negation, and the three words that decide one interval against one
+    margin, are one question each: the question that changed counts once."""
+    claims = tmp_path / "experiments" / "exp"
+    claims.mkdir(parents=True)
+    (claims / "claims.toml").write_text(QUESTIONS)
+    asked = verdicts.questions(tmp_path / "experiments")
+    assert asked == {
+        "exp.big": "exp.big",
+        "exp.not_big": "exp.big",
+        "exp.down": "exp.down",
+        "exp.level": "exp.down",
+        "exp.up": "exp.down",
+        "exp.other_margin": "exp.other_margin",
+    }
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_data(a, "exp", {"t": [{"n": 1}]}, {"ratio": 2.5, "r_low": 1.01, "r_high": 1.04})
+    write_data(b, "exp", {"t": [{"n": 1}]}, {"ratio": 1.5, "r_low": 1.03, "r_high": 1.07})
+    found = [verdicts.verdicts(x, tmp_path / "experiments") for x in (a, b)]
+    # a: practically the same (inside ±5 %); b: straddles 1.05, so up and level cannot tell
+    assert verdicts.differences(*found, asked) == [
+        ("exp.big, exp.not_big", "✓ ⚠", "⚠ ✓"),
+        ("exp.down, exp.level, exp.up", "⚠ ✓ ⚠", "⚠ ≈ ≈"),
+    ]
+    # claim by claim, the same two changes read as four
+    assert len(verdicts.differences(*found)) == 4

@@ -7,13 +7,21 @@ decide every such claim alike (✓ holds, ≈ within this machine's noise, ⚠ d
 Verdicts compare runs of one key (machine, model, dtype, profile; sitedata.runs): each
 folder's primary run, or the run of KEY in each; two runs of different keys are refused.
 
-Prints one line per claim whose verdict differs, then a count; exits 1 when any differs,
-2 when a folder cannot be read. With one folder, prints every verdict.
+A page's sentence asks one question and shows the branch its answer takes; the claims of
+those branches are compared as one question, so that a question whose answer changed
+counts once: a claim written as another's negation (``not <its check>``: ⚠ of the one is
+✓ of the other, ≈ of both), and the claims that decide the same interval against the
+same margin or limit with different words (``exceeds``, ``same``, ``undercuts`` of one
+ratio: larger, practically the same, smaller).
+
+Prints one line per question whose verdict differs, then a count; exits 1 when any
+differs, 2 when a folder cannot be read. With one folder, prints every verdict.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 from pathlib import Path
 
@@ -44,13 +52,54 @@ def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
     return out
 
 
-def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, str]]:
-    """(claim id, verdict in a, verdict in b) for every claim the two decide differently."""
-    return [
-        (cid, a.get(cid, "absent"), b.get(cid, "absent"))
-        for cid in sorted(a | b)
-        if a.get(cid) != b.get(cid) and not (_unreadable(a.get(cid)) or _unreadable(b.get(cid)))
-    ]
+# the claims' words that decide an interval three ways (sitekit/claims/intervals.py)
+DECIDING = frozenset({"exceeds", "undercuts", "same", "below", "inside_band", "faster", "faster_by", "same_time"})
+
+
+def questions(claims_folder: Path = CLAIMS) -> dict[str, str]:
+    """Claim id -> the id of its question (the first of its claims by id), for every claim
+    about this machine: claims share a question when the deciding words they call take
+    the same arguments, or, calling none, when one's check is the other's negated."""
+    book = claim_files.load(claims_folder, claims_folder, claims.CALLS)
+    groups: dict[str, list[str]] = {}
+    for cid, c in sorted(book.entries.items()):
+        if c.hardware:
+            groups.setdefault(_asks(ast.parse(c.expression, mode="eval").body), []).append(cid)
+    return {cid: members[0] for members in groups.values() for cid in members}
+
+
+def _asks(node: ast.AST) -> str:
+    """What a check asks: the arguments of its deciding calls, or its tree without a ``not``."""
+    calls = sorted(
+        ast.dump(ast.Tuple(elts=n.args, ctx=ast.Load()))
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in DECIDING
+    )
+    if calls:
+        return "\n".join(calls)
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand
+    return ast.dump(node)
+
+
+def differences(
+    a: dict[str, str], b: dict[str, str], asked: dict[str, str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(question, its verdicts in a, in b) for every question the two decide differently;
+    ``asked`` (``questions``) groups the claims, each claim its own question without it.
+    A question's verdicts are its claims' marks in id order; a claim either folder cannot
+    read is left out of the comparison."""
+    asked = asked or {}
+    members: dict[str, list[str]] = {}
+    for cid in sorted(a | b):
+        if not (_unreadable(a.get(cid)) or _unreadable(b.get(cid))):
+            members.setdefault(asked.get(cid, cid), []).append(cid)
+    out = []
+    for q, cids in sorted(members.items()):
+        x, y = (" ".join(f.get(c, "absent") for c in cids) for f in (a, b))
+        if x != y:
+            out.append((", ".join(cids), x, y))
+    return out
 
 
 def one_sided(a: dict[str, str], b: dict[str, str]) -> list[str]:
@@ -109,17 +158,18 @@ def main(argv: list[str]) -> int:
         for cid, mark in found[0].items():
             print(f"{mark}  {cid}")
         return 0
-    diff = differences(*found)
-    for cid, x, y in diff:
-        print(f"{cid}: {x} in {folders[0]}, {y} in {folders[1]}")
+    asked = questions()
+    diff = differences(*found, asked)
+    for cids, x, y in diff:
+        print(f"{cids}: {x} in {folders[0]}, {y} in {folders[1]}")
     counts = {m: sum(v == m for v in found[1].values()) for m in (HOLDS, NOISE, FAILS)}
     decided = [c for c in found[0] | found[1] if not any(_unreadable(f.get(c)) for f in found)]
     lacking = one_sided(*found)
     if lacking:
         print(f"{len(lacking)} claims decided in one folder only (the other lacks their data), not compared")
     print(
-        f"{len(diff)} of {len(decided)} claims about this machine decided differently "
-        f"({folders[1]}: {counts[HOLDS]} ✓, {counts[NOISE]} ≈, {counts[FAILS]} ⚠)"
+        f"{len(diff)} of {len({asked.get(c, c) for c in decided})} questions about this machine decided "
+        f"differently ({len(decided)} claims; {folders[1]}: {counts[HOLDS]} ✓, {counts[NOISE]} ≈, {counts[FAILS]} ⚠)"
     )
     return 1 if diff else 0
 
