@@ -151,8 +151,8 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
         streams = generated_streams(model, ids, cfg.new_tokens)
     a, b = streams["recompute"], streams["cached"]
     identical = a == b
-    points, p, notes = generation_sweep(cfg, ctx, ids, b)
-    counts, roof = model_counts(model), ctx.calibration.roofline()
+    counts = model_counts(model)
+    points, p, notes, roof, v_round = generation_sweep(cfg, ctx, ids, b, ctx.calibration.roofline())
     cache = random_cache(model, batch=1, tokens=p.prompt)
     ops = {
         "recompute": count_ops(partial(recompute_step, model, ids)),
@@ -172,6 +172,7 @@ def _identical_output(cfg: Config, ctx: Context, ids: torch.Tensor, generated: d
     values = {
         **v_speedup,
         **step_values(points, p, counts, roof, ops),
+        **v_round,
         "tokens_identical": identical,
         **split,
         "identical_float32": fp32_mismatch < 0,

@@ -20,7 +20,8 @@ that the line's error is far below the interval's width.
 The speed-up is given twice: as the chapter counted it, the cached generation's prefill
 included (its first token costs a pass over the prompt either way), and over the steps
 after the first token alone. Each total is set against its prediction by the run's
-roofline, step by step (``measure/lab/step_work.py``).
+roofline, step by step (``measure/lab/step_work.py``), with the bandwidth and the cost per
+operator timed in the sweep's own rounds (``measure/lab/roofline_in_rounds.py``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from measure.lab.generation import recompute_step as one_recompute_step
 from measure.lab.medians import Estimate, median_interval
 from measure.lab.prediction import prediction_cells, step_value_cells
 from measure.lab.roofline import Prediction, Roofline, summed
+from measure.lab.roofline_in_rounds import BLOCK_S, RoundProbes, measured
 from measure.lab.sampling import interleaved
 from measure.lab.step_work import ModelCounts, decode_work, prefill_work
 
@@ -131,10 +133,15 @@ def paired(num: list[float], den: list[float]) -> tuple[float, float | None, flo
     return statistics.median(ratios), *(None if math.isnan(b) else b for b in (low, high))
 
 
-def generation_sweep(cfg, ctx: Context, ids: torch.Tensor, stream: list[int]) -> tuple[dict, Plan, dict]:
-    """The sweep's points by key, the plan, and the sweep's notes. ``stream``: the tokens
-    the generation writes (the recompute passes run over the prompt and them)."""
+def generation_sweep(
+    cfg, ctx: Context, ids: torch.Tensor, stream: list[int], roof: Roofline
+) -> tuple[dict, Plan, dict, Roofline, dict]:
+    """The sweep's points by key, the plan, the sweep's notes, ``roof`` (the calibration's)
+    with the memory and operator terms of the sweep's own rounds, and those terms as
+    values. ``stream``: the tokens the generation writes (the recompute passes run over
+    the prompt and them)."""
     model = ctx.model.model
+    probes = RoundProbes.of(model, ctx.device)
     p = plan(int(ids.shape[1]), cfg.new_tokens, recompute_points=cfg.recompute_points, step_points=cfg.step_points)
     seq = torch.cat([ids, torch.tensor([stream], dtype=ids.dtype, device=ids.device)], dim=1)
     token = ids[:, -1:]
@@ -153,15 +160,17 @@ def generation_sweep(cfg, ctx: Context, ids: torch.Tensor, stream: list[int]) ->
         f"{len(p.recompute_lengths)} recompute passes, interleaved (budget {cfg.generation_budget_s:.0f} s)"
     )
     sweep = interleaved(
-        points,
+        points | probes.points,
         device=ctx.device,
         seed=cfg.generation_seed,
         budget_s=cfg.generation_budget_s,
         target=cfg.target,
         min_rounds=cfg.generation_min_rounds,
         before=before,
+        min_sample_s=BLOCK_S,
     )
-    return sweep.points, p, {"generation_sweep": sweep.describe()}
+    notes = {"generation_sweep": sweep.describe()}
+    return measured(sweep.points), p, notes, probes.roofline(sweep, roof), probes.values("generation_round", sweep)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What §1 writes (``site_data/kv_cache/``): its tables and values, declared once."""
 
 from measure.lab.prediction import prediction_columns, step_values
+from measure.lab.roofline_in_rounds import declared
 from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Column, Table, Value, derived_columns, interval_columns
@@ -128,6 +129,7 @@ VALUES = (
         description="the same after the first token: the recompute passes after the first over the decode steps",
     ),
     Value("speedup_predicted", "x", description="the speedup the run's roofline predicts", policy=TIMING),
+    *declared("generation_round", "the generation sweep"),
     Value("steps_speedup_predicted", "x", description="the same after the first token", policy=TIMING),
     Value(
         "flops_ratio",

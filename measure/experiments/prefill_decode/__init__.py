@@ -158,12 +158,13 @@ def run(cfg: Config, ctx: Context) -> Result:
     }
     split, v_split, n_split = split_table(cfg, ctx, counts=counts, ops=ops, roof=roof)
     pre, v_pre, n_pre = prefill_sweep(cfg, ctx, counts=counts, ops=ops["prefill"], roof=roof)
-    dec, v_dec, n_dec = decode_sweep(cfg, ctx, counts=counts, ops=ops["step"], roof=roof)
+    dec, v_dec, n_dec, dec_roof = decode_sweep(cfg, ctx, counts=counts, ops=ops["step"], roof=roof)
     contexts = tuple(sorted({smallest, v_dec["flat_up_to"]}))
     parts, n_parts = breakdown(cfg, ctx, contexts)
     kinds, v_settings, n_settings = setting_sweep(cfg, ctx)
     v_regime = regime_values(
-        roof=roof,
+        roof=dec_roof,  # the terms the decode table's steps were set against
+        calibrated=roof,
         ops=ops["step"],
         step_s=dec[0]["step_ms"] / 1e3,
         dtype=counts.dtype,

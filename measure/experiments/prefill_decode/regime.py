@@ -72,11 +72,15 @@ def _triple(name: str, rate: Rate | None, scale: float) -> dict:
     return {name: rate.value * scale, low: rate.low * scale, high: rate.high * scale}
 
 
-def regime_values(*, roof: Roofline, ops: int, step_s: float, dtype: str, counts: dict, rows: list[dict]) -> dict:
+def regime_values(
+    *, roof: Roofline, calibrated: Roofline, ops: int, step_s: float, dtype: str, counts: dict, rows: list[dict]
+) -> dict:
     """The values that place the step (the eager step at the smallest context, ``step_s``)
     under the roofline: its fixed cost, its arithmetic and its memory terms, each with
-    its range; ``counts`` holds the step's FLOPs and FLOPs per byte, the projections'
-    bytes and the contexts profiled."""
+    its range, by ``roof`` (the terms the step was predicted with); the machine's balance
+    point and the matrix multiplies' share of the copy bandwidth by ``calibrated`` (the
+    run's, as the methods page gives it). ``counts`` holds the step's FLOPs and FLOPs per
+    byte, the projections' bytes and the contexts profiled."""
     flops = counts["step_flops"]
     lo, hi = counts["contexts"][0], counts["contexts"][-1]
     mm = [r for r in rows if r["cache_tokens"] == lo and r["part"] == GROUPS["matmul"]][0]
@@ -93,13 +97,13 @@ def regime_values(*, roof: Roofline, ops: int, step_s: float, dtype: str, counts
         "arithmetic_share": arithmetic.value / step_s,
         **_triple("one_row_gflops", roof.ceiling(dtype, 1), 1e-9),
         **_triple("peak_gflops", roof.peak(dtype), 1e-9),
-        **_triple("balance_flops_per_byte", roof.balance(dtype), 1.0),
+        **_triple("balance_flops_per_byte", calibrated.balance(dtype), 1.0),
         "decode_flops_per_byte": counts["step_flops_per_byte"],
         "projection_bytes": counts["projection_bytes"],
         "matmul_read_gb_s": counts["projection_bytes"] / mm["self_ms"] / 1e6,
         "matmul_read_low_gb_s": counts["projection_bytes"] / mm["self_high_ms"] / 1e6,
         "matmul_read_high_gb_s": counts["projection_bytes"] / mm["self_low_ms"] / 1e6,
-        "matmul_read_share": counts["projection_bytes"] / mm["self_ms"] / 1e6 / (roof.bandwidth.value / 1e9),
+        "matmul_read_share": counts["projection_bytes"] / mm["self_ms"] / 1e6 / (calibrated.bandwidth.value / 1e9),
         "profiled_step_ms": _cell(rows, lo, "step"),
     }
     for group in GROUPS:

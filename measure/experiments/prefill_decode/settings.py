@@ -10,10 +10,11 @@ intervals (and the bandwidth's) give. The thread count is set untimed before eac
 (``before``) and put back after the sweep.
 
 Each setting is also set against its prediction by the run's roofline, in its dtype (the
-calibration probes the other dtype's ceilings too). One thread moves fewer bytes per
-second than all of them: the sweep times, beside the settings and in the same rounds, one
-thread copying a buffer as large as the weights, and the one-thread setting is predicted
-with that bandwidth (``one_thread_copy``).
+calibration probes the other dtype's ceilings too), with the bandwidth and the cost per
+operator the sweep's own rounds gave (``measure/lab/roofline_in_rounds.py``). One thread
+moves fewer bytes per second than all of them: the sweep times, beside the settings and in
+the same rounds, one thread copying a buffer as large as the weights, and the one-thread
+setting is predicted with that bandwidth (``one_thread_copy``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from measure.lab.medians import fraction_cells, ratio_cells
 from measure.lab.op_counting import count_ops
 from measure.lab.prediction import no_prediction, prediction_cells, step_value_cells
 from measure.lab.roofline import Rate, Roofline
+from measure.lab.roofline_in_rounds import BLOCK_S, PROBES, RoundProbes
 from measure.lab.sampling import interleaved
 from measure.lab.step_work import STATIC_CACHE_PASSES, decode_work, model_counts
 
@@ -79,8 +81,13 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
     one_thread = threads > 1 and device.type == "cpu"
     if one_thread:
         points[ONE_THREAD_COPY] = copier(copy_bytes=weight_bytes(model), device=device, copies_per_sample=1)
+    probes = RoundProbes.of(model, device)
+    points |= probes.points
 
     def before(key) -> None:
+        if key in PROBES:  # the run's own threads
+            torch.set_num_threads(threads)
+            return
         torch.set_num_threads(key[2])
         if key[0] is False:
             crop_cache(caches[key[1]], c)  # the previous step grew it by one
@@ -97,11 +104,12 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
             target=cfg.target,
             warmup=2,
             before=before,
+            min_sample_s=BLOCK_S,
         )
     finally:
         torch.set_num_threads(threads)
     base = sweep.points[wanted[0]]
-    roofs = {threads: cal.roofline()}
+    roofs = {threads: probes.roofline(sweep, cal.roofline())}
     if one_thread:
         copied = sweep.points[ONE_THREAD_COPY]
         moved = 2 * weight_bytes(model)  # a copy reads its bytes once and writes them once
@@ -128,6 +136,7 @@ def setting_sweep(cfg, ctx: Context) -> tuple[list[dict], dict, dict]:
         "settings_best_fraction_low": best["fraction_of_floor_low"],
         "settings_best_fraction_high": best["fraction_of_floor_high"],
         **_one_thread_values(roofs.get(1)),
+        **probes.values("settings_round", sweep),
         "settings_other_dtype": rows[1]["dtype"],
         **step_value_cells("settings_other", sweep.points.get(wanted[1]), predictions[wanted[1]]),
         **step_value_cells(

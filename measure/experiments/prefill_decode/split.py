@@ -20,13 +20,24 @@ from measure.lab.generation import decode_step, prefill
 from measure.lab.medians import ratio_cells
 from measure.lab.prediction import prediction_cells
 from measure.lab.roofline import Roofline, summed
+from measure.lab.roofline_in_rounds import BLOCK_S, RoundProbes
 from measure.lab.sampling import host_timer, interleaved
 from measure.lab.step_work import ModelCounts, decode_work, prefill_work
 from measure.lab.timing import timed
 
 
-def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int, budget_s: float, target: float):
-    """The sweep of the two points, and every timed generation's per-step seconds."""
+def split_sweep(
+    model,
+    ids: torch.Tensor,
+    *,
+    steps: int,
+    ctx: Context,
+    seed: int,
+    budget_s: float,
+    target: float,
+    probes: RoundProbes,
+):
+    """The sweep of the two points and of ``probes``, and every timed generation's per-step seconds."""
     device = ctx.device
     state: dict = {}
     generations: list[list[float]] = []
@@ -52,13 +63,14 @@ def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int
         return seconds
 
     sweep = interleaved(
-        {"prefill": lambda: prefill(model, ids), "decode": generate},
+        {"prefill": lambda: prefill(model, ids), "decode": generate} | probes.points,
         device=device,
         seed=seed,
         budget_s=budget_s,
         target=target,
         before=before,
         timer=timer,
+        min_sample_s=BLOCK_S,
     )
     return sweep, generations
 
@@ -66,14 +78,24 @@ def split_sweep(model, ids: torch.Tensor, *, steps: int, ctx: Context, seed: int
 def split_table(cfg, ctx: Context, *, counts: ModelCounts, ops: dict, roof: Roofline) -> tuple[list[dict], dict, dict]:
     """The ``split`` rows, their values, and the sweep's notes; ``ops`` holds the operators
     of a ``prefill`` and of a decode ``step``. The decode phase is predicted step by step:
-    the context grows by one position each step."""
+    the context grows by one position each step; ``roof`` is the calibration's, whose
+    memory and operator terms the sweep's own rounds replace."""
     model = ctx.model.model
     ids = ctx.prompt_ids(cfg.split_prompt_tokens)
     steps = cfg.split_new_tokens - 1
     ctx.log(f"  split: prefill {cfg.split_prompt_tokens} tokens, then {steps} decode steps, interleaved")
+    probes = RoundProbes.of(model, ctx.device)
     sweep, generations = split_sweep(
-        model, ids, steps=steps, ctx=ctx, seed=cfg.split_seed, budget_s=cfg.split_budget_s, target=cfg.target
+        model,
+        ids,
+        steps=steps,
+        ctx=ctx,
+        seed=cfg.split_seed,
+        budget_s=cfg.split_budget_s,
+        target=cfg.target,
+        probes=probes,
     )
+    roof = probes.roofline(sweep, roof)  # the memory and operator terms of the same rounds
     pre, dec = sweep.points["prefill"], sweep.points["decode"]
     pre_tok, dec_tok = pre.scaled(1 / cfg.split_prompt_tokens), dec.scaled(1 / steps)
     p = cfg.split_prompt_tokens
@@ -115,6 +137,7 @@ def split_table(cfg, ctx: Context, *, counts: ModelCounts, ops: dict, roof: Roof
         "split_step_min_ms": min(all_steps) * 1e3,
         "split_step_max_ms": max(all_steps) * 1e3,
         "split_step_samples_ms": [[round(s * 1e3, 4) for s in g] for g in generations],
+        **probes.values("split_round", sweep),
     }
     return rows, values, {"split_sweep": sweep.describe()}
 

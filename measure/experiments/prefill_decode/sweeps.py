@@ -1,7 +1,9 @@
 """§2's two sweeps: the prefill at each prompt length, and the decode step at each cache
 length, eager and compiled interleaved in one sweep (``sampling.interleaved``), every
 floor divided by the run's one bandwidth (``ctx.calibration``), and every step set
-against its prediction by the run's roofline (``measure/lab/step_work.py`` counts it)."""
+against its prediction by the run's roofline (``measure/lab/step_work.py`` counts it),
+whose bandwidth and cost per operator were timed in the sweep's own rounds
+(``measure/lab/roofline_in_rounds.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from measure.lab.generation import cache_storage_bytes, crop_cache, decode_step,
 from measure.lab.medians import Estimate, fraction_cells, ratio, ratio_cells
 from measure.lab.prediction import no_prediction, prediction_cells
 from measure.lab.roofline import Roofline
+from measure.lab.roofline_in_rounds import BLOCK_S, RoundProbes, measured
 from measure.lab.sampling import interleaved
 from measure.lab.step_work import STATIC_CACHE_PASSES, ModelCounts, decode_work, prefill_work
 from measure.lab.timing import timed
@@ -25,20 +28,25 @@ def _no_count(cells: dict) -> dict:
 
 
 def prefill_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roofline) -> tuple[list[dict], dict, dict]:
-    """``ops``: the operators of one prefill (their number does not depend on the prompt's length)."""
+    """``ops``: the operators of one prefill (their number does not depend on the prompt's
+    length); ``roof``: the calibration's, whose memory and operator terms the sweep's own
+    rounds replace."""
     model = ctx.model.model
     ids = {p: ctx.prompt_ids(p) for p in cfg.prompt_lengths}
+    probes = RoundProbes.of(model, ctx.device)
     ctx.log(f"  prefill at {len(ids)} prompt lengths, interleaved (budget {cfg.prefill_budget_s:.0f} s)")
     sweep = interleaved(
-        {p: partial(prefill, model, ids[p]) for p in cfg.prompt_lengths},
+        {p: partial(prefill, model, ids[p]) for p in cfg.prompt_lengths} | probes.points,
         device=ctx.device,
         seed=cfg.prefill_seed,
         budget_s=cfg.prefill_budget_s,
         target=cfg.target,
         min_rounds=cfg.prefill_min_rounds,
+        min_sample_s=BLOCK_S,
     )
+    roof = probes.roofline(sweep, roof)
     rows = []
-    for p, est in sweep.points.items():
+    for p, est in measured(sweep.points).items():
         work = prefill_work(counts, prompt=p, ops=ops)
         rows.append(
             {
@@ -64,7 +72,8 @@ def prefill_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roo
         "prompt_before_largest": before["prompt_tokens"],
         "ttft_growth": last["time_ms"] / first["time_ms"],
         **ratio_cells("per_token_change", longest, previous),
-        "prefill_samples_ms": {str(p): est.samples_ms() for p, est in sweep.points.items()},
+        "prefill_samples_ms": {str(p): est.samples_ms() for p, est in measured(sweep.points).items()},
+        **probes.values("prefill_round", sweep),
     }
     return rows, values, {"prefill_sweep": sweep.describe()}
 
@@ -87,8 +96,13 @@ def _compiled_points(cfg, ctx: Context, token) -> tuple[dict, dict, dict]:
     return points, first, {"compiled_available": True, "compiled_method": decoder.method}
 
 
-def decode_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roofline) -> tuple[list[dict], dict, dict]:
-    """``ops``: the operators of one eager step (counted at the smallest context)."""
+def decode_sweep(
+    cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roofline
+) -> tuple[list[dict], dict, dict, Roofline]:
+    """``ops``: the operators of one eager step (counted at the smallest context);
+    ``roof``: the calibration's. Returns the rows, values and notes, and the roofline the
+    steps were set against: ``roof`` with the memory and operator terms of the sweep's own
+    rounds."""
     model = ctx.model.model
     cal = ctx.calibration
     weight_bytes, weight_macs = counts.weight_bytes, counts.weight_macs
@@ -98,6 +112,7 @@ def decode_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roof
     cache_bytes = {c: cache_storage_bytes(caches[c]) for c in caches}  # before a step grows them
     points = {("eager", c): partial(decode_step, model, token, caches[c]) for c in cfg.cache_lengths}
     compiled, first, v_compiled = _compiled_points(cfg, ctx, token)
+    probes = RoundProbes.of(model, ctx.device)
 
     def before(key) -> None:
         if key[0] == "eager":
@@ -105,14 +120,16 @@ def decode_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roof
 
     ctx.log(f"  decode step at {len(caches)} cache lengths, eager and compiled interleaved")
     sweep = interleaved(
-        points | compiled,
+        points | compiled | probes.points,
         device=ctx.device,
         seed=cfg.decode_seed,
         budget_s=cfg.decode_budget_s,
         target=cfg.target,
         warmup=2,
         before=before,
+        min_sample_s=BLOCK_S,
     )
+    roof = probes.roofline(sweep, roof)
     rows, predicted = [], {}
     for c in cfg.cache_lengths:
         est = sweep.points[("eager", c)]
@@ -153,8 +170,9 @@ def decode_sweep(cfg, ctx: Context, *, counts: ModelCounts, ops: int, roof: Roof
         "cache_bytes_added": (hi["cache_bytes"] - lo["cache_bytes"]) / (weight_bytes + lo["cache_bytes"]),
         "bandwidth_gb_s": cal.bandwidth_bytes_per_s / 1e9,
         **{name: s * 1e3 for name, s in zip(("floor_ms", "floor_low_ms", "floor_high_ms"), floor, strict=True)},
+        **probes.values("decode_round", sweep),
     }
-    return rows, values, {"decode_sweep": sweep.describe()}
+    return rows, values, {"decode_sweep": sweep.describe()}, roof
 
 
 def _compiled_cells(comp: Estimate | None, eager: Estimate, floor: tuple[float, float, float]) -> dict:

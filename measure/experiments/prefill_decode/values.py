@@ -3,6 +3,7 @@ declared once."""
 
 from measure.lab.prediction import step_values
 from measure.lab.profiled import GROUPS
+from measure.lab.roofline_in_rounds import declared
 from sitedata.intervals import interval_values
 from sitedata.policies import EXACT, EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC_ANYWHERE, RECORDED, TIMING
 from sitedata.schema import Value
@@ -40,6 +41,11 @@ VALUES = (
     Value("weight_bytes", "bytes", description="bytes of the model's parameters", policy=EXACT_ON_DEVICE),
     Value("weight_macs", "MAC", description="multiply-adds of every Linear layer for one token", policy=EXACT),
     Value("bandwidth_gb_s", "GB/s", description="the run's one bandwidth (its start calibration)", policy=TIMING),
+    *(
+        v
+        for sweep in ("split", "prefill", "decode", "settings")
+        for v in declared(f"{sweep}_round", f"the {sweep} sweep")
+    ),
     *interval_values(
         "floor_ms",
         "ms",
