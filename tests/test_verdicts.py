@@ -85,12 +85,21 @@ hardware = true
 [not_big]
 check = "not exp.ratio > 2"
 hardware = true
+
+[memory_bound]
+check = "exp.bound == 'memory'"
+hardware = true
+
+[compute_bound]
+check = "exp.bound == 'compute'"
+hardware = true
 """
 
 
 def test_the_branches_of_one_sentence_are_one_question(tmp_path, capsys):
-    """A claim and its negation, and the three words that decide one interval against one
-    margin, are one question each: the question that changed counts once."""
+    """A claim and its negation, the three words that decide one interval against one
+    margin, and two words for one value, are one question each: the question that
+    changed counts once."""
     claims = tmp_path / "experiments" / "exp"
     claims.mkdir(parents=True)
     (claims / "claims.toml").write_text(QUESTIONS)
@@ -102,15 +111,18 @@ def test_the_branches_of_one_sentence_are_one_question(tmp_path, capsys):
         "exp.level": "exp.down",
         "exp.up": "exp.down",
         "exp.other_margin": "exp.other_margin",
+        "exp.compute_bound": "exp.compute_bound",
+        "exp.memory_bound": "exp.compute_bound",
     }
     a, b = tmp_path / "a", tmp_path / "b"
-    write_data(a, "exp", {"t": [{"n": 1}]}, {"ratio": 2.5, "r_low": 1.01, "r_high": 1.04})
-    write_data(b, "exp", {"t": [{"n": 1}]}, {"ratio": 1.5, "r_low": 1.03, "r_high": 1.07})
+    write_data(a, "exp", {"t": [{"n": 1}]}, {"ratio": 2.5, "r_low": 1.01, "r_high": 1.04, "bound": "memory"})
+    write_data(b, "exp", {"t": [{"n": 1}]}, {"ratio": 1.5, "r_low": 1.03, "r_high": 1.07, "bound": "compute"})
     found = [verdicts.verdicts(x, tmp_path / "experiments") for x in (a, b)]
     # a: practically the same (inside ±5 %); b: straddles 1.05, so up and level cannot tell
     assert verdicts.differences(*found, asked) == [
         ("exp.big, exp.not_big", "✓ ⚠", "⚠ ✓"),
+        ("exp.compute_bound, exp.memory_bound", "⚠ ✓", "✓ ⚠"),
         ("exp.down, exp.level, exp.up", "⚠ ✓ ⚠", "⚠ ≈ ≈"),
     ]
-    # claim by claim, the same two changes read as four
-    assert len(verdicts.differences(*found)) == 4
+    # claim by claim, the same three changes read as six
+    assert len(verdicts.differences(*found)) == 6

@@ -12,7 +12,8 @@ those branches are compared as one question, so that a question whose answer cha
 counts once: a claim written as another's negation (``not <its check>``: ⚠ of the one is
 ✓ of the other, ≈ of both), and the claims that decide the same interval against the
 same margin or limit with different words (``exceeds``, ``same``, ``undercuts`` of one
-ratio: larger, practically the same, smaller).
+ratio: larger, practically the same, smaller), and the claims that compare the same
+values with words (which ceiling a step sits under: ``memory`` or ``compute``).
 
 Prints one line per question whose verdict differs, then a count; exits 1 when any
 differs, 2 when a folder cannot be read. With one folder, prints every verdict.
@@ -69,7 +70,9 @@ def questions(claims_folder: Path = CLAIMS) -> dict[str, str]:
 
 
 def _asks(node: ast.AST) -> str:
-    """What a check asks: the arguments of its deciding calls, or its tree without a ``not``."""
+    """What a check asks: the arguments of its deciding calls; else what it compares with
+    words (``x.bound == 'memory'`` and ``x.bound == 'compute'`` ask which ceiling);
+    else its tree without a ``not``."""
     calls = sorted(
         ast.dump(ast.Tuple(elts=n.args, ctx=ast.Load()))
         for n in ast.walk(node)
@@ -77,6 +80,16 @@ def _asks(node: ast.AST) -> str:
     )
     if calls:
         return "\n".join(calls)
+    named = sorted(
+        {
+            ast.dump(n.left)
+            for n in ast.walk(node)
+            if isinstance(n, ast.Compare)
+            and all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in n.comparators)
+        }
+    )
+    if named:
+        return "which: " + "\n".join(named)
     while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         node = node.operand
     return ast.dump(node)
