@@ -108,7 +108,7 @@ def differences(
         if not (_unreadable(a.get(cid)) or _unreadable(b.get(cid))):
             members.setdefault(asked.get(cid, cid), []).append(cid)
     out = []
-    for q, cids in sorted(members.items()):
+    for _, cids in sorted(members.items()):
         x, y = (" ".join(f.get(c, "absent") for c in cids) for f in (a, b))
         if x != y:
             out.append((", ".join(cids), x, y))
