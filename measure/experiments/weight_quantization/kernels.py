@@ -1,7 +1,8 @@
 """§5's ``decode_kernels``: one decode step per low-bit variant (``lowbit_decode``), every
-variant's step and its kernel's ceiling interleaved in one sweep, each step counted,
-predicted by the roofline and profiled (``decomposition``); the rows and the values the
-page reads from them."""
+variant's step and its kernel's ceiling interleaved in one sweep, with the copy and the
+operator probe in the same rounds (``measure/lab/roofline_in_rounds.py``), each step
+counted, predicted by the roofline those rounds give and profiled (``decomposition``);
+the rows and the values the page reads from them."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from measure.experiments.weight_quantization.tables import FRACTION, SPEEDUP, TA
 from measure.lab.context import Context
 from measure.lab.machine_probes import MIN_SAMPLE_S
 from measure.lab.medians import fraction_cells, ratio_cells
+from measure.lab.roofline import Roofline
+from measure.lab.roofline_in_rounds import RoundProbes, value_names
 from measure.lab.sampling import interleaved
 
 CEILING = "ceiling"  # the first part of a kernel probe's key in the sweep: ("ceiling", variant)
@@ -33,18 +36,21 @@ def _described(row: dict | None) -> str | None:
     return row["label"] if "activations" in row["label"] else f"{row['label']}, {row['activations']} activations"
 
 
-def _timed(cfg, ctx: Context, prepared: dict) -> tuple[dict, dict, dict]:
-    """Every ready variant's step and its kernel's ceiling probe in one interleaved sweep
-    (the probes in blocks of calls); the steps' estimates, the probes' and the notes."""
+def _timed(cfg, ctx: Context, prepared: dict) -> tuple[dict, dict, dict, Roofline, dict]:
+    """Every ready variant's step, its kernel's ceiling probe, the copy and the operator
+    probe in one interleaved sweep (the quick probes in blocks of calls); the steps'
+    estimates, the kernel probes', the notes, the calibration's roofline with the memory
+    and operator terms of these rounds, and those terms as values."""
     steps = {name: p.step for name, p in prepared.items()}
     probes, flops = {}, 0
     for name in steps:
         probes[(CEILING, name)], flops = ceiling_probe(ctx.model.model, VARIANTS[name])
+    rounds = RoundProbes.of(ctx.model.model, ctx.device)
     ctx.log(
         f"  the decode step of {len(steps)} variants and their kernels, interleaved (budget {cfg.kernel_budget_s:g} s)"
     )
     sweep = interleaved(
-        steps | probes,
+        steps | probes | rounds.points,
         device=ctx.device,
         seed=cfg.kernel_seed,
         budget_s=cfg.kernel_budget_s,
@@ -54,7 +60,13 @@ def _timed(cfg, ctx: Context, prepared: dict) -> tuple[dict, dict, dict]:
         min_sample_s=MIN_SAMPLE_S,
     )
     ceilings = {name: sweep.points[(CEILING, name)] for name in steps}
-    return {name: sweep.points[name] for name in steps}, {"ceilings": ceilings, "flops": flops}, sweep.describe()
+    return (
+        {name: sweep.points[name] for name in steps},
+        {"ceilings": ceilings, "flops": flops},
+        sweep.describe(),
+        rounds.roofline(sweep, ctx.calibration.roofline()),
+        rounds.values("kernel_round", sweep),
+    )
 
 
 def decode_kernels(cfg, ctx: Context) -> tuple[list, dict, dict]:
@@ -68,9 +80,9 @@ def decode_kernels(cfg, ctx: Context) -> tuple[list, dict, dict]:
             prepared[name] = p
     counts = {name: counted(p) for name, p in prepared.items()}
     points, probed, notes = ({}, {}, {})
-    matmuls = {}
+    matmuls, in_rounds, v_rounds = {}, None, dict.fromkeys(value_names("kernel_round"))
     if prepared:
-        points, probed, sweep_notes = _timed(cfg, ctx, prepared)
+        points, probed, sweep_notes, in_rounds, v_rounds = _timed(cfg, ctx, prepared)
         ctx.log(f"  profiling the decode step of {len(prepared)} variants, interleaved")
         matmuls, profile_notes = profiled_matmuls(
             {n: p.step for n, p in prepared.items()},
@@ -81,7 +93,7 @@ def decode_kernels(cfg, ctx: Context) -> tuple[list, dict, dict]:
             target=cfg.target,
         )
         notes = {"kernel_sweep": sweep_notes, "profile_sweep": profile_notes}
-    roofline = kernel_roofline(ctx.calibration.roofline(), probed["ceilings"], probed["flops"]) if prepared else None
+    roofline = kernel_roofline(in_rounds, probed["ceilings"], probed["flops"]) if prepared else None
     # A row that stopped early (not built, wrong, failed) has the columns it reached, the rest empty.
     columns = next(t for t in TABLES if t.name == "decode_kernels").column_names
     rows = [dict.fromkeys(columns) | r for r in rows]
@@ -99,7 +111,7 @@ def decode_kernels(cfg, ctx: Context) -> tuple[list, dict, dict]:
             r |= ratio_cells(SPEEDUP[0], reference, est)
         r |= predicted_cells(r, est, counts[r["variant"]], roofline)
         r |= parts_cells(est, matmuls[r["variant"]])
-    return rows, _values(cfg, cal, rows, points), notes
+    return rows, _values(cfg, cal, rows, points) | v_rounds, notes
 
 
 def _values(cfg, cal, rows: list[dict], points: dict) -> dict:

@@ -3,6 +3,7 @@ declared once (the tables: tables.py)."""
 
 from measure.experiments.weight_quantization.tables import RATIO_PAIRS
 from measure.lab import quantizers as q
+from measure.lab.roofline_in_rounds import declared
 from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, EXACT_ON_MACHINE, NUMERIC, NUMERIC_ANYWHERE, TIMING
 from sitedata.schema import Value
@@ -34,6 +35,7 @@ VALUES = (
         description="the run's one bandwidth (its calibration)",
         bounds=("its 95 % interval, low", "its 95 % interval, high"),
     ),
+    *declared("kernel_round", "the kernel sweep"),
     Value("kernel_fp32_step_ms", "ms", policy=TIMING),
     Value("kernel_fastest", description="the variant with the shortest step", policy=TIMING, words=True),
     *interval_values("kernel_fastest_speedup", "x", description="its speed against fp32"),
