@@ -21,21 +21,16 @@ def _point(median: float, low: float, high: float) -> Estimate:
     return Estimate((low, median, high), median, low, high, 0.03, False)
 
 
+def _sweep(points: dict) -> Sweep:
+    return Sweep(points=points, seed=0, rounds=3, seconds=1.0, budget_s=1.0, target=0.03)
+
+
 def test_the_rounds_replace_the_bandwidth_and_the_operator_cost_only():
     probes = RoundProbes(points={}, moved_bytes=2_000_000_000, ops_per_call=100)
     # a copy of 2 GB moved in 0.1 s [0.08, 0.125]: 20 GB/s, its range [16, 25] GB/s;
     # 100 operators in 500 µs [400, 600]: 5 µs each [4, 6]
-    sweep = Sweep(
-        points={
-            ("eager", 16): _point(0.04, 0.039, 0.041),
-            COPY: _point(0.1, 0.08, 0.125),
-            OPERATOR: _point(5e-4, 4e-4, 6e-4),
-        },
-        seed=0,
-        rounds=3,
-        seconds=1.0,
-        budget_s=1.0,
-        target=0.03,
+    sweep = _sweep(
+        {("eager", 16): _point(0.04, 0.039, 0.041), COPY: _point(0.1, 0.08, 0.125), OPERATOR: _point(5e-4, 4e-4, 6e-4)}
     )
     roof = probes.roofline(sweep, CALIBRATED)
     assert (roof.bandwidth.value, roof.bandwidth.low, roof.bandwidth.high) == pytest.approx((20e9, 16e9, 25e9))
@@ -65,14 +60,7 @@ def test_a_slower_machine_in_the_rounds_raises_the_prediction_by_as_much():
     probes = RoundProbes(points={}, moved_bytes=2_000_000, ops_per_call=10)
 
     def predicted(copy_s: float, ops_s: float) -> float:
-        sweep = Sweep(
-            points={COPY: _point(copy_s, copy_s, copy_s), OPERATOR: _point(ops_s, ops_s, ops_s)},
-            seed=0,
-            rounds=3,
-            seconds=1.0,
-            budget_s=1.0,
-            target=0.03,
-        )
+        sweep = _sweep({COPY: _point(copy_s, copy_s, copy_s), OPERATOR: _point(ops_s, ops_s, ops_s)})
         roof = probes.roofline(sweep, CALIBRATED)
         # a step reading 1 MB and dispatching 100 operators
         return roof.bandwidth.inverse(1e6).value + 100 * roof.dispatch.value
