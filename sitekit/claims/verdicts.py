@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -36,9 +37,15 @@ UNREADABLE = "unreadable"
 CLAIMS = Path(__file__).resolve().parents[2] / "measure" / "experiments"
 
 
+@functools.cache
+def _book(claims_folder: Path) -> claim_files.ClaimBook:
+    """The claims of a folder, read once: two folders' verdicts and their questions read the same book."""
+    return claim_files.load(claims_folder, claims_folder, claims.CALLS)
+
+
 def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
     """Claim id -> its mark, or "unreadable: why" where the folder lacks what it reads."""
-    book = claim_files.load(claims_folder, claims_folder, claims.CALLS)
+    book = _book(claims_folder)
     data = SiteData(folder)
     out = {}
     for cid, claim in sorted(book.entries.items()):
@@ -53,15 +60,16 @@ def verdicts(folder: Path, claims_folder: Path = CLAIMS) -> dict[str, str]:
     return out
 
 
-# the claims' words that decide an interval three ways (sitekit/claims/intervals.py)
-DECIDING = frozenset({"exceeds", "undercuts", "same", "below", "inside_band", "faster", "faster_by", "same_time"})
+# the claims' words that decide intervals (sitekit/claims/intervals.py): the same
+# arguments under two of them are two branches of one question
+DECIDING = frozenset(claims.INTERVAL_WORDS)
 
 
 def questions(claims_folder: Path = CLAIMS) -> dict[str, str]:
     """Claim id -> the id of its question (the first of its claims by id), for every claim
     about this machine: claims share a question when the deciding words they call take
     the same arguments, or, calling none, when one's check is the other's negated."""
-    book = claim_files.load(claims_folder, claims_folder, claims.CALLS)
+    book = _book(claims_folder)
     groups: dict[str, list[str]] = {}
     for cid, c in sorted(book.entries.items()):
         if c.hardware:
