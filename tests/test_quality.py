@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from measure.experiments.quality.questions import QUESTIONS, score
-from measure.lab.evaluation import agreement, apply_repetition_penalty, perplexity
+from measure.lab.battery import apply_repetition_penalty
+from measure.lab.evaluation import agreement, perplexity
 from tests.helpers import table_rows
 
 
@@ -70,6 +71,9 @@ def test_repetition_penalty_is_the_ctrl_rule():
     logits = torch.tensor([[2.0, -2.0, 1.0]])
     seen = torch.tensor([[True, True, False]])
     assert apply_repetition_penalty(logits, seen, 2.0).tolist() == [[1.0, -4.0, 1.0]]
+    # one penalty per row: a row's 1.0 leaves it as it was
+    rows = apply_repetition_penalty(logits.repeat(2, 1), seen.repeat(2, 1), torch.tensor([[2.0], [1.0]]))
+    assert rows.tolist() == [[1.0, -4.0, 1.0], [2.0, -2.0, 1.0]]
 
 
 class _Bigram(torch.nn.Module):
@@ -129,10 +133,10 @@ def test_speculative_acceptance_counts_are_the_quality_agreement(smoke_data):
 
 
 def test_the_battery_reads_its_prompts_once_and_answers_as_alone():
-    """Every penalty continues its own copy of one prefill: each answers as a call with
-    that penalty alone does, and each prompt of the left-padded batch as it would alone
-    (greedy decoding with the cache, one prompt at a time)."""
-    from measure.lab.evaluation import greedy_answers
+    """Every penalty continues its own copy of one prefill's rows, all in one batch: each
+    answers as a call with that penalty alone does, and each prompt of the left-padded
+    batch as it would alone (greedy decoding with the cache, one prompt at a time)."""
+    from measure.lab.battery import greedy_answers
     from measure.lab.generation import greedy_cached
     from measure.lab.models import load_model
 

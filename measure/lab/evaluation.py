@@ -1,12 +1,11 @@
 """Quality measurements shared by §7 (quality of quantized models) and §8 (a quantized
-draft for a full-precision target): perplexity, a greedy question battery, and
-agreement of argmax predictions under identical prefixes.
+draft for a full-precision target): perplexity, and agreement of argmax
+predictions under identical prefixes (the greedy question battery is ``battery``).
 
 The stable API::
 
     perplexity(model, ids, context=..., stride=...) -> Perplexity
     token_scores(model, ids, context=..., stride=..., reference_logp=None, keep=False) -> TokenScores
-    greedy_answers(model, prompts, max_new_tokens=..., repetition_penalties=(...), eos_token_id=...)
     reference_continuation(model, prompt_ids, new_tokens) -> Tensor (1, new_tokens)
     argmax_given_prefix(model, prompt_ids, continuation) -> Tensor (1, new_tokens)
     agreement(ref_model, quant_model, prompt_ids, new_tokens=144, reference=None) -> Agreement
@@ -22,7 +21,6 @@ tables hold the same counts by construction.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 
@@ -134,100 +132,6 @@ def perplexity(model, ids: torch.Tensor, *, context: int, stride: int) -> Perple
     window covers the text). ``stride == context`` is non-overlapping windows.
     """
     return token_scores(model, ids, context=context, stride=stride).perplexity
-
-
-def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
-    """The CTRL rule (Keskar et al., 2019, arXiv:1909.05858, §4.1), as transformers'
-    RepetitionPenaltyLogitsProcessor applies it: for every token already present in the
-    row (prompt included), a positive logit is divided by ``penalty``, a negative one
-    multiplied. ``seen`` is a boolean (batch, vocab) mask."""
-    if penalty == 1.0:
-        return logits
-    penalised = torch.where(logits > 0, logits / penalty, logits * penalty)
-    return torch.where(seen, penalised, logits)
-
-
-@torch.inference_mode()
-def greedy_answers(
-    model,
-    prompts: list[torch.Tensor],
-    *,
-    max_new_tokens: int,
-    repetition_penalties: tuple[float, ...] = (1.0,),
-    eos_token_id: int | None = None,
-    pad_token_id: int = 0,
-) -> list[list[list[int]]]:
-    """Greedy continuation of several prompts at once, written out by hand, once per
-    repetition penalty: ``answers[k][i]`` is prompt ``i``'s answer under
-    ``repetition_penalties[k]``.
-
-    The prompts (1-D id tensors) are left-padded into one batch; the attention mask hides
-    the padding and position ids count real tokens only, so each row sees what it would
-    alone. A row stops at ``eos_token_id`` (not included in its answer); the loop stops
-    when every row has stopped or after ``max_new_tokens``. Padding is never penalised.
-    The prompts are read once: every penalty continues its own copy of the one prefill's
-    cache, so each answers exactly as a call with that penalty alone would.
-    """
-    device = prompts[0].device
-    width = max(p.numel() for p in prompts)
-    ids = torch.full((len(prompts), width), pad_token_id, dtype=torch.long, device=device)
-    mask = torch.zeros_like(ids)
-    for i, p in enumerate(prompts):
-        ids[i, width - p.numel() :] = p
-        mask[i, width - p.numel() :] = 1
-    seen = torch.zeros(len(prompts), model.config.vocab_size, dtype=torch.bool, device=device)
-    seen.scatter_(1, ids, mask.bool())
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-    logits = out.logits[:, -1, :].float()
-    last = len(repetition_penalties) - 1
-    return [
-        _greedy_from(
-            model,
-            out.past_key_values if k == last else copy.deepcopy(out.past_key_values),
-            logits,
-            seen.clone(),
-            mask,
-            positions,
-            max_new_tokens=max_new_tokens,
-            repetition_penalty=penalty,
-            eos_token_id=eos_token_id,
-        )
-        for k, penalty in enumerate(repetition_penalties)
-    ]
-
-
-def _greedy_from(
-    model, cache, logits, seen, mask, positions, *, max_new_tokens, repetition_penalty, eos_token_id
-) -> list[list[int]]:
-    """``greedy_answers``' decoding after the prefill: ``cache`` and ``seen`` are its own
-    (written to), ``logits`` the prefill's last position's."""
-    rows = torch.arange(logits.shape[0], device=logits.device)
-    answers: list[list[int]] = [[] for _ in range(logits.shape[0])]
-    done = torch.zeros(logits.shape[0], dtype=torch.bool, device=logits.device)
-    for step in range(max_new_tokens):
-        token = apply_repetition_penalty(logits, seen, repetition_penalty).argmax(dim=-1)
-        for i, t in enumerate(token.tolist()):
-            if not done[i]:
-                if eos_token_id is not None and t == eos_token_id:
-                    done[i] = True
-                else:
-                    answers[i].append(t)
-        seen[rows, token] = True
-        if bool(done.all()) or step == max_new_tokens - 1:
-            break
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-        positions = positions[:, -1:] + 1
-        out = model(
-            input_ids=token.unsqueeze(1),
-            attention_mask=mask,
-            position_ids=positions,
-            past_key_values=cache,
-            use_cache=True,
-        )
-        cache = out.past_key_values
-        logits = out.logits[:, -1, :].float()
-    return answers
 
 
 @dataclass(frozen=True)

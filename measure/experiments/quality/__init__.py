@@ -36,13 +36,13 @@ from measure.experiments.quality.questions import INSTRUCTION, QUESTIONS, SERVIN
 from measure.experiments.quality.tables import TABLES, VALUES
 from measure.experiments.quality.variants import Variants, default_penalty
 from measure.lab import quantizers as q
+from measure.lab.battery import greedy_answers
 from measure.lab.context import Context, book_token_ids
 from measure.lab.evaluation import (
     AGREEMENT_PROMPT,
     AGREEMENT_TOKENS,
     agreement,
     agreement_prompt_ids,
-    greedy_answers,
     reference_continuation,
     token_scores,
 )
