@@ -8,7 +8,7 @@ Each cell is compared only where its declared scope says it reproduces:
 
 and then by its declared ``compare`` (a timing, when the two runs' machines are known,
 through ``sitedata.timing_compare``: the machine's speed divided out, then decided three
-ways against a band; otherwise as below):
+ways against a band; otherwise by ``sitedata.cell_compare``, as below):
 
 * exact:   equal, character for character as written to CSV;
 * numeric: |new - old| <= RTOL_NUMERIC * max(|old|, |new|) (+ a tiny absolute floor);
@@ -30,85 +30,16 @@ the two runs' devices do not share, or the rows a ``length="timing"`` table's ti
 
 from __future__ import annotations
 
-import math
-import statistics
-from typing import Any
-
+from sitedata.cell_compare import _float, _noise, _table_rel_noise, compare_cell
 from sitedata.declared import Declared, declaration_findings, header, model_findings, run_gap
 from sitedata.findings import Finding
 from sitedata.machine_speed import Speed
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
-from sitedata.schema import Column, Table, Value
-from sitedata.timing_compare import compare_timing, predicted_by_roofline, timing_cell
+from sitedata.schema import Value, interval_names
+from sitedata.timing_compare import compare_timing, machine_model, timing_cell
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
-
-# Float32 results move at ~1e-6 relative between BLAS builds, CPU models and thread
-# counts; any real change of method (a quantizer, a tokenisation, a protocol) moves them
-# by far more than 1e-3. So 1e-3 passes the first and catches the second.
-RTOL_NUMERIC = 1e-3
-ATOL_NUMERIC = 1e-12
-# A median moves within a few interquartile ranges between runs on the same machine.
-SPREAD_FACTOR = 3.0
-# Machines drift (thermal state, background load) beyond the noise within one run.
-TIMING_REL_FLOOR = 0.10
-
-
-def _float(x: Any) -> float | None:
-    if isinstance(x, bool):
-        return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _noise(row: dict[str, str], column: Column) -> float | None:
-    """The noise of one timing cell, as a spread: its interquartile range, or the width
-    of its confidence interval (None where it names neither, or a bound is empty)."""
-    if column.interval:
-        low, high = (_float(row[n]) for n in column.interval)
-        return None if low is None or high is None else high - low
-    return _float(row[column.spread]) if column.spread else None
-
-
-def _table_rel_noise(rows: list[dict[str, str]], table: Table) -> float | None:
-    """The median noise / value over the table's timing columns that name their noise."""
-    rel = []
-    for c in table.columns:
-        for r in rows:
-            v, sp = _float(r[c.name]), _noise(r, c)
-            if v and sp is not None and v > 0:
-                rel.append(sp / v)
-    return statistics.median(rel) if rel else None
-
-
-def compare_cell(
-    compare: str,
-    old: Any,
-    new: Any,
-    *,
-    spread_old: float | None = None,
-    spread_new: float | None = None,
-    table_rel_noise: float | None = None,
-) -> tuple[bool, str]:
-    """(within tolerance, the tolerance in words) for one committed/new pair."""
-    if compare == "exact":
-        return str(old) == str(new), "equal"
-    a, b = _float(old), _float(new)
-    if a is None or b is None:
-        return str(old) == str(new), "equal (not a number)"
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b), "both NaN"
-    if compare == "numeric":
-        tol = RTOL_NUMERIC * max(abs(a), abs(b)) + ATOL_NUMERIC
-        return abs(a - b) <= tol, f"±{tol:.3g} (rel {RTOL_NUMERIC:g})"
-    if spread_old is not None or spread_new is not None:
-        tol = SPREAD_FACTOR * max(spread_old or 0.0, spread_new or 0.0) + TIMING_REL_FLOOR * abs(a)
-        return abs(a - b) <= tol, f"±{tol:.3g} ({SPREAD_FACTOR:g}×spread + {TIMING_REL_FLOOR:.0%})"
-    rel = max(TIMING_REL_FLOOR, SPREAD_FACTOR * (table_rel_noise or 0.0))
-    return abs(a - b) <= rel * abs(a), f"±{rel:.0%} (table noise)"
 
 
 def _where(meta: dict) -> dict[str, str]:
@@ -201,8 +132,8 @@ def compare_experiment(
                 skip, why = "not compared", f"the noise of {bounds[c.name]}, held within it"
             if not skip and t.simulated and c.compare == "timing":
                 skip, why = "not compared", "simulated from the measured costs: the simulation is run again instead"
-            if not skip and speed is not None and c.compare == "timing" and predicted_by_roofline(c.name):
-                skip, why = "not compared", "the roofline's prediction: the machine's speed, reported once"
+            if not skip and speed is not None and c.compare == "timing" and machine_model(c.name):
+                skip, why = "not compared", machine_model(c.name)
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip and speed is not None and c.compare == "timing":
@@ -232,18 +163,46 @@ def compare_experiment(
                         reason=why,
                     )
                 )
+    # A timing value declared with its interval (``interval_values``: ``step_rise`` beside
+    # ``step_rise_low`` and ``step_rise_high``) is compared as a column with one is: the
+    # median against both runs' bounds, the bounds themselves not at all.
+    declared = {v.name for v in code.values}
+    bounds_of = {
+        v.name: (low, high)
+        for v in code.values
+        if v.compare == "timing"
+        for low, high, _ in [interval_names(v.name)]
+        if low in declared and high in declared
+    }
+    noise_of = {n: name for name, pair in bounds_of.items() for n in pair}
     for v in code.values:
         if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
             skip, why = reason(v.compare, v.scope)
+            if not skip and v.name in noise_of and speed is not None:
+                skip, why = "not compared", f"the noise of {noise_of[v.name]}, held within it"
             old, new_value = old_meta["values"][v.name], new_meta["values"].get(v.name)
-            out.append(_compare_value(exp, v, old, new_value, skip, why, speed))
+            pair = bounds_of.get(v.name)
+            bounds = (_bounds(old_meta, pair), _bounds(new_meta, pair)) if pair else None
+            out.append(_compare_value(exp, v, old, new_value, skip, why, speed, bounds))
     return out
 
 
+def _bounds(meta: dict, pair: tuple[str, str]) -> tuple[float | None, float | None]:
+    return tuple(_float(meta["values"].get(n, {}).get("value")) for n in pair)
+
+
 def _compare_value(
-    exp: str, v: Value, old: dict, new: dict | None, skip: str, why: str, speed: Speed | None = None
+    exp: str,
+    v: Value,
+    old: dict,
+    new: dict | None,
+    skip: str,
+    why: str,
+    speed: Speed | None = None,
+    bounds: tuple[tuple, tuple] | None = None,
 ) -> Finding:
-    """One named value of meta.json; lists item by item (raw timing samples are kept, not compared)."""
+    """One named value of meta.json; lists item by item (raw timing samples are kept, not
+    compared). ``bounds``: the committed and the regenerated interval of a timing value."""
     tol = ""
     a, b = _float(old["value"]), _float(new["value"]) if new is not None else None
     if new is None:
@@ -252,10 +211,19 @@ def _compare_value(
         verdict = skip
     elif isinstance(old["value"], (list, dict)) and v.compare == "timing":
         verdict, why = "not compared", "raw timing samples are kept, not compared"
-    elif v.compare == "timing" and speed is not None and predicted_by_roofline(v.name):
-        verdict, why = "not compared", "the roofline's prediction: the machine's speed, reported once"
+    elif v.compare == "timing" and speed is not None and machine_model(v.name):
+        verdict, why = "not compared", machine_model(v.name)
     elif v.compare == "timing" and speed is not None and a is not None and b is not None:
-        verdict, tol = compare_timing(a, b, unit=v.unit, speed=speed.overall, drifted=speed.drifted)
+        old_bounds, new_bounds = bounds or ((None, None), (None, None))
+        verdict, tol = compare_timing(
+            a,
+            b,
+            unit=v.unit,
+            old_bounds=old_bounds,
+            new_bounds=new_bounds,
+            speed=speed.overall,
+            drifted=speed.drifted,
+        )
     else:
         old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]
         new_items = new["value"] if isinstance(new["value"], list) else [new["value"]]

@@ -12,6 +12,11 @@ speed's own, in quadrature (independent errors, on the log scale). Then:
 * ``cannot tell``: the range straddles an edge of the band, or either run's machine
   drifted past the drift limit while it ran (its own speed moved under its timings).
 
+A value at zero or of the other sign in one run (a difference of two timings) has no
+ratio: it drifted where both runs' intervals are apart, and cannot be told otherwise.
+The machine's own terms and the roofline's predictions are not compared cell by cell:
+they are the machine's speed, reported once (``machine_model``).
+
 A cell without an interval of its own takes its table's typical noise (or
 ``DEFAULT_HALF_WIDTH``). Torch-free.
 """
@@ -19,10 +24,10 @@ A cell without an interval of its own takes its table's typical noise (or
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from sitedata.cell_compare import _float
 from sitedata.machine_speed import Factor, Speed
-from sitedata.schema import Column
+from sitedata.schema import Column, interval_names
 
 # Beyond this change, once the machine's speed is divided out, a timing drifted. Two calm
 # runs on one machine differ by a few per cent (each interval is about ±2 to ±3 % wide);
@@ -73,7 +78,8 @@ def compare_timing(
         widths.append(speed.half_width)
     half = math.sqrt(sum(w * w for w in widths))
     if old == 0 or scaled == 0 or (old < 0) != (scaled < 0):
-        return ("ok" if old == scaled else "drift"), "equal (zero)"
+        new_scaled = tuple(None if b is None else b * factor**scale for b in new_bounds)
+        return _across_zero(old, scaled, old_bounds, new_scaled)
     change = scaled / old
     low, high = change / (1 + half), change * (1 + half)
     edge = 1 + BAND
@@ -89,23 +95,70 @@ def compare_timing(
     return "cannot tell", words
 
 
-def _float(x: Any) -> float | None:
-    if isinstance(x, bool):
-        return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
+def _across_zero(
+    old: float, new: float, old_bounds: tuple[float | None, float | None], new_bounds: tuple[float | None, float | None]
+) -> tuple[str, str]:
+    """A value at zero or across it in one run (a difference of two timings, say): no
+    ratio measures its change. With both runs' intervals, it drifted where they are
+    apart, and cannot be told where they overlap; without them there is no scale to
+    judge it by, so it cannot be told, unless the two are equal."""
+    if old == new:
+        return "ok", "equal"
+    if None in old_bounds or None in new_bounds:
+        return "cannot tell", f"{old:.4g} then {new:.4g}: across zero, with no interval to judge the change by"
+    (ol, oh), (nl, nh) = old_bounds, new_bounds
+    words = f"{old:.4g} [{ol:.4g}, {oh:.4g}] then {new:.4g} [{nl:.4g}, {nh:.4g}]"
+    if max(ol, nl) > min(oh, nh):
+        return "drift", words + ": across zero, the intervals apart"
+    return "cannot tell", words + ": across zero, the intervals overlapping"
 
 
 # A step's prediction by the run's roofline (measure/lab/prediction.py) is the machine's
-# model, not the program: the drift gate reports the machine's speed once instead.
-PREDICTED = ("_predicted_ms", "_predicted_low_ms", "_predicted_high_ms", "_memory_ms", "_compute_ms", "_fixed_ms")
+# model, not the program: the drift gate reports the machine's speed once instead. So are
+# the predicted ratios and rises built from two such predictions (``split_ratio_predicted``).
+PREDICTED = (
+    "_predicted_ms", "_predicted_low_ms", "_predicted_high_ms", "_memory_ms", "_compute_ms", "_fixed_ms",
+    "_predicted", "_predicted_low", "_predicted_high",
+)  # fmt: skip
+
+# The machine's own terms, which every roofline is built from (measure/lab/roofline.py,
+# roofline_in_rounds.py): a bandwidth and a cost per operator probed in a sweep's rounds,
+# the calibration's bandwidth and ceilings, and the terms and floors taken from them. A
+# rerun's are its machine's: its speed, reported once, never cell by cell.
+MACHINE_TERM_SUFFIXES = ("_round_gb_s", "_round_operator_us")
+MACHINE_TERMS = (
+    "bandwidth_gb_s", "kernel_bandwidth_gb_s", "one_thread_gb_s", "floor_ms", "floor_with_cache_ms",
+    "decode_floor_ms", "ceiling_gflop_s", "operator_us", "trivial_us", "fixed_ms",
+    "arithmetic_ms", "one_row_gflops", "peak_gflops", "balance_flops_per_byte",
+)  # fmt: skip
+
+
+def _with_bounds(names) -> frozenset[str]:
+    return frozenset(n for name in names for n in (name, *interval_names(name)[:2]))
+
+
+_MACHINE_NAMES = _with_bounds(MACHINE_TERMS)
+_MACHINE_ENDINGS = tuple(_with_bounds(MACHINE_TERM_SUFFIXES))
 
 
 def predicted_by_roofline(name: str) -> bool:
-    """A column or value that holds a step's prediction, not a measurement."""
-    return name.endswith(PREDICTED) or name.endswith("_bound")
+    """A column or value that holds a step's prediction, not a measurement (a measured
+    time over its prediction, ``step_over_predicted``, is a measurement)."""
+    return (name.endswith(PREDICTED) and "_over_predicted" not in name) or name.endswith("_bound")
+
+
+def machine_term(name: str) -> bool:
+    """A column or value that holds one of the machine's own terms (with its bounds)."""
+    return name in _MACHINE_NAMES or name.endswith(_MACHINE_ENDINGS)
+
+
+def machine_model(name: str) -> str | None:
+    """Why a timing column or value is the machine's, not the program's, or None."""
+    if predicted_by_roofline(name):
+        return "the roofline's prediction: the machine's speed, reported once"
+    if machine_term(name):
+        return "the machine's own term (a probe, a ceiling, a floor): its speed, reported once"
+    return None
 
 
 def timing_cell(ro: dict, rn: dict, c: Column, speed: Speed, noise: float | None) -> tuple[str, str]:

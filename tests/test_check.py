@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from measure.check import run_check
-from sitedata.compare import compare_cell
+from sitedata.cell_compare import compare_cell
 from sitedata.keys import run_key
 from tests.conftest import AWAITING_MEASUREMENT, edit_table
 

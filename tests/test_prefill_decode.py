@@ -345,3 +345,16 @@ def test_the_published_per_token_change_pairs_every_round_the_two_longest_prompt
     assert least > 6  # more than the six whose interval runs from the smallest sample to the largest
     assert min(len(s) for s in prefills.values()) >= least
     _assert_per_token_change_pairs_the_published_prefills(v)
+
+
+def test_a_rise_between_two_contexts_carries_the_cautious_range_of_a_difference():
+    from measure.experiments.prefill_decode.regime import _rise
+
+    part = GROUPS["concat"]
+    rows = [
+        {"cache_tokens": 16, "part": part, "self_ms": 2.0, "self_low_ms": 1.8, "self_high_ms": 2.3},
+        {"cache_tokens": 1024, "part": part, "self_ms": 5.0, "self_low_ms": 4.6, "self_high_ms": 5.5},
+    ]
+    assert _rise(rows, 16, 1024, "concat") == pytest.approx(
+        {"breakdown_rise_concat_ms": 3.0, "breakdown_rise_concat_low_ms": 2.3, "breakdown_rise_concat_high_ms": 3.7}
+    )

@@ -5,18 +5,12 @@ import dataclasses
 
 import pytest
 
-from sitedata.compare import (
-    Declared,
-    _table_rel_noise,
-    compare_cell,
-    compare_experiment,
-    run_gap,
-    scope_gap,
-)
+from sitedata.cell_compare import _table_rel_noise, compare_cell
+from sitedata.compare import Declared, compare_experiment, run_gap, scope_gap
 from sitedata.declared import declaration_findings
 from sitedata.policies import TIMING, named
 from sitedata.read import Experiment
-from sitedata.schema import Column, Table, Value, interval_columns
+from sitedata.schema import Column, Table, Value, interval_columns, interval_names
 
 
 def _meta(**where) -> dict:
@@ -632,3 +626,31 @@ def test_a_median_is_held_within_its_interval_and_its_bounds_are_not_compared():
     # past the edge: 7.5 > 7
     beyond, _ = _interval_run([["17.5", "17", "18", "30"], ["24", "", "25", "30"]])
     assert [f.verdict for f in compare_experiment(committed, beyond, code=code)][:2] == ["drift", "ok"]
+
+
+def test_a_timing_value_is_held_within_its_interval_and_its_bounds_are_not_compared():
+    from sitedata.machine_speed import Factor, MachineState, Speed
+
+    def run(rise: tuple, arithmetic: tuple) -> Experiment:
+        run = _run({})
+        for name, triple, unit in (("rise_ms", rise, "ms"), ("arithmetic_ms", arithmetic, "ms")):
+            for n, v in zip(interval_names(name)[:2] + (name,), (*triple[1:], triple[0]), strict=True):
+                run.meta["values"][n] = {"value": v, **Value(n, unit, policy=TIMING).as_meta()}
+        return run
+
+    same = Speed(MachineState("a", {}, False), MachineState("b", {}, False), {}, Factor(1.0, 0.01))
+    committed = run((1.0, 0.5, 1.5), (9.0, 8.8, 9.2))
+    # +30 % with an interval of +-50 %: no drift of +30 % against a stated 3 %
+    regenerated = run((1.3, 0.8, 1.8), (7.7, 7.5, 7.9))
+    got = {f.column: f for f in _compare(committed, regenerated, speed=same)}
+    assert got["rise_ms"].verdict == "cannot tell" and got["rise_ms"].tolerance.startswith("+30.0%")
+    assert {got[n].verdict for n in ("rise_low_ms", "rise_high_ms")} == {"not compared"}
+    assert got["rise_low_ms"].reason == "the noise of rise_ms, held within it"
+    # the roofline's arithmetic term is the machine's: reported once, not cell by cell
+    assert {got[n].verdict for n in ("arithmetic_ms", "arithmetic_low_ms", "arithmetic_high_ms")} == {"not compared"}
+    assert got["arithmetic_ms"].reason.startswith("the machine's own term")
+    # and a rise whose interval is narrow drifts
+    moved = {f.column: f.verdict for f in _compare(committed, run((1.3, 1.29, 1.31), (9.0, 8.8, 9.2)), speed=same)}
+    narrow = {f.column: f.verdict for f in _compare(run((1.0, 0.99, 1.01), (9.0, 8.8, 9.2)), run((1.3, 1.29, 1.31),
+              (9.0, 8.8, 9.2)), speed=same)}  # fmt: skip
+    assert moved["rise_ms"] == "cannot tell" and narrow["rise_ms"] == "drift"

@@ -226,3 +226,48 @@ def test_the_brief_report_says_the_machine_once_then_only_what_failed(capsys):
         "- drift: prefill_decode.decode row 1 step_ms: 33.7 -> 39.0 +15.7% [+11.2%, +20.4%] against ±8%"
     ]
     assert out[-1] == "Failed: 1 finding(s)."
+
+
+def test_a_value_across_zero_is_decided_on_its_two_intervals():
+    same = Factor(1.0, 0.01)
+    # a difference of two timings, +0.1 ms then -0.1 ms: no ratio measures that change
+    verdict, words = compare_timing(0.1, -0.1, unit="ms", speed=same)
+    assert verdict == "cannot tell" and "no interval" in words
+    assert compare_timing(0.0, 0.0, unit="ms", speed=same)[0] == "ok"
+    overlapping = compare_timing(0.1, -0.1, unit="ms", old_bounds=(-0.5, 0.6), new_bounds=(-0.7, 0.4), speed=same)
+    assert overlapping[0] == "cannot tell" and "overlapping" in overlapping[1]
+    apart = compare_timing(2.0, -2.0, unit="ms", old_bounds=(1.5, 2.5), new_bounds=(-2.5, -1.5), speed=same)
+    assert apart[0] == "drift" and "apart" in apart[1]
+    # the regenerated interval is scaled by the machine's speed first: [-0.3, 0.6] on a
+    # machine at half the speed is [-0.15, 0.3] on the committed one's, which misses [0.4, 0.8]
+    slower = Factor(0.5, 0.01)
+    assert compare_timing(0.6, -0.1, unit="ms", old_bounds=(0.4, 0.8), new_bounds=(-0.3, 0.6), speed=slower)[0] == (
+        "drift"
+    )
+
+
+def test_the_machines_own_terms_and_the_rooflines_predictions_are_the_machine():
+    from sitedata.timing_compare import machine_model
+
+    machine = ("split_round_gb_s", "decode_round_operator_high_us", "floor_ms", "floor_low_ms", "one_row_gflops_low",
+               "balance_high_flops_per_byte", "bandwidth_gb_s", "split_ratio_predicted", "step_rise_predicted_low",
+               "compiled_step_fixed_ms", "step_predicted_high_ms", "step_bound")  # fmt: skip
+    measured = ("step_ms", "matmul_read_gb_s", "fraction_of_floor", "kernel_fp32_fraction_of_floor_low",
+                "split_ratio", "step_over_predicted", "settings_other_over_predicted_low", "predicted_run_speedup",
+                "best_predicted_speedup", "throughput_tok_s")  # fmt: skip
+    assert [n for n in machine if machine_model(n) is None] == []
+    assert [n for n in measured if machine_model(n) is not None] == []
+
+
+def test_every_machine_term_the_gate_names_is_declared():
+    """A name the gate passes over must be one the code declares, or a renamed term would
+    silently be compared again."""
+    from measure.registry import EXPERIMENTS, load
+    from sitedata.timing_compare import MACHINE_TERM_SUFFIXES, MACHINE_TERMS
+
+    names = set()
+    for name in EXPERIMENTS:
+        module = load(name)
+        names |= {v.name for v in module.VALUES} | {c.name for t in module.TABLES for c in t.columns}
+    assert [t for t in MACHINE_TERMS if t not in names] == []
+    assert [s for s in MACHINE_TERM_SUFFIXES if not any(n.endswith(s) for n in names)] == []

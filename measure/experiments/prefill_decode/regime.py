@@ -23,6 +23,7 @@ from measure.lab.context import Context
 from measure.lab.generation import crop_cache, decode_step, random_cache
 from measure.lab.profiled import GROUPS, group_estimates, group_of, profiled
 from measure.lab.roofline import Rate, Roofline
+from sitedata.schema import interval_names
 
 __all__ = ["breakdown", "group_of", "regime_values"]
 
@@ -64,8 +65,6 @@ def _cell(rows: list[dict], c: int, group: str, column: str = "self_ms"):
 
 def _triple(name: str, rate: Rate | None, scale: float) -> dict:
     """``name`` and its range (``<name>_low``, ``<name>_high`` before a unit suffix)."""
-    from sitedata.schema import interval_names
-
     low, high, _ = interval_names(name)
     if rate is None:
         return dict.fromkeys((name, low, high))
@@ -109,5 +108,19 @@ def regime_values(
     for group in GROUPS:
         if group != "step":
             values[f"breakdown_{group}_share"] = _cell(rows, lo, group, "share")
-        values[f"breakdown_rise_{group}_ms"] = _cell(rows, hi, group) - _cell(rows, lo, group)
+        values |= _rise(rows, lo, hi, group)
     return values
+
+
+def _rise(rows: list[dict], lo: int, hi: int, group: str) -> dict:
+    """A group's self time at context ``hi`` less at ``lo``, with the cautious range of a
+    difference of two medians (each end against the other's far end): a rise near zero
+    has no relative noise of its own, and its range is what says whether it moved."""
+    name = f"breakdown_rise_{group}_ms"
+    low, high, _ = interval_names(name)
+    at = {c: {col: _cell(rows, c, group, col) for col in ("self_ms", "self_low_ms", "self_high_ms")} for c in (lo, hi)}
+    return {
+        name: at[hi]["self_ms"] - at[lo]["self_ms"],
+        low: at[hi]["self_low_ms"] - at[lo]["self_high_ms"],
+        high: at[hi]["self_high_ms"] - at[lo]["self_low_ms"],
+    }

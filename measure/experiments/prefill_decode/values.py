@@ -197,7 +197,13 @@ VALUES = (
     *step_values("settings_other", "the eager step in the other dtype, every thread"),
     *step_values("settings_one_thread", "the eager step on one thread, the run's dtype"),
     *(
-        Value(f"breakdown_rise_{g}_ms", "ms", description=f"{words}: at flat_up_to - at the smallest", policy=TIMING)
+        v
         for g, words in GROUPS.items()
+        for v in interval_values(
+            f"breakdown_rise_{g}_ms",
+            "ms",
+            description=f"{words}: at flat_up_to - at the smallest",
+            bounds=("its low end at flat_up_to - its high end at the smallest", "the other way round"),
+        )
     ),
 )
