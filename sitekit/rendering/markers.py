@@ -187,7 +187,7 @@ def constant(ctx: PageContext, dotted: str, style: str = "auto", digits: int | N
     return escape.text(formatting.format_value(value, style=style, digits=digits))
 
 
-CONSTANT_MODULES = ("sitedata.compare",)
+CONSTANT_MODULES = ("sitedata.cell_compare", "sitedata.timing_compare")  # the drift gate's tolerances
 
 
 def json_table(ctx: PageContext, ref: str, every_run: bool = False) -> str:
