@@ -4,7 +4,6 @@ formula's weights + cache + reserve."""
 
 from __future__ import annotations
 
-import gc
 import statistics
 
 import torch
@@ -63,8 +62,8 @@ def formula_check(
         t, _, keep = entry
         held = {}
         ids = ctx.prompt_ids(t)
+        # (measure_peak collects the garbage before it reads the baseline: the last pass's too)
         peak = measure_peak(lambda: held.update(cache=_prefill_keeping(model, ids, keep)), device=ctx.device)
-        gc.collect()
         readings[entry].append({"cache": held["cache"], "baseline": peak.baseline_bytes, "peak": peak.peak_bytes})
     rows = []
     for (t, method, _), samples in readings.items():
