@@ -178,7 +178,7 @@ def compare_experiment(
     for v in code.values:
         if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
             skip, why = reason(v.compare, v.scope)
-            if not skip and v.name in noise_of and speed is not None:
+            if not skip and v.name in noise_of:
                 skip, why = "not compared", f"the noise of {noise_of[v.name]}, held within it"
             old, new_value = old_meta["values"][v.name], new_meta["values"].get(v.name)
             pair = bounds_of.get(v.name)
@@ -189,6 +189,11 @@ def compare_experiment(
 
 def _bounds(meta: dict, pair: tuple[str, str]) -> tuple[float | None, float | None]:
     return tuple(_float(meta["values"].get(n, {}).get("value")) for n in pair)
+
+
+def _width(low: float | None, high: float | None) -> float | None:
+    """An interval's width, the spread a timing is compared against without the machine's speed."""
+    return None if low is None or high is None else high - low
 
 
 def _compare_value(
@@ -230,7 +235,11 @@ def _compare_value(
         if len(old_items) != len(new_items):
             verdict, tol = "drift", "same length"
         else:
-            results = [compare_cell(v.compare, a, b) for a, b in zip(old_items, new_items, strict=True)]
+            spreads = [_width(*pair) for pair in bounds] if bounds else [None, None]
+            results = [
+                compare_cell(v.compare, a, b, spread_old=spreads[0], spread_new=spreads[1])
+                for a, b in zip(old_items, new_items, strict=True)
+            ]
             verdict = "ok" if all(ok for ok, _ in results) else "drift"
             tol = results[0][1] if results else ""
     return Finding(

@@ -78,8 +78,15 @@ def compare_timing(
         widths.append(speed.half_width)
     half = math.sqrt(sum(w * w for w in widths))
     if old == 0 or scaled == 0 or (old < 0) != (scaled < 0):
-        new_scaled = tuple(None if b is None else b * factor**scale for b in new_bounds)
-        return _across_zero(old, scaled, old_bounds, new_scaled)
+        # the speed's own uncertainty widens the scaled interval, as it widens a ratio's
+        spread = speed.half_width if speed is not None and scale else 0.0
+        ends = [None if b is None else b * factor**scale for b in new_bounds]
+        if None not in ends:
+            ends = [ends[0] - abs(ends[0]) * spread, ends[1] + abs(ends[1]) * spread]
+        verdict, words = _across_zero(old, scaled, _valid(old, old_bounds), _valid(scaled, tuple(ends)))
+        if drifted and verdict != "ok":
+            return "cannot tell", words + "; a run's machine drifted past the limit while it ran"
+        return verdict, words
     change = scaled / old
     low, high = change / (1 + half), change * (1 + half)
     edge = 1 + BAND
@@ -93,6 +100,14 @@ def compare_timing(
     if low >= 1 / edge and high <= edge:
         return "ok", words
     return "cannot tell", words
+
+
+def _valid(value: float, bounds: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """``bounds`` where they are an interval around ``value``; (None, None) otherwise."""
+    low, high = bounds
+    if low is None or high is None or not (low <= value <= high):  # NaN fails the test too
+        return None, None
+    return low, high
 
 
 def _across_zero(
@@ -128,7 +143,7 @@ PREDICTED = (
 MACHINE_TERM_SUFFIXES = ("_round_gb_s", "_round_operator_us")
 MACHINE_TERMS = (
     "bandwidth_gb_s", "kernel_bandwidth_gb_s", "one_thread_gb_s", "floor_ms", "floor_with_cache_ms",
-    "decode_floor_ms", "ceiling_gflop_s", "operator_us", "trivial_us", "fixed_ms",
+    "decode_floor_ms", "ceiling_gflop_s", "kernel_gflop_s", "operator_us", "trivial_us", "fixed_ms",
     "arithmetic_ms", "one_row_gflops", "peak_gflops", "balance_flops_per_byte",
 )  # fmt: skip
 

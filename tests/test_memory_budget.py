@@ -101,14 +101,3 @@ def test_configs_windows_and_speed_tables(smoke_data):
     cards = table_rows(d, "card_presets")
     assert len(speed) == 3 * len(cards) and all(c["source"].startswith("https://") for c in cards)
     assert table_rows(d, "calculator_defaults")[0]["card"] in {c["card"] for c in cards}
-
-
-def test_a_peak_read_in_six_rounds_is_a_whole_median_with_its_interval():
-    from measure.experiments.memory_budget.check import _median
-
-    # six readings: the lower of the middle two (3, not 3.5) and, for n = 6, the 95 %
-    # interval of the median is the first and the last order statistic
-    assert _median("peak_bytes", [5, 1, 4, 2, 3, 6]) == {"peak_bytes": 3, "peak_low_bytes": 1, "peak_high_bytes": 6}
-    # nine: the 2nd and the 8th (binomial(9, 1/2): P(X <= 1) = 10/512 < 2.5 %)
-    nine = _median("gap_bytes", [9, 1, 8, 2, 7, 3, 6, 4, 5])
-    assert nine == {"gap_bytes": 5, "gap_low_bytes": 2, "gap_high_bytes": 8}

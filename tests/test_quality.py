@@ -147,6 +147,7 @@ def test_the_battery_reads_its_prompts_once_and_answers_as_alone():
     assert both == [greedy_answers(m, prompts, max_new_tokens=10, repetition_penalties=(p,))[0] for p in (1.0, 2.0)]
     assert both[0] == [greedy_cached(m, p.unsqueeze(0), 10)[0].tolist() for p in prompts]
     assert all(len(answer) == 10 for answer in both[1])
+    assert both[0] != both[1]  # the penalty changed some answer: the rows did not swap unseen
 
 
 def test_a_continuation_is_decoded_once_per_weights_and_again_once_they_change():

@@ -654,3 +654,8 @@ def test_a_timing_value_is_held_within_its_interval_and_its_bounds_are_not_compa
     narrow = {f.column: f.verdict for f in _compare(run((1.0, 0.99, 1.01), (9.0, 8.8, 9.2)), run((1.3, 1.29, 1.31),
               (9.0, 8.8, 9.2)), speed=same)}  # fmt: skip
     assert moved["rise_ms"] == "cannot tell" and narrow["rise_ms"] == "drift"
+    # without the machine's speed (a run with no calibration), the same: the bounds are the
+    # median's noise, and the median moves by 3 x the wider interval + 10 %: 3 x 1 + 0.1 >= 0.3
+    alone = {f.column: f for f in _compare(committed, regenerated)}
+    assert alone["rise_low_ms"].verdict == "not compared" and alone["rise_ms"].verdict == "ok"
+    assert alone["rise_ms"].tolerance.endswith("(3×spread + 10%)")

@@ -244,6 +244,13 @@ def test_a_value_across_zero_is_decided_on_its_two_intervals():
     assert compare_timing(0.6, -0.1, unit="ms", old_bounds=(0.4, 0.8), new_bounds=(-0.3, 0.6), speed=slower)[0] == (
         "drift"
     )
+    # a run whose machine drifted cannot be told, across zero too
+    drifted = compare_timing(2.0, -2.0, unit="ms", old_bounds=(1.5, 2.5), new_bounds=(-2.5, -1.5), speed=same,
+                             drifted=True)  # fmt: skip
+    assert drifted[0] == "cannot tell" and "drifted" in drifted[1]
+    # bounds that do not hold their value are no interval
+    assert "no interval" in compare_timing(2.0, -2.0, unit="ms", old_bounds=(2.5, 3.0), new_bounds=(-2.5, -1.5),
+                                           speed=same)[1]  # fmt: skip
 
 
 def test_the_machines_own_terms_and_the_rooflines_predictions_are_the_machine():

@@ -1,9 +1,8 @@
 """What §10 writes (``site_data/memory_budget/``): its tables and values, declared once."""
 
 from measure.experiments.memory_budget.config import CONTEXT_PER_USER, USER_CONTEXTS
-from sitedata.intervals import interval_values
 from sitedata.policies import EXACT_ON_DEVICE, TIMING
-from sitedata.schema import Column, Table, Value, derived_columns
+from sitedata.schema import Column, Table, Value
 
 # The measured check runs in the run's dtype (its bytes per weight and per cached
 # element): those bytes reproduce on the same device type and dtype (EXACT_ON_DEVICE).
@@ -219,23 +218,24 @@ TABLES = (
             Column("cache_formula_bytes", "bytes", "cache (formula)", policy=EXACT_ON_DEVICE),
             Column("cache_measured_bytes", "bytes", "cache (measured storage)", policy=EXACT_ON_DEVICE),
             Column("predicted_bytes", "bytes", "weights + cache + reserve", policy=EXACT_ON_DEVICE),
-            *derived_columns("baseline_bytes", "bytes", "in use before"),
-            *derived_columns("peak_bytes", "bytes", "measured peak"),
-            *derived_columns("above_baseline_bytes", "bytes", "peak above before"),
-            *derived_columns(
+            Column("baseline_bytes", "bytes", "in use before", policy=TIMING),
+            Column("peak_bytes", "bytes", "measured peak", policy=TIMING),
+            Column("above_baseline_bytes", "bytes", "peak above before", policy=TIMING),
+            Column(
                 "transient_bytes",
                 "bytes",
                 "of which not cache",
                 description="peak above before, minus the cache: the pass's working memory",
+                policy=TIMING,
             ),
-            *derived_columns(
+            Column(
                 "beyond_weights_and_cache_bytes",
                 "bytes",
                 "peak − weights − cache",
                 description="what the reserve has to cover",
+                policy=TIMING,
             ),
-            *derived_columns("gap_bytes", "bytes", "peak − predicted"),
-            Column("readings", "samples", "readings of the pass", policy=TIMING),
+            Column("gap_bytes", "bytes", "peak − predicted", policy=TIMING),
         ),
         description=(
             "The run's model actually prefills T tokens: the peak memory (CUDA allocator, or on a CPU the "
@@ -248,18 +248,23 @@ VALUES = (
     Value("context_per_user", "tokens"),
     Value("measured_model"),
     Value("check_largest_tokens", "tokens"),
-    *interval_values(
+    Value(
         "check_gap_bytes",
         "bytes",
         description="measured peak minus weights + cache + reserve, at the largest token count",
+        policy=TIMING,
     ),
-    *interval_values(
+    Value(
         "check_prediction_excess_bytes",
         "bytes",
         description="weights + cache + reserve minus the measured peak (positive: the formula over-predicts)",
+        policy=TIMING,
     ),
-    *interval_values(
-        "check_overhead_bytes", "bytes", description="measured peak minus weights and cache, at the largest token count"
+    Value(
+        "check_overhead_bytes",
+        "bytes",
+        description="measured peak minus weights and cache, at the largest token count",
+        policy=TIMING,
     ),
     Value("cache_matches_formula", description="every measured cache storage equals the formula"),
     Value("check_dtype", policy=EXACT_ON_DEVICE),
