@@ -1,6 +1,7 @@
 """The drift gate: each cell compared where its scope says it reproduces, by its rule;
 fails loudly on drift, never on hardware it cannot compare, never passes on nothing."""
 
+import csv
 import json
 import shutil
 
@@ -53,6 +54,11 @@ def _move_committed_run(folder, device, dtype="float32"):
     (folder / "meta.json").write_text(json.dumps(meta))
 
 
+def _rows(folder, table):
+    with open(folder / f"{table}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def _drifted(report):
     return [(f["table"], f["row"], f["column"]) for f in report["findings"] if f["verdict"] == "drift"]
 
@@ -87,7 +93,12 @@ def _plant_one_change_per_scope(folder):
     """kv_cache holds all three scopes: bytes (any), token ids (device), times (machine)."""
     _set_cell(folder, "head_step", 0, "recompute_scores_bytes", lambda v: str(int(v) + 4))  # any
     _set_cell(folder, "generated_tokens", 0, "cached_id", lambda v: str(int(v) + 1))  # device
-    _set_cell(folder, "head_step", 0, "cached_ms", lambda v: repr(float(v) * 50))  # machine
+    # A time moved by more than any spread the smoke run gave it: a run under load can
+    # give a microsecond head step an interval ten times its median, so a fixed factor
+    # could hide inside it. The move is the median and ten widths of its interval.
+    row = _rows(folder, "head_step")[0]
+    spread = float(row["cached_high_ms"]) - float(row["cached_low_ms"])
+    _set_cell(folder, "head_step", 0, "cached_ms", lambda v: repr(2 * float(v) + 10 * spread))  # machine
 
 
 ALL = ("exact", "numeric", "timing")
