@@ -36,6 +36,7 @@ from sitedata.findings import Finding
 from sitedata.machine_speed import Speed
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
+from sitedata.round_speed import probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Value, interval_names
 from sitedata.timing_compare import compare_timing, machine_model, timing_cell
 
@@ -122,6 +123,12 @@ def compare_experiment(
             out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
         noise = _table_rel_noise(old_rows, t)
+        # a sweep that probed the machine in its own rounds: each row's speed is its own
+        sweeps = (
+            [row_speeds(t, ro, rn) for ro, rn in zip(old_rows, new_rows, strict=True)]
+            if speed is not None and probed_in_rounds(old_meta["values"]) and probed_in_rounds(new_meta["values"])
+            else None
+        )
         # An interval's bounds and its sample count are the noise of their median (the
         # code's declaration, never the data's): the median is held within them; they
         # themselves are what one run's sampling happened to give.
@@ -137,7 +144,7 @@ def compare_experiment(
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip and speed is not None and c.compare == "timing":
-                    verdict, tol = timing_cell(ro, rn, c, speed, noise)
+                    verdict, tol = _timing(ro, rn, c, speed, noise, sweeps[i] if sweeps else None)
                 elif not skip:
                     ok, tol = compare_cell(
                         c.compare,
@@ -187,6 +194,16 @@ def compare_experiment(
     return out
 
 
+def _timing(ro: dict, rn: dict, c, speed: Speed, noise: float | None, sweeps: dict | None) -> tuple[str, str]:
+    """A timing cell with the speed of its own sweep's rounds divided out, where its row
+    has one (``sitedata.round_speed``), else the run's machine's."""
+    own = speed_of(c.name, sweeps) if sweeps else None
+    if own is None:
+        return timing_cell(ro, rn, c, speed.overall, speed.unsteady, noise)
+    unsteady = 0.0 if own.in_rounds else speed.unsteady
+    return timing_cell(ro, rn, c, own.factor, unsteady, noise, whose="its sweep's")
+
+
 def _bounds(meta: dict, pair: tuple[str, str]) -> tuple[float | None, float | None]:
     return tuple(_float(meta["values"].get(n, {}).get("value")) for n in pair)
 
@@ -227,7 +244,7 @@ def _compare_value(
             old_bounds=old_bounds,
             new_bounds=new_bounds,
             speed=speed.overall,
-            drifted=speed.drifted,
+            unsteady=speed.unsteady,
         )
     else:
         old_items = old["value"] if isinstance(old["value"], list) else [old["value"]]

@@ -56,6 +56,7 @@ class MachineState:
     run: str
     rates: dict[str, tuple[float, float]]
     drifted: bool | None  # past the drift limit between start and end (None: no end)
+    movement: float = 0.0  # the larger relative move of its step and its bandwidth, start to end
 
     @classmethod
     def of(cls, root: Path, run: str) -> MachineState | None:
@@ -71,7 +72,19 @@ class MachineState:
         drifted = {"true": True, "false": False}.get(str(row.get("drifted", "")).lower())
         probes = [p for p in cal.rows("roofline") if p["run"] == run] if "roofline" in cal.texts else []
         rates = _from_probes(probes, row.get("dtype", "")) if probes else _from_runs(row)
-        return cls(run, rates, drifted) if rates else None
+        return cls(run, rates, drifted, _movement(row)) if rates else None
+
+
+def _movement(row: dict) -> float:
+    """How far a run's machine moved while it ran: the larger of its reference step's and
+    its copy bandwidth's relative drift between start and end (0 where it has no end)."""
+    moves = []
+    for name in ("step_drift", "bandwidth_drift"):
+        try:
+            moves.append(abs(float(row.get(name, ""))))
+        except (TypeError, ValueError):
+            continue
+    return max((m for m in moves if math.isfinite(m)), default=0.0)
 
 
 def _rate(time_ms: str, low_ms: str, high_ms: str, work: float) -> tuple[float, float] | None:
@@ -165,11 +178,23 @@ class Speed:
         """Either run's machine moved past the drift limit while it ran."""
         return bool(self.committed.drifted or self.regenerated.drifted)
 
+    @property
+    def unsteady(self) -> float:
+        """How far the runs that drifted past the limit moved while they ran, summed: a
+        timing of such a run was taken at a speed known no better than that (0 when
+        neither drifted: a run within the limit is taken at its mean speed)."""
+        return sum(run.movement for run in (self.committed, self.regenerated) if run.drifted)
+
     def describe(self) -> str:
         """One line: this machine's speed against the committed run's, probe by probe."""
         words = {"memory": "copy bandwidth", "compute": "matrix arithmetic", "dispatch": "operators per second"}
         parts = ", ".join(f"{words[p]} {f.percent()}" for p, f in self.factors.items())
-        drift = "; a run drifted past the limit while it ran, so its timings cannot be told" if self.drifted else ""
+        drift = (
+            f"; a run drifted past the limit while it ran, so every timing's range is widened by "
+            f"±{self.unsteady:.1%}, how far its machine moved"
+            if self.drifted
+            else ""
+        )
         return (
             f"the regenerated run's machine against the committed run's: {parts}; overall "
             f"{self.overall.percent()}, divided out of every timing{drift}"

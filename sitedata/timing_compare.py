@@ -9,8 +9,12 @@ speed's own, in quadrature (independent errors, on the log scale). Then:
 
 * ``drift``: the whole range lies beyond ``BAND`` (slower or faster by more than it);
 * ``ok``: the whole range lies within the band;
-* ``cannot tell``: the range straddles an edge of the band, or either run's machine
-  drifted past the drift limit while it ran (its own speed moved under its timings).
+* ``cannot tell``: the range straddles an edge of the band.
+
+A run whose machine drifted past the drift limit while it ran (its speed moved under its
+timings) widens the range by how far it moved (``Speed.unsteady``): a change larger than
+that movement is still a drift, a smaller one cannot be told; none is then "ok", since
+the drift limit is wider than the band.
 
 A value at zero or of the other sign in one run (a difference of two timings) has no
 ratio: it drifted where both runs' intervals are apart, and cannot be told otherwise.
@@ -26,7 +30,7 @@ from __future__ import annotations
 import math
 
 from sitedata.cell_compare import _float
-from sitedata.machine_speed import Factor, Speed
+from sitedata.machine_speed import Factor
 from sitedata.schema import Column, interval_names
 
 # Beyond this change, once the machine's speed is divided out, a timing drifted. Two calm
@@ -61,10 +65,12 @@ def compare_timing(
     old_bounds: tuple[float | None, float | None] = (None, None),
     new_bounds: tuple[float | None, float | None] = (None, None),
     speed: Factor | None = None,
-    drifted: bool = False,
+    unsteady: float = 0.0,
     typical_half_width: float | None = None,
+    whose: str = "machine's",
 ) -> tuple[str, str]:
-    """(verdict, the tolerance in words) for one committed/regenerated timing pair."""
+    """(verdict, the tolerance in words) for one committed/regenerated timing pair;
+    ``whose`` speed ``speed`` is, in the words."""
     scale = direction(unit)
     factor = speed.value if speed is not None and scale else 1.0
     scaled = new * factor**scale
@@ -76,25 +82,26 @@ def compare_timing(
     widths = [fallback if w is None else w for w in widths]
     if speed is not None and scale:
         widths.append(speed.half_width)
+    unsteady = unsteady if scale else 0.0  # a ratio or a byte count does not move with the machine
+    if unsteady:
+        widths.append(unsteady)
     half = math.sqrt(sum(w * w for w in widths))
+    moved = f"; widened by ±{unsteady:.1%}, how far a run's machine moved while it ran" if unsteady else ""
     if old == 0 or scaled == 0 or (old < 0) != (scaled < 0):
         # the speed's own uncertainty widens the scaled interval, as it widens a ratio's
-        spread = speed.half_width if speed is not None and scale else 0.0
+        spread = (speed.half_width if speed is not None and scale else 0.0) + unsteady
         ends = [None if b is None else b * factor**scale for b in new_bounds]
         if None not in ends:
             ends = [ends[0] - abs(ends[0]) * spread, ends[1] + abs(ends[1]) * spread]
         verdict, words = _across_zero(old, scaled, _valid(old, old_bounds), _valid(scaled, tuple(ends)))
-        if drifted and verdict != "ok":
-            return "cannot tell", words + "; a run's machine drifted past the limit while it ran"
-        return verdict, words
+        return verdict, words + moved
     change = scaled / old
     low, high = change / (1 + half), change * (1 + half)
     edge = 1 + BAND
     words = f"{change - 1:+.1%} [{low - 1:+.1%}, {high - 1:+.1%}] against ±{BAND:.0%}"
     if scale and speed is not None:
-        words += " (machine's speed divided out)"
-    if drifted:
-        return "cannot tell", words + "; a run's machine drifted past the limit while it ran"
+        words += f" ({whose} speed divided out)"
+    words += moved
     if low > edge or high < 1 / edge:
         return "drift", words
     if low >= 1 / edge and high <= edge:
@@ -148,12 +155,24 @@ MACHINE_TERMS = (
 )  # fmt: skip
 
 
+# A step's fraction of its floor (floor / step): the floor is the weights' bytes over the
+# calibration's bandwidth, probed minutes away from the sweep; the step is compared by
+# itself, with its own sweep's speed divided out. The ratio adds nothing but how far the
+# sweep's machine was from the calibration's.
+OF_THE_FLOOR = ("fraction_of_floor", "fraction_smallest", "fraction_largest")
+# So are the shares of a step that one of the machine's terms takes (``fixed_ms`` over the
+# step), and a rate over the calibration's bandwidth (prefill_decode/regime.py).
+OF_A_TERM = ("fixed_share", "arithmetic_share", "matmul_read_share")
+
+
 def _with_bounds(names) -> frozenset[str]:
     return frozenset(n for name in names for n in (name, *interval_names(name)[:2]))
 
 
 _MACHINE_NAMES = _with_bounds(MACHINE_TERMS)
 _MACHINE_ENDINGS = tuple(_with_bounds(MACHINE_TERM_SUFFIXES))
+_FLOOR_ENDINGS = tuple(_with_bounds(OF_THE_FLOOR))
+_TERM_SHARES = _with_bounds(OF_A_TERM)
 
 
 def predicted_by_roofline(name: str) -> bool:
@@ -173,11 +192,25 @@ def machine_model(name: str) -> str | None:
         return "the roofline's prediction: the machine's speed, reported once"
     if machine_term(name):
         return "the machine's own term (a probe, a ceiling, a floor): its speed, reported once"
+    if name.endswith(_FLOOR_ENDINGS):
+        return "a step over the calibration's floor: the step is compared, the floor is the machine's"
+    if name in _TERM_SHARES:
+        return "a time against one of the machine's terms: the time is compared, the term is the machine's"
     return None
 
 
-def timing_cell(ro: dict, rn: dict, c: Column, speed: Speed, noise: float | None) -> tuple[str, str]:
-    """One cell of column ``c`` in the committed row ``ro`` and the regenerated ``rn``;
+def timing_cell(
+    ro: dict,
+    rn: dict,
+    c: Column,
+    speed: Factor | None,
+    unsteady: float,
+    noise: float | None,
+    *,
+    whose: str = "machine's",
+) -> tuple[str, str]:
+    """One cell of column ``c`` in the committed row ``ro`` and the regenerated ``rn``, with
+    ``speed`` divided out (the run's machine's, or ``whose`` else: a sweep's own);
     ``noise`` is the table's typical relative interval width, for a cell without its own."""
 
     def bounds(row: dict) -> tuple[float | None, float | None]:
@@ -192,7 +225,8 @@ def timing_cell(ro: dict, rn: dict, c: Column, speed: Speed, noise: float | None
         unit=c.unit,
         old_bounds=bounds(ro),
         new_bounds=bounds(rn),
-        speed=speed.overall,
-        drifted=speed.drifted,
+        speed=speed,
+        unsteady=unsteady,
         typical_half_width=noise / 2 if noise is not None else None,
+        whose=whose,
     )
