@@ -36,8 +36,10 @@ from sitedata.findings import Finding
 from sitedata.machine_speed import Speed
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
-from sitedata.round_speed import probed_in_rounds, row_speeds, speed_of
+from sitedata.restated import restated_cells
+from sitedata.round_speed import computed_in_rounds, probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Value, interval_names
+from sitedata.timing_choices import choice_reason
 from sitedata.timing_compare import compare_timing, machine_model, timing_cell
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
@@ -86,6 +88,7 @@ def compare_experiment(
         gap = scope_gap(scope, old_meta, new_meta)
         return ("not comparable", gap) if gap else ("", "")
 
+    compute = computed_in_rounds(old_meta["values"]) and computed_in_rounds(new_meta["values"])
     for t in code.tables:
         cols = t.column_names
         if t.name not in old_meta["tables"] or header(committed, t.name) != cols:
@@ -125,7 +128,7 @@ def compare_experiment(
         noise = _table_rel_noise(old_rows, t)
         # a sweep that probed the machine in its own rounds: each row's speed is its own
         sweeps = (
-            [row_speeds(t, ro, rn) for ro, rn in zip(old_rows, new_rows, strict=True)]
+            [row_speeds(t, ro, rn, compute=compute) for ro, rn in zip(old_rows, new_rows, strict=True)]
             if speed is not None and probed_in_rounds(old_meta["values"]) and probed_in_rounds(new_meta["values"])
             else None
         )
@@ -182,11 +185,17 @@ def compare_experiment(
         if low in declared and high in declared
     }
     noise_of = {n: name for name, pair in bounds_of.items() for n in pair}
+    restated = restated_cells(committed, new, code) if speed is not None else {}
     for v in code.values:
         if v.name in old_meta["values"]:  # a missing one is a failing finding of the declarations
             skip, why = reason(v.compare, v.scope)
             if not skip and v.name in noise_of:
                 skip, why = "not compared", f"the noise of {noise_of[v.name]}, held within it"
+            if not skip and v.name in restated:
+                skip, why = "not compared", f"restates {restated[v.name]}, compared there"
+            chosen = choice_reason(v.name, old_meta["values"], new_meta["values"]) if speed is not None else None
+            if not skip and v.compare == "timing" and chosen:
+                skip, why = "not compared", chosen
             old, new_value = old_meta["values"][v.name], new_meta["values"].get(v.name)
             pair = bounds_of.get(v.name)
             bounds = (_bounds(old_meta, pair), _bounds(new_meta, pair)) if pair else None

@@ -7,8 +7,9 @@ in that time. A sweep that times the roofline's probes in its own rounds
 same counted work predicted in two runs then differs only by the machine's terms in each
 sweep's rounds, so the ratio of the two predictions is that sweep's speed while it timed
 that row: what the gate divides out of the row's times instead of the run's. A row whose
-step is bound by memory (its prediction then made of the probed terms alone) is not
-widened for a run that drifted: its probes moved with it.
+step whose prediction is made of the probed terms alone (bound by memory; or by
+arithmetic, where the sweep also timed a multiply in its rounds) is not widened for a run
+that drifted: its probes moved with it.
 
 A table qualifies where its experiment recorded probes in its rounds (a value
 ``<stem>_round_gb_s``) and it holds predictions (``<stem>_predicted_ms`` with its
@@ -28,15 +29,23 @@ from sitedata.schema import Table
 PREDICTED = "_predicted_ms"
 WORK = ("_flops", "_moved_bytes")  # the counted work a prediction is made from
 ROUND_PROBE = "_round_gb_s"
+ROUND_COMPUTE = "_round_gflop_s"
 # A step's prediction is max(memory, compute) + fixed (``measure.lab.prediction``); a sweep
 # probes the bandwidth and the cost per operator in its own rounds (``roofline_in_rounds``),
-# so a memory-bound step's whole prediction comes from them, a compute-bound one's not.
-IN_ROUNDS = frozenset({"memory"})
+# so a memory-bound step's whole prediction comes from them; a compute-bound one's too
+# where the sweep also timed a multiply in its rounds (data measured before it did not).
+MEMORY_BOUND = frozenset({"memory"})
+ANY_BOUND = frozenset({"memory", "compute"})
 
 
 def probed_in_rounds(values: dict) -> bool:
     """An experiment whose sweeps timed the roofline's probes in their own rounds."""
     return any(name.endswith(ROUND_PROBE) for name in values)
+
+
+def computed_in_rounds(values: dict) -> bool:
+    """An experiment whose sweeps timed a multiply in their rounds too."""
+    return any(name.endswith(ROUND_COMPUTE) for name in values)
 
 
 def _relative_half_width(row: dict, stem: str) -> float | None:
@@ -58,10 +67,13 @@ class SweepSpeed:
     in_rounds: bool
 
 
-def row_speeds(table: Table, ro: dict, rn: dict) -> dict[str, SweepSpeed]:
+def row_speeds(table: Table, ro: dict, rn: dict, *, compute: bool = False) -> dict[str, SweepSpeed]:
     """Prediction stem -> the sweep's speed, for each prediction of the same work (FLOPs and
     bytes moved) that both rows hold: the ratio of the two runs' predictions (above 1: the
-    regenerated sweep ran faster), its half-width the two predictions' in quadrature."""
+    regenerated sweep ran faster), its half-width the two predictions' in quadrature.
+    ``compute``: both runs timed a multiply in their rounds, so a compute-bound step's
+    prediction came from the rounds too."""
+    in_rounds_bounds = ANY_BOUND if compute else MEMORY_BOUND
     out = {}
     for c in table.columns:
         if not c.name.endswith(PREDICTED):
@@ -73,7 +85,7 @@ def row_speeds(table: Table, ro: dict, rn: dict) -> dict[str, SweepSpeed]:
         w_old, w_new = _relative_half_width(ro, stem), _relative_half_width(rn, stem)
         if old is None or new is None or old <= 0 or new <= 0 or w_old is None or w_new is None:
             continue
-        in_rounds = {ro.get(stem + "_bound"), rn.get(stem + "_bound")} <= IN_ROUNDS
+        in_rounds = {ro.get(stem + "_bound"), rn.get(stem + "_bound")} <= in_rounds_bounds
         out[stem] = SweepSpeed(Factor(old / new, math.hypot(w_old, w_new)), in_rounds)
     return out
 

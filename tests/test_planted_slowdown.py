@@ -1,6 +1,6 @@
 """The planted slowdown of the timing gate's procedure (tests/gate/planted_slowdown.py):
 planted where it says, sized as it says; the procedure itself times a real regeneration
-and is run by hand (its results are in the methods page's note on the gate)."""
+and is run by hand (``python tests/gate/planted_slowdown.py [--unchanged]``)."""
 
 from __future__ import annotations
 

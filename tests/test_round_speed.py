@@ -6,7 +6,7 @@ from measure.lab.prediction import prediction_columns
 from sitedata.compare import _timing
 from sitedata.machine_speed import MachineState, Speed
 from sitedata.policies import TIMING
-from sitedata.round_speed import probed_in_rounds, row_speeds, speed_of
+from sitedata.round_speed import computed_in_rounds, probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Column, Table
 
 TABLE = Table(
@@ -71,6 +71,9 @@ def test_a_memory_bound_row_is_not_widened_by_a_run_that_drifted_a_compute_bound
     assert not speeds["step"].in_rounds
     verdict, words = _timing(old, new, STEP, drifted, None, speeds)
     assert verdict == "cannot tell" and "widened by ±25.0%" in words
+    # unless the sweep timed a multiply in its rounds too: then its ceilings came from them
+    speeds = row_speeds(TABLE, old, new, compute=True)
+    assert speeds["step"].in_rounds and _timing(old, new, STEP, drifted, None, speeds)[0] == "drift"
 
 
 def test_other_work_or_no_prediction_falls_back_to_the_runs_speed():
@@ -93,3 +96,4 @@ def test_which_prediction_a_column_takes():
 def test_an_experiment_probed_in_rounds_names_its_probes():
     assert probed_in_rounds({"decode_round_gb_s": 20.0, "floor_ms": 3.0})
     assert not probed_in_rounds({"bandwidth_gb_s": 20.0})
+    assert computed_in_rounds({"decode_round_gflop_s": 90.0}) and not computed_in_rounds({"decode_round_gb_s": 20.0})

@@ -47,6 +47,15 @@ def test_a_change_near_the_band_cannot_be_told():
     assert verdict == "cannot tell" and f"±{BAND:.0%}" in words  # +9 % with about ±3.6 %: straddles 8 %
 
 
+def test_a_memory_reading_is_known_within_the_heaps_spread_between_processes():
+    # no interval of its own: ±30 % each, ±42.4 % together
+    moved = compare_timing(100e6, 145e6, unit="bytes")  # +45 %: [+1.8 %, +106.5 %], across the band
+    assert moved[0] == "cannot tell" and "+1.8%" in moved[1]
+    assert compare_timing(100e6, 200e6, unit="bytes")[0] == "drift"  # twice the memory: [+40.4 %, ...]
+    assert compare_timing(100e6, 100e6, unit="bytes")[0] == "cannot tell"  # never "held" on one reading
+    assert compare_timing(100e6, 145e6, unit="ms")[0] == "drift"  # a time without an interval: ±3 %
+
+
 def test_a_ratio_of_two_timings_is_not_scaled_by_the_machine():
     slower = Factor(0.5, 0.01)
     assert compare_timing(2.2, 2.2, unit="x", speed=slower)[0] == "ok"

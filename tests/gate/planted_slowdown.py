@@ -5,6 +5,7 @@ with the committed data on this machine.
     python tests/gate/planted_slowdown.py                  # plant 15 % in the decode step
     python tests/gate/planted_slowdown.py --fraction 0.3   # another size
     python tests/gate/planted_slowdown.py --unchanged      # the same procedure, nothing planted
+    python tests/gate/planted_slowdown.py --report r.json  # keep the gate's report
 
 The plant is an extra copy in ``measure.lab.generation.decode_step``, before the model's
 forward pass, of ``fraction`` times the bytes the model's weights hold (a copy moves
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="prefill_decode", help="the experiments regenerated (comma-separated)")
     p.add_argument("--unchanged", action="store_true", help="plant nothing: the control run")
     p.add_argument("--keep", action="store_true", help="keep the copy (its path is printed)")
+    p.add_argument("--report", type=Path, help="also write the gate's JSON report here")
     args = p.parse_args(argv)
     if not 0 < args.fraction < 10:
         print("--fraction takes a number between 0 and 10", file=sys.stderr)
@@ -99,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         if not report.is_file():
             print(f"the gate wrote no report (exit {done.returncode})", file=sys.stderr)
             return 2
+        if args.report:
+            shutil.copy(report, args.report)
         found = json.loads(report.read_text(encoding="utf-8"))
         drift = [f for f in found["findings"] if f["verdict"] == "drift" and f["compare"] == "timing"]
         print(f"\n{len(drift)} timing(s) drifted; machine: {'; '.join(found.get('machine_speed') or ['unknown'])}")

@@ -1,0 +1,59 @@
+"""What a run's timings chose, and what is read at that choice: the batch sweep's knee and
+where the sweep ended, the fastest speculative configuration and its runner-up, the
+fastest low-bit kernel.
+
+A choice between timings that lie within each other's noise may fall either way from one
+run to the next, on one machine and with nothing changed; the timings it was made from
+are compared, each against its own interval, so a slower program still shows there. The
+choice itself is reported, not compared (``CHOICES``). A number read at the choice (the
+speed-up of the fastest configuration, the gain past the knee) is compared where both
+runs chose the same, and otherwise reported as read at different choices
+(``AT_CHOICE``: the value, and the choices it is read at). Torch-free.
+"""
+
+from __future__ import annotations
+
+from sitedata.schema import interval_names
+
+CHOICES = frozenset({
+    "knee_found", "knee_batch", "knee_next_batch", "largest_measured_batch", "sweep_extended", "sweep_stop_reason",
+    "best_draft", "best_gamma", "predicted_first_draft", "predicted_first_gamma", "runner_up_draft",
+    "runner_up_gamma", "kernel_fastest", "kernel_lowbit_fastest", "kernel_lowbit_fastest_variant",
+})  # fmt: skip
+
+_BEST = ("best_draft", "best_gamma")
+_PREDICTED_FIRST = ("predicted_first_draft", "predicted_first_gamma")
+
+
+def _with_bounds(name: str, choices: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    return {n: choices for n in (name, *interval_names(name)[:2])}
+
+
+AT_CHOICE: dict[str, tuple[str, ...]] = {
+    "knee_next_gain": ("knee_batch",),
+    "knee_next_slowdown": ("knee_batch",),
+    "sweep_extension_s": ("largest_measured_batch",),
+    "compiled_speedup_worst": ("largest_measured_batch",),  # over the batches measured
+    "compiled_speedup_best": ("largest_measured_batch",),
+    "best_predicted_speedup": _BEST,
+    "best_predicted_run_speedup": _BEST,
+    **_with_bounds("best_measured_speedup", _BEST),
+    **_with_bounds("predicted_first_speedup", _PREDICTED_FIRST),
+    **_with_bounds("runner_up_over_best", (*_BEST, "runner_up_draft", "runner_up_gamma")),
+}
+
+
+def choice_reason(name: str, old_values: dict, new_values: dict) -> str | None:
+    """Why the value ``name`` is not compared as a timing (a choice, or read at choices
+    that differ between the two runs' ``values``), or None."""
+    if name in CHOICES:
+        return "chosen by the timings, which are compared; a choice between timings within their noise may differ"
+    differ = [c for c in AT_CHOICE.get(name, ()) if _value(old_values, c) != _value(new_values, c)]
+    if differ:
+        return f"read at a choice the timings made ({', '.join(differ)}), which differs between the runs"
+    return None
+
+
+def _value(values: dict, name: str):
+    entry = values.get(name)
+    return entry.get("value") if isinstance(entry, dict) else entry
