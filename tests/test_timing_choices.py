@@ -1,0 +1,65 @@
+"""Values the drift gate does not decide as timings of their own: a value that restates a
+table cell (compared there), what the timings chose, and what is read at that choice
+where the two runs chose differently."""
+
+from dataclasses import dataclass, field
+
+from sitedata.declared import Declared
+from sitedata.policies import TIMING
+from sitedata.restated import restated_cells
+from sitedata.schema import Column, Table, Value
+from sitedata.timing_choices import AT_CHOICE, CHOICES, choice_reason
+
+TABLE = Table("decode", "steps", (Column("cache_tokens", "tokens"), Column("step_ms", "ms", "step", policy=TIMING)))
+CODE = Declared(
+    title="t",
+    tables=(TABLE,),
+    values=(Value("step_smallest_ms", "ms", policy=TIMING), Value("profiled_step_ms", "ms", policy=TIMING)),
+    parameters={},
+)
+
+
+@dataclass
+class _Run:
+    """What ``restated_cells`` reads of an experiment: its rows and its meta.json."""
+
+    steps: list[float]
+    values: dict[str, float]
+    meta: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.meta = {"tables": {"decode": {}}, "values": {k: {"value": v} for k, v in self.values.items()}}
+
+    def rows(self, table: str) -> list[dict[str, str]]:
+        return [{"cache_tokens": str(16 * 2**i), "step_ms": repr(s)} for i, s in enumerate(self.steps)]
+
+
+def test_a_value_that_is_a_cell_in_both_runs_is_compared_as_that_cell():
+    old = _Run([35.1, 36.4, 70.6], {"step_smallest_ms": 35.1, "profiled_step_ms": 48.7})
+    new = _Run([41.2, 40.0, 91.9], {"step_smallest_ms": 41.2, "profiled_step_ms": 56.3})
+    assert restated_cells(old, new, CODE) == {"step_smallest_ms": "decode row 0 step_ms"}
+
+
+def test_a_value_equal_to_a_cell_in_one_run_only_is_its_own():
+    old = _Run([35.1, 36.4], {"step_smallest_ms": 35.1, "profiled_step_ms": 36.4})
+    new = _Run([41.2, 40.0], {"step_smallest_ms": 41.0, "profiled_step_ms": 39.0})
+    assert restated_cells(old, new, CODE) == {}
+
+
+def test_a_choice_is_not_compared_what_is_read_at_it_only_where_both_chose_alike():
+    same = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 4}}
+    other = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 2}}
+    assert "chosen by the timings" in choice_reason("best_gamma", same, same)
+    assert choice_reason("best_measured_speedup", same, same) is None  # compared as a timing
+    why = choice_reason("best_measured_speedup_low", same, other)
+    assert why == "read at a choice the timings made (best_gamma), which differs between the runs"
+    assert choice_reason("step_ms", same, other) is None
+
+
+def test_every_choice_the_gate_names_is_declared():
+    """A renamed choice would silently be compared again: each name must be a value the code declares."""
+    from measure.registry import EXPERIMENTS, load
+
+    names = {v.name for name in EXPERIMENTS for v in load(name).VALUES}
+    at = set(AT_CHOICE) | {c for choices in AT_CHOICE.values() for c in choices}
+    assert sorted((CHOICES | at) - names) == []
