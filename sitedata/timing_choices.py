@@ -1,6 +1,6 @@
 """What a run's timings chose, and what is read at that choice: the batch sweep's knee and
 where the sweep ended, the fastest speculative configuration and its runner-up, the
-fastest low-bit kernel.
+fastest low-bit kernel; and the single fastest and slowest sample of a sweep.
 
 A choice between timings that lie within each other's noise may fall either way from one
 run to the next, on one machine and with nothing changed; the timings it was made from
@@ -8,7 +8,10 @@ are compared, each against its own interval, so a slower program still shows the
 choice itself is reported, not compared (``CHOICES``). A number read at the choice (the
 speed-up of the fastest configuration, the gain past the knee) is compared where both
 runs chose the same, and otherwise reported as read at different choices
-(``AT_CHOICE``: the value, and the choices it is read at). Torch-free.
+(``AT_CHOICE``: the value, and the choices it is read at). The fastest and the slowest of a
+sweep's samples (``SAMPLE_ENDS``) are the ends of a range the page shows, picked out by
+one sample each, not an estimate with an interval: the samples' median is compared
+instead. Torch-free.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ CHOICES = frozenset({
     "best_draft", "best_gamma", "predicted_first_draft", "predicted_first_gamma", "runner_up_draft",
     "runner_up_gamma", "kernel_fastest", "kernel_lowbit_fastest", "kernel_lowbit_fastest_variant",
 })  # fmt: skip
+
+SAMPLE_ENDS = frozenset({"split_step_min_ms", "split_step_max_ms"})
 
 _BEST = ("best_draft", "best_gamma")
 _PREDICTED_FIRST = ("predicted_first_draft", "predicted_first_gamma")
@@ -48,6 +53,8 @@ def choice_reason(name: str, old_values: dict, new_values: dict) -> str | None:
     that differ between the two runs' ``values``), or None."""
     if name in CHOICES:
         return "chosen by the timings, which are compared; a choice between timings within their noise may differ"
+    if name in SAMPLE_ENDS:
+        return "one sample, the fastest or the slowest: a range's end, not an estimate; the median is compared"
     differ = [c for c in AT_CHOICE.get(name, ()) if _value(old_values, c) != _value(new_values, c)]
     if differ:
         return f"read at a choice the timings made ({', '.join(differ)}), which differs between the runs"

@@ -8,7 +8,7 @@ from sitedata.declared import Declared
 from sitedata.policies import TIMING
 from sitedata.restated import restated_cells
 from sitedata.schema import Column, Table, Value
-from sitedata.timing_choices import AT_CHOICE, CHOICES, choice_reason
+from sitedata.timing_choices import AT_CHOICE, CHOICES, SAMPLE_ENDS, choice_reason
 
 TABLE = Table("decode", "steps", (Column("cache_tokens", "tokens"), Column("step_ms", "ms", "step", policy=TIMING)))
 CODE = Declared(
@@ -54,6 +54,7 @@ def test_a_choice_is_not_compared_what_is_read_at_it_only_where_both_chose_alike
     why = choice_reason("best_measured_speedup_low", same, other)
     assert why == "read at a choice the timings made (best_gamma), which differs between the runs"
     assert choice_reason("step_ms", same, other) is None
+    assert "the median is compared" in choice_reason("split_step_max_ms", same, same)
 
 
 def test_every_choice_the_gate_names_is_declared():
@@ -62,4 +63,4 @@ def test_every_choice_the_gate_names_is_declared():
 
     names = {v.name for name in EXPERIMENTS for v in load(name).VALUES}
     at = set(AT_CHOICE) | {c for choices in AT_CHOICE.values() for c in choices}
-    assert sorted((CHOICES | at) - names) == []
+    assert sorted((CHOICES | SAMPLE_ENDS | at) - names) == []
