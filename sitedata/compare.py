@@ -40,7 +40,7 @@ from sitedata.restated import restated_cells
 from sitedata.round_speed import computed_in_rounds, probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Value, interval_names
 from sitedata.timing_choices import choice_reason
-from sitedata.timing_compare import compare_timing, machine_model, timing_cell
+from sitedata.timing_compare import compare_timing, machine_model, profiled, timing_cell
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
 
@@ -144,6 +144,8 @@ def compare_experiment(
                 skip, why = "not compared", "simulated from the measured costs: the simulation is run again instead"
             if not skip and speed is not None and c.compare == "timing" and machine_model(c.name):
                 skip, why = "not compared", machine_model(c.name)
+            if not skip and speed is not None and c.compare == "timing" and profiled(c.name, t.name):
+                skip, why = "not compared", profiled(c.name, t.name)
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip and speed is not None and c.compare == "timing":
@@ -244,6 +246,8 @@ def _compare_value(
         verdict, why = "not compared", "raw timing samples are kept, not compared"
     elif v.compare == "timing" and speed is not None and machine_model(v.name):
         verdict, why = "not compared", machine_model(v.name)
+    elif v.compare == "timing" and speed is not None and profiled(v.name):
+        verdict, why = "not compared", profiled(v.name)
     elif v.compare == "timing" and speed is not None and a is not None and b is not None:
         old_bounds, new_bounds = bounds or ((None, None), (None, None))
         verdict, tol = compare_timing(

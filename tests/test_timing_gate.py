@@ -328,3 +328,25 @@ def test_every_machine_term_the_gate_names_is_declared():
         names |= {v.name for v in module.VALUES} | {c.name for t in module.TABLES for c in t.columns}
     assert [t for t in MACHINE_TERMS + OF_A_TERM if t not in names] == []
     assert [s for s in MACHINE_TERM_SUFFIXES + OF_THE_FLOOR if not any(n.endswith(s) for n in names)] == []
+
+
+def test_what_was_read_under_the_profiler_is_left_to_the_step_it_decomposes():
+    from sitedata.timing_compare import profiled
+
+    assert profiled("self_ms", "breakdown") and profiled("share", "breakdown")
+    assert profiled("matmul_ms", "decode_kernels") and profiled("matmul_low_ms", "decode_kernels")
+    assert profiled("breakdown_rise_concat_ms") and profiled("matmul_read_gb_s") and profiled("profiled_step_ms")
+    assert not profiled("step_ms", "decode") and not profiled("matmul_ms", "decode") and not profiled("step_rise")
+
+
+def test_every_profiled_name_the_gate_names_is_declared():
+    from measure.registry import EXPERIMENTS, load
+    from sitedata.timing_compare import PROFILED_COLUMNS, PROFILED_PREFIX, PROFILED_TABLES, PROFILED_VALUES
+
+    modules = [load(name) for name in EXPERIMENTS]
+    values = {v.name for m in modules for v in m.VALUES}
+    columns = {(t.name, c.name) for m in modules for t in m.TABLES for c in t.columns}
+    assert [v for v in PROFILED_VALUES if v not in values] == []
+    assert [c for c in PROFILED_COLUMNS if c not in columns] == []
+    assert set(PROFILED_TABLES) <= {t for t, _ in columns}
+    assert any(v.startswith(PROFILED_PREFIX) for v in values)
