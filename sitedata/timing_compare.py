@@ -170,6 +170,7 @@ MACHINE_TERMS = (
 # sweep's machine was from the calibration's.
 OF_THE_FLOOR = (
     "fraction_of_floor", "fraction_smallest", "fraction_largest", "fraction_smallest_batch", "fraction_largest_batch",
+    "settings_best_fraction",
 )  # fmt: skip
 # So are the shares of a step that one of the machine's terms takes (``fixed_ms`` over the
 # step), and a rate over the calibration's bandwidth (prefill_decode/regime.py).
