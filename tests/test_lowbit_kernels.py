@@ -10,6 +10,7 @@ import torch
 from measure.experiments.weight_quantization import lowbit_decode as ld
 from measure.lab import lowbit_kernels as lk
 from measure.lab import lowbit_variants as lv
+from measure.lab.roofline_in_rounds import PROBES
 from tests.helpers import paired_ratio, table_rows
 
 
@@ -205,13 +206,14 @@ def test_the_variant_table_on_smoke(smoke_data):
         assert float(r["fraction_of_floor"]) == pytest.approx(float(r["floor_ms"]) / step)
         assert float(r["fraction_of_floor_low"]) == pytest.approx(int(r["weight_bytes"]) / high_bw * 1e3 / high)
         assert float(r["fraction_of_floor_high"]) == pytest.approx(int(r["weight_bytes"]) / low_bw * 1e3 / low)
-    # a variant's step, its kernel's ceiling probe ("ceiling <variant>") or the copy and
-    # operator probes of the roofline's terms ("roofline probe ..."), timed in the same sweep
+    # a variant's step, its kernel's ceiling probe ("ceiling <variant>") or one of the
+    # roofline's probes ("roofline probe copy", ...), timed in the same sweep
     missed = {m.removeprefix("ceiling ") for m in meta["notes"]["kernel_sweep"]["missed"]}
-    assert missed - {"roofline probe copy", "roofline probe operator"} <= set(rows)
+    assert missed - {" ".join(probe) for probe in PROBES} <= set(rows)
     values = meta["values"]
-    assert 0 < values["kernel_round_low_gb_s"]["value"] <= values["kernel_round_gb_s"]["value"]
-    assert values["kernel_round_gb_s"]["value"] <= values["kernel_round_high_gb_s"]["value"]
+    for term in ("gb_s", "gflop_s"):
+        assert 0 < values[f"kernel_round_low_{term}"]["value"] <= values[f"kernel_round_{term}"]["value"]
+        assert values[f"kernel_round_{term}"]["value"] <= values[f"kernel_round_high_{term}"]["value"]
     assert values["kernel_round_operator_us"]["value"] > 0
     assert float(rows["fp32"]["bits_per_weight"]) == 32.0 and float(rows["bf16"]["bits_per_weight"]) == 16.0
     size = {k: int(r["weight_bytes"]) for k, r in rows.items() if r["weight_bytes"]}
