@@ -88,6 +88,8 @@ def compare_experiment(
         gap = scope_gap(scope, old_meta, new_meta)
         return ("not comparable", gap) if gap else ("", "")
 
+    # a sweep that probed the machine in its own rounds gives each of its rows its own speed
+    in_rounds = speed is not None and probed_in_rounds(old_meta["values"]) and probed_in_rounds(new_meta["values"])
     compute = computed_in_rounds(old_meta["values"]) and computed_in_rounds(new_meta["values"])
     for t in code.tables:
         cols = t.column_names
@@ -126,10 +128,9 @@ def compare_experiment(
             out += reshaped(exp, t, old_rows, new_rows, new_cols, gap, kinds, compare_cell)
             continue
         noise = _table_rel_noise(old_rows, t)
-        # a sweep that probed the machine in its own rounds: each row's speed is its own
         sweeps = (
             [row_speeds(t, ro, rn, compute=compute) for ro, rn in zip(old_rows, new_rows, strict=True)]
-            if speed is not None and probed_in_rounds(old_meta["values"]) and probed_in_rounds(new_meta["values"])
+            if in_rounds
             else None
         )
         # An interval's bounds and its sample count are the noise of their median (the
@@ -142,10 +143,9 @@ def compare_experiment(
                 skip, why = "not compared", f"the noise of {bounds[c.name]}, held within it"
             if not skip and t.simulated and c.compare == "timing":
                 skip, why = "not compared", "simulated from the measured costs: the simulation is run again instead"
-            if not skip and speed is not None and c.compare == "timing" and machine_model(c.name):
-                skip, why = "not compared", machine_model(c.name)
-            if not skip and speed is not None and c.compare == "timing" and profiled(c.name, t.name):
-                skip, why = "not compared", profiled(c.name, t.name)
+            if not skip and speed is not None and c.compare == "timing":
+                if left := machine_model(c.name) or profiled(c.name, t.name):
+                    skip, why = "not compared", left
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol = skip, ""
                 if not skip and speed is not None and c.compare == "timing":
@@ -195,9 +195,9 @@ def compare_experiment(
                 skip, why = "not compared", f"the noise of {noise_of[v.name]}, held within it"
             if not skip and v.name in restated:
                 skip, why = "not compared", f"restates {restated[v.name]}, compared there"
-            chosen = choice_reason(v.name, old_meta["values"], new_meta["values"]) if speed is not None else None
-            if not skip and v.compare == "timing" and chosen:
-                skip, why = "not compared", chosen
+            if not skip and v.compare == "timing" and speed is not None:
+                if chosen := choice_reason(v.name, old_meta["values"], new_meta["values"]):
+                    skip, why = "not compared", chosen
             old, new_value = old_meta["values"][v.name], new_meta["values"].get(v.name)
             pair = bounds_of.get(v.name)
             bounds = (_bounds(old_meta, pair), _bounds(new_meta, pair)) if pair else None
@@ -244,10 +244,8 @@ def _compare_value(
         verdict = skip
     elif isinstance(old["value"], (list, dict)) and v.compare == "timing":
         verdict, why = "not compared", "raw timing samples are kept, not compared"
-    elif v.compare == "timing" and speed is not None and machine_model(v.name):
-        verdict, why = "not compared", machine_model(v.name)
-    elif v.compare == "timing" and speed is not None and profiled(v.name):
-        verdict, why = "not compared", profiled(v.name)
+    elif v.compare == "timing" and speed is not None and (left := machine_model(v.name) or profiled(v.name)):
+        verdict, why = "not compared", left
     elif v.compare == "timing" and speed is not None and a is not None and b is not None:
         old_bounds, new_bounds = bounds or ((None, None), (None, None))
         verdict, tol = compare_timing(

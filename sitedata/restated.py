@@ -15,6 +15,7 @@ from __future__ import annotations
 from sitedata.cell_compare import _float
 from sitedata.declared import Declared
 from sitedata.read import Experiment
+from sitedata.timing_compare import machine_model, profiled
 
 
 def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> dict[str, str]:
@@ -27,8 +28,8 @@ def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> di
         if len(old_rows) != len(new_rows):
             continue
         for c in t.columns:
-            if c.compare != "timing":
-                continue
+            if c.compare != "timing" or machine_model(c.name) or profiled(c.name, t.name):
+                continue  # a column the gate does not compare: nothing to leave the value to
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 a, b = _float(ro.get(c.name)), _float(rn.get(c.name))
                 if a is not None and b is not None:

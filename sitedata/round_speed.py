@@ -7,9 +7,9 @@ in that time. A sweep that times the roofline's probes in its own rounds
 same counted work predicted in two runs then differs only by the machine's terms in each
 sweep's rounds, so the ratio of the two predictions is that sweep's speed while it timed
 that row: what the gate divides out of the row's times instead of the run's. A row whose
-step whose prediction is made of the probed terms alone (bound by memory; or by
-arithmetic, where the sweep also timed a multiply in its rounds) is not widened for a run
-that drifted: its probes moved with it.
+prediction is made of the probed terms alone (a step bound by memory; or by arithmetic,
+where the sweep also timed a multiply in its rounds) is not widened for a run that
+drifted: its probes moved with it.
 
 A table qualifies where its experiment recorded probes in its rounds (a value
 ``<stem>_round_gb_s``) and it holds predictions (``<stem>_predicted_ms`` with its
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sitedata.cell_compare import _float
 from sitedata.machine_speed import Factor
 from sitedata.schema import Table
+from sitedata.timing_compare import relative_half_width
 
 PREDICTED = "_predicted_ms"
 WORK = ("_flops", "_moved_bytes")  # the counted work a prediction is made from
@@ -52,9 +53,7 @@ def _relative_half_width(row: dict, stem: str) -> float | None:
     value, low, high = (
         _float(row.get(f"{stem}{part}")) for part in (PREDICTED, "_predicted_low_ms", "_predicted_high_ms")
     )
-    if value is None or low is None or high is None or not 0 < low <= value <= high:
-        return None
-    return (high - low) / 2 / value
+    return None if value is None else relative_half_width(value, low, high)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ def direction(unit: str) -> int:
     return 0
 
 
-def _half_width(median: float, low: float | None, high: float | None) -> float | None:
+def relative_half_width(median: float, low: float | None, high: float | None) -> float | None:
+    """Half an interval's width over its median; None where the bounds do not hold it."""
     if low is None or high is None or median == 0 or not (low <= median <= high):
         return None
     return (high - low) / 2 / abs(median)
@@ -85,8 +86,8 @@ def compare_timing(
     else:
         fallback = typical_half_width if typical_half_width is not None else DEFAULT_HALF_WIDTH
     widths = [
-        _half_width(old, *old_bounds) if old_bounds[0] is not None else None,
-        _half_width(new, *new_bounds) if new_bounds[0] is not None else None,
+        relative_half_width(old, *old_bounds) if old_bounds[0] is not None else None,
+        relative_half_width(new, *new_bounds) if new_bounds[0] is not None else None,
     ]
     widths = [fallback if w is None else w for w in widths]
     if speed is not None and scale:
@@ -193,9 +194,9 @@ def profiled(name: str, table: str | None = None) -> str | None:
     """Why the column ``name`` of ``table`` (a value where None) is not compared: it was
     read under the profiler (see ``PROFILED_TABLES``); None otherwise."""
     if table is None:
-        hit = name.startswith(PROFILED_PREFIX) or name in _with_bounds(PROFILED_VALUES)
+        hit = name.startswith(PROFILED_PREFIX) or name in _PROFILED_VALUE_NAMES
     else:
-        hit = table in PROFILED_TABLES or any(table == t and name in _with_bounds((c,)) for t, c in PROFILED_COLUMNS)
+        hit = table in PROFILED_TABLES or (table, name) in _PROFILED_COLUMN_NAMES
     return "read under the profiler: the step it decomposes is timed unprofiled and compared" if hit else None
 
 
@@ -207,6 +208,8 @@ _MACHINE_NAMES = _with_bounds(MACHINE_TERMS)
 _MACHINE_ENDINGS = tuple(_with_bounds(MACHINE_TERM_SUFFIXES))
 _FLOOR_ENDINGS = tuple(_with_bounds(OF_THE_FLOOR))
 _TERM_SHARES = _with_bounds(OF_A_TERM)
+_PROFILED_VALUE_NAMES = _with_bounds(PROFILED_VALUES)
+_PROFILED_COLUMN_NAMES = frozenset((t, n) for t, c in PROFILED_COLUMNS for n in _with_bounds((c,)))
 
 
 def predicted_by_roofline(name: str) -> bool:

@@ -46,6 +46,18 @@ def test_a_value_equal_to_a_cell_in_one_run_only_is_its_own():
     assert restated_cells(old, new, CODE) == {}
 
 
+def test_a_value_equal_to_a_cell_the_gate_leaves_out_is_not_sent_there():
+    table = Table("decode", "steps", (Column("floor_ms", "ms", "floor", policy=TIMING),))
+    code = Declared(title="t", tables=(table,), values=(Value("floor_ms", "ms", policy=TIMING),), parameters={})
+
+    class Run(_Run):
+        def rows(self, table: str) -> list[dict[str, str]]:
+            return [{"floor_ms": repr(s)} for s in self.steps]
+
+    old, new = Run([7.5], {"floor_ms": 7.5}), Run([8.1], {"floor_ms": 8.1})
+    assert restated_cells(old, new, code) == {}  # the machine's floor is not compared as a cell
+
+
 def test_a_choice_is_not_compared_what_is_read_at_it_only_where_both_chose_alike():
     same = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 4}}
     other = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 2}}
