@@ -36,7 +36,7 @@ from sitedata.findings import Finding
 from sitedata.machine_speed import Speed
 from sitedata.read import Experiment
 from sitedata.reshaped import reshaped
-from sitedata.restated import restated_cells
+from sitedata.restated import ratio_cells, restated_cells
 from sitedata.round_speed import computed_in_rounds, probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Value, interval_names
 from sitedata.timing_choices import choice_reason
@@ -137,6 +137,7 @@ def compare_experiment(
         # code's declaration, never the data's): the median is held within them; they
         # themselves are what one run's sampling happened to give.
         bounds = {n: c.name for c in t.columns if c.interval for n in (*c.interval, c.samples) if n}
+        over = ratio_cells(t, old_rows, new_rows) if speed is not None else {}
         for c in t.columns:
             skip, why = reason(c.compare, c.scope)
             if not skip and c.name in bounds:
@@ -147,9 +148,12 @@ def compare_experiment(
                 if left := machine_model(c.name) or profiled(c.name, t.name):
                     skip, why = "not compared", left
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
-                verdict, tol = skip, ""
-                if not skip and speed is not None and c.compare == "timing":
-                    verdict, tol = _timing(ro, rn, c, speed, noise, sweeps[i] if sweeps else None)
+                verdict, tol, why_cell = skip, "", why
+                if not skip and (i, c.name) in over:
+                    verdict, why_cell = "not compared", f"restates {over[(i, c.name)]}, compared there"
+                elif not skip and speed is not None and c.compare == "timing":
+                    typical = tuple(_table_rel_noise([r], t) or noise for r in (ro, rn))
+                    verdict, tol = _timing(ro, rn, c, speed, typical, sweeps[i] if sweeps else None)
                 elif not skip:
                     ok, tol = compare_cell(
                         c.compare,
@@ -172,7 +176,7 @@ def compare_experiment(
                         new=rn[c.name],
                         tolerance=tol,
                         verdict=verdict,
-                        reason=why,
+                        reason=why_cell,
                     )
                 )
     # A timing value declared with its interval (``interval_values``: ``step_rise`` beside
@@ -205,7 +209,9 @@ def compare_experiment(
     return out
 
 
-def _timing(ro: dict, rn: dict, c, speed: Speed, noise: float | None, sweeps: dict | None) -> tuple[str, str]:
+def _timing(
+    ro: dict, rn: dict, c, speed: Speed, noise: tuple[float | None, float | None], sweeps: dict | None
+) -> tuple[str, str]:
     """A timing cell with the speed of its own sweep's rounds divided out, where its row
     has one (``sitedata.round_speed``), else the run's machine's."""
     own = speed_of(c.name, sweeps) if sweeps else None

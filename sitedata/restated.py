@@ -1,45 +1,111 @@
 """A named value that restates one of its experiment's table cells (the smallest context's
-step, ``step_smallest_ms``, is row 0 of the decode table): compared once, as that cell.
+step, ``step_smallest_ms``, is row 0 of the decode table), or the ratio of two cells of one
+column (the step's growth, ``step_growth``, is the decode table's last row over its first):
+compared once, as those cells.
 
 A value is a page's handle on a number; where the number is a timing cell too, the cell
 is compared with what its row knows (its interval, and its own sweep's speed where the
 sweep probed the machine in its rounds: ``sitedata.round_speed``), which the value alone
 does not. The value is then reported as compared there instead of being decided twice,
 and on less. A value restates a cell where it equals that cell in both runs, float for
-float (both are the same number, written once to the CSV and once to meta.json).
+float (both are the same number, written once to the CSV and once to meta.json); it
+restates a ratio where it equals, float for float in both runs, one cell divided by
+another of the same column (the division the experiment made, on the numbers it wrote).
+A ratio's two cells each move within their own intervals; the ratio, held alone to the
+default half-width, moved by up to the sum of both (an unchanged regeneration moved
+``ttft_growth`` by -18 % while each prefill stayed within its range): its cells carry all
+it says.
 Torch-free.
 """
 
 from __future__ import annotations
 
+import itertools
+
 from sitedata.cell_compare import _float
 from sitedata.declared import Declared
 from sitedata.read import Experiment
+from sitedata.schema import Column, Table
 from sitedata.timing_compare import machine_model, profiled
 
 
+def _compared(t: Table) -> list[Column]:
+    """The timing columns of ``t`` that the gate compares cell by cell (none of a simulated
+    table, whose timings are simulated again instead)."""
+    if t.simulated:
+        return []
+    bounds = {n for c in t.columns if c.interval for n in (*c.interval, c.samples) if n}
+    return [
+        c
+        for c in t.columns
+        if c.compare == "timing" and c.name not in bounds and not machine_model(c.name) and not profiled(c.name, t.name)
+    ]
+
+
+def _pairs(t: Table, old_rows: list[dict], new_rows: list[dict]) -> dict[str, list[tuple[int, float, float]]]:
+    """Column -> (row, committed, regenerated) of each compared timing cell that holds a number in both runs."""
+    out = {}
+    for c in _compared(t):
+        pairs = (
+            (i, _float(ro.get(c.name)), _float(rn.get(c.name)))
+            for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True))
+        )
+        out[c.name] = [(i, a, b) for i, a, b in pairs if a is not None and b is not None]
+    return out
+
+
+def _ratios(pairs: dict[str, list[tuple[int, float, float]]], table: str) -> dict[tuple[float, float], str]:
+    """(committed, regenerated) -> "<table> row i <column> over row j", every ratio of two cells of one column."""
+    out = {}
+    for name, known in pairs.items():
+        for (i, a, b), (j, x, y) in itertools.permutations(known, 2):
+            if x and y:
+                out.setdefault((a / x, b / y), f"{table} row {i} {name} over row {j}")
+    return out
+
+
+def ratio_cells(t: Table, old_rows: list[dict], new_rows: list[dict]) -> dict[tuple[int, str], str]:
+    """(row, column) -> where it is compared instead, for each compared timing cell of ``t``
+    that is, in both runs, one cell of another compared column over another cell of it
+    (a peak's bytes over the cached peak's, ``relative_to_cached``). A cell of 1 in both
+    runs is left alone: any two equal cells would match it, and it did not move."""
+    if len(old_rows) != len(new_rows):
+        return {}
+    pairs = _pairs(t, old_rows, new_rows)
+    out = {}
+    for name, known in pairs.items():
+        ratios = _ratios({n: k for n, k in pairs.items() if n != name}, t.name)
+        for i, a, b in known:
+            if (a, b) != (1.0, 1.0) and (where := ratios.get((a, b))):
+                out[(i, name)] = where
+    return out
+
+
 def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> dict[str, str]:
-    """Timing value name -> where it is compared instead ("decode row 0 step_ms")."""
+    """Timing value name -> where it is compared instead ("decode row 0 step_ms", or
+    "decode row 4 step_ms over row 0" for a ratio)."""
     cells: dict[tuple[float, float], str] = {}
+    ratios: dict[tuple[float, float], str] = {}
     for t in code.tables:
         if t.name not in committed.meta["tables"] or t.name not in new.meta["tables"]:
             continue
         old_rows, new_rows = committed.rows(t.name), new.rows(t.name)
         if len(old_rows) != len(new_rows):
             continue
-        for c in t.columns:
-            if c.compare != "timing" or machine_model(c.name) or profiled(c.name, t.name):
-                continue  # a column the gate does not compare: nothing to leave the value to
-            for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
-                a, b = _float(ro.get(c.name)), _float(rn.get(c.name))
-                if a is not None and b is not None:
-                    cells.setdefault((a, b), f"{t.name} row {i} {c.name}")
+        pairs = _pairs(t, old_rows, new_rows)
+        # a cell that is itself a ratio of other cells is compared as those
+        over = ratio_cells(t, old_rows, new_rows)
+        for name, known in pairs.items():
+            for i, a, b in known:
+                cells.setdefault((a, b), over.get((i, name), f"{t.name} row {i} {name}"))
+        for key, where in _ratios(pairs, t.name).items():
+            ratios.setdefault(key, where)
     out = {}
     for v in code.values:
         old, new_value = committed.meta["values"].get(v.name), new.meta["values"].get(v.name)
         if v.compare != "timing" or old is None or new_value is None:
             continue
         a, b = _float(old.get("value")), _float(new_value.get("value"))
-        if a is not None and b is not None and (a, b) in cells:
-            out[v.name] = cells[(a, b)]
+        if a is not None and b is not None and (where := cells.get((a, b)) or ratios.get((a, b))):
+            out[v.name] = where
     return out

@@ -22,6 +22,7 @@ CHOICES = frozenset({
     "knee_found", "knee_batch", "knee_next_batch", "largest_measured_batch", "sweep_extended", "sweep_stop_reason",
     "best_draft", "best_gamma", "predicted_first_draft", "predicted_first_gamma", "runner_up_draft",
     "runner_up_gamma", "kernel_fastest", "kernel_lowbit_fastest", "kernel_lowbit_fastest_variant",
+    "kernel_lowbit_closest", "kernel_lowbit_closest_variant",
     "settings_best_compiled", "settings_best_dtype", "settings_best_threads",
 })  # fmt: skip
 

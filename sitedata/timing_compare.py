@@ -21,8 +21,10 @@ ratio: it drifted where both runs' intervals are apart, and cannot be told other
 The machine's own terms and the roofline's predictions are not compared cell by cell:
 they are the machine's speed, reported once (``machine_model``).
 
-A cell without an interval of its own takes its table's typical noise (or
-``DEFAULT_HALF_WIDTH``); a memory reading, ``HEAP_HALF_WIDTH``. Torch-free.
+A cell without an interval of its own takes its row's typical noise in each run (the
+times beside it were sampled in the same rounds: a rate worked out from a prefill's time
+is known no better than that time), else its table's, else ``DEFAULT_HALF_WIDTH``; a
+memory reading, ``HEAP_HALF_WIDTH``. Torch-free.
 """
 
 from __future__ import annotations
@@ -64,6 +66,15 @@ def relative_half_width(median: float, low: float | None, high: float | None) ->
     return (high - low) / 2 / abs(median)
 
 
+def log_half_width(median: float, low: float | None, high: float | None) -> float | None:
+    """Half an interval's width on the log scale, ln(high / low) / 2: the same as
+    ``relative_half_width`` for a narrow interval (±10 % either way), and honest for a wide
+    or lopsided one (1.25 to 5.65 around 3.1 is a factor of 2.1 either way, not ±71 %)."""
+    if relative_half_width(median, low, high) is None or low <= 0:
+        return None
+    return math.log(high / low) / 2
+
+
 def compare_timing(
     old: float,
     new: float,
@@ -73,29 +84,33 @@ def compare_timing(
     new_bounds: tuple[float | None, float | None] = (None, None),
     speed: Factor | None = None,
     unsteady: float = 0.0,
-    typical_half_width: float | None = None,
+    typical_half_width: float | tuple[float | None, float | None] | None = None,
     whose: str = "machine's",
 ) -> tuple[str, str]:
     """(verdict, the tolerance in words) for one committed/regenerated timing pair;
-    ``whose`` speed ``speed`` is, in the words."""
+    ``whose`` speed ``speed`` is, in the words; ``typical_half_width``, the half-width of a
+    run's cell without bounds of its own (one for both runs, or the committed's and the
+    regenerated's)."""
     scale = direction(unit)
     factor = speed.value if speed is not None and scale else 1.0
     scaled = new * factor**scale
+    typical = typical_half_width if isinstance(typical_half_width, tuple) else (typical_half_width,) * 2
     if unit.strip() == "bytes":
-        fallback = HEAP_HALF_WIDTH
+        fallbacks = (HEAP_HALF_WIDTH,) * 2
     else:
-        fallback = typical_half_width if typical_half_width is not None else DEFAULT_HALF_WIDTH
+        fallbacks = tuple(DEFAULT_HALF_WIDTH if t is None else t for t in typical)
     widths = [
-        relative_half_width(old, *old_bounds) if old_bounds[0] is not None else None,
-        relative_half_width(new, *new_bounds) if new_bounds[0] is not None else None,
+        log_half_width(old, *old_bounds) if old_bounds[0] is not None else None,
+        log_half_width(new, *new_bounds) if new_bounds[0] is not None else None,
     ]
-    widths = [fallback if w is None else w for w in widths]
+    # every width on the log scale: a relative half-width w is ln(1 + w) there
+    widths = [math.log1p(f) if w is None else w for w, f in zip(widths, fallbacks, strict=True)]
     if speed is not None and scale:
-        widths.append(speed.half_width)
+        widths.append(math.log1p(speed.half_width))
     unsteady = unsteady if scale else 0.0  # a ratio or a byte count does not move with the machine
     if unsteady:
-        widths.append(unsteady)
-    half = math.sqrt(sum(w * w for w in widths))
+        widths.append(math.log1p(unsteady))
+    half = math.exp(math.sqrt(sum(w * w for w in widths))) - 1
     moved = f"; widened by ±{unsteady:.1%}, how far a run's machine moved while it ran" if unsteady else ""
     if old == 0 or scaled == 0 or (old < 0) != (scaled < 0):
         # the speed's own uncertainty widens the scaled interval, as it widens a ratio's
@@ -176,6 +191,10 @@ OF_THE_FLOOR = (
 # So are the shares of a step that one of the machine's terms takes (``fixed_ms`` over the
 # step), and a rate over the calibration's bandwidth (prefill_decode/regime.py).
 OF_A_TERM = ("fixed_share", "arithmetic_share", "matmul_read_share")
+# Where the roofline's two terms cross (the smallest batch whose compute term exceeds its
+# memory term) is read from the calibration's ceilings alone: an unchanged regeneration
+# moved it from 2 to 1 when its matrix arithmetic was probed 5 % slower.
+CROSSINGS = ("compute_bound_from",)
 
 
 # A step's decomposition under the profiler: each operator group's self time and share, a
@@ -186,7 +205,10 @@ OF_A_TERM = ("fixed_share", "arithmetic_share", "matmul_read_share")
 # timed unprofiled beside them and compared. So they are reported, not compared.
 PROFILED_TABLES = ("breakdown",)
 PROFILED_COLUMNS = (("decode_kernels", "matmul_ms"),)
-PROFILED_VALUES = ("profiled_step_ms", "matmul_read_gb_s", "kernel_rest_min_ms", "kernel_rest_max_ms")
+PROFILED_VALUES = (
+    "profiled_step_ms", "matmul_read_gb_s", "kernel_rest_min_ms", "kernel_rest_max_ms", "matmul_decode_over_prefill",
+    "gap_per_request_share",
+)  # fmt: skip
 PROFILED_PREFIX = "breakdown_"
 
 
@@ -233,6 +255,8 @@ def machine_model(name: str) -> str | None:
         return "a step over the calibration's floor: the step is compared, the floor is the machine's"
     if name in _TERM_SHARES:
         return "a time against one of the machine's terms: the time is compared, the term is the machine's"
+    if name in CROSSINGS:
+        return "where the roofline's ceilings cross: the machine's speed, reported once"
     return None
 
 
@@ -242,13 +266,14 @@ def timing_cell(
     c: Column,
     speed: Factor | None,
     unsteady: float,
-    noise: float | None,
+    noise: float | tuple[float | None, float | None] | None,
     *,
     whose: str = "machine's",
 ) -> tuple[str, str]:
     """One cell of column ``c`` in the committed row ``ro`` and the regenerated ``rn``, with
     ``speed`` divided out (the run's machine's, or ``whose`` else: a sweep's own);
-    ``noise`` is the table's typical relative interval width, for a cell without its own."""
+    ``noise``, the typical relative interval width of a cell without its own (one for both
+    runs, or each run's: its row's, else its table's)."""
 
     def bounds(row: dict) -> tuple[float | None, float | None]:
         return tuple(_float(row[n]) for n in c.interval) if c.interval else (None, None)
@@ -264,6 +289,8 @@ def timing_cell(
         new_bounds=bounds(rn),
         speed=speed,
         unsteady=unsteady,
-        typical_half_width=noise / 2 if noise is not None else None,
+        typical_half_width=tuple(
+            None if n is None else n / 2 for n in (noise if isinstance(noise, tuple) else (noise,) * 2)
+        ),
         whose=whose,
     )

@@ -58,6 +58,80 @@ def test_a_value_equal_to_a_cell_the_gate_leaves_out_is_not_sent_there():
     assert restated_cells(old, new, code) == {}  # the machine's floor is not compared as a cell
 
 
+GROWTH = Declared(
+    title="t",
+    tables=(TABLE,),
+    values=(Value("step_growth", "x", policy=TIMING), Value("step_spread", "x", policy=TIMING)),
+    parameters={},
+)
+
+
+def test_a_value_that_is_one_cell_over_another_in_both_runs_is_compared_as_those_cells():
+    # 70.6 / 35.1 and 91.9 / 41.2 as the experiment divides them; the spread is not a
+    # ratio of two cells of the regenerated run (40.0 / 41.2 would be 0.9708...)
+    old = _Run([35.1, 36.4, 70.6], {"step_growth": 70.6 / 35.1, "step_spread": 36.4 / 35.1})
+    new = _Run([41.2, 40.0, 91.9], {"step_growth": 91.9 / 41.2, "step_spread": 0.97})
+    assert restated_cells(old, new, GROWTH) == {"step_growth": "decode row 2 step_ms over row 0"}
+
+
+def test_a_ratio_in_one_run_only_or_rounded_is_its_own():
+    old = _Run([35.1, 36.4, 70.6], {"step_growth": 70.6 / 35.1, "step_spread": round(36.4 / 35.1, 6)})
+    new = _Run([41.2, 40.0, 91.9], {"step_growth": 2.23, "step_spread": round(40.0 / 41.2, 6)})
+    assert restated_cells(old, new, GROWTH) == {}
+
+
+def test_a_ratio_of_a_simulated_table_is_not_sent_there():
+    simulated = Table("decode", "steps", TABLE.columns, simulated=True)
+    code = Declared(title="t", tables=(simulated,), values=GROWTH.values, parameters={})
+    old = _Run([35.1, 70.6], {"step_growth": 70.6 / 35.1, "step_spread": 1.0})
+    new = _Run([41.2, 91.9], {"step_growth": 91.9 / 41.2, "step_spread": 1.0})
+    assert restated_cells(old, new, code) == {}  # its timings are simulated again, not compared
+
+
+def test_the_prefill_and_decode_growths_are_ratios_of_their_tables_cells():
+    """The committed data as its own regeneration: the growths and the flat part's spread
+    are found as their tables' cells divided, so the gate leaves them to those cells."""
+    from measure.registry import load
+    from sitedata.read import read_experiment
+    from tests.conftest import REPO
+
+    mod = load("prefill_decode")
+    code = Declared(title=mod.TITLE, tables=tuple(mod.TABLES), values=tuple(mod.VALUES), parameters={})
+    exp = read_experiment(REPO / "site_data", "prefill_decode")
+    found = restated_cells(exp, exp, code)
+    assert {n: found.get(n, "") for n in ("ttft_growth", "step_growth", "flat_spread")} == {
+        "ttft_growth": "prefill row 3 time_ms over row 0",
+        "step_growth": "decode row 4 step_ms over row 0",
+        "flat_spread": found.get("flat_spread", "missing"),
+    }
+    assert " over row " in found["flat_spread"]
+
+
+def test_a_cell_that_is_one_reading_over_another_is_compared_as_those_readings():
+    from sitedata.restated import ratio_cells
+
+    memory = Table(
+        "memory",
+        "peaks",
+        (
+            Column("method", ""),
+            Column("above_baseline_bytes", "bytes", "above", policy=TIMING),
+            Column("relative_to_cached", "x", "relative", policy=TIMING),
+        ),
+    )
+
+    def rows(recompute: int, cached: int, relative: float) -> list[dict[str, str]]:
+        return [
+            {"method": "recompute", "above_baseline_bytes": str(recompute), "relative_to_cached": repr(relative)},
+            {"method": "cached", "above_baseline_bytes": str(cached), "relative_to_cached": "1.0"},
+        ]
+
+    old, new = rows(29_800_000, 10_000_000, 2.98), rows(22_900_000, 10_000_000, 2.29)
+    assert ratio_cells(memory, old, new) == {(0, "relative_to_cached"): "memory row 0 above_baseline_bytes over row 1"}
+    # a ratio the regenerated run does not hold (rounded when written) stays a cell of its own
+    assert ratio_cells(memory, old, rows(22_900_000, 10_000_000, 2.3)) == {}
+
+
 def test_a_choice_is_not_compared_what_is_read_at_it_only_where_both_chose_alike():
     same = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 4}}
     other = {"best_draft": {"value": "int8_row"}, "best_gamma": {"value": 2}}

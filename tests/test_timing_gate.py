@@ -48,12 +48,32 @@ def test_a_change_near_the_band_cannot_be_told():
 
 
 def test_a_memory_reading_is_known_within_the_heaps_spread_between_processes():
-    # no interval of its own: ±30 % each, ±42.4 % together
-    moved = compare_timing(100e6, 145e6, unit="bytes")  # +45 %: [+1.8 %, +106.5 %], across the band
-    assert moved[0] == "cannot tell" and "+1.8%" in moved[1]
-    assert compare_timing(100e6, 200e6, unit="bytes")[0] == "drift"  # twice the memory: [+40.4 %, ...]
+    # no interval of its own: ±30 % each (ln 1.3 on the log scale), a factor of
+    # exp(√2 ln 1.3) = 1.449 together
+    moved = compare_timing(100e6, 145e6, unit="bytes")  # +45 %: [+0.1 %, +110.1 %], across the band
+    assert moved[0] == "cannot tell" and "+0.1%" in moved[1] and "+110.1%" in moved[1]
+    assert compare_timing(100e6, 200e6, unit="bytes")[0] == "drift"  # twice the memory: [+38.0 %, ...]
     assert compare_timing(100e6, 100e6, unit="bytes")[0] == "cannot tell"  # never "held" on one reading
     assert compare_timing(100e6, 145e6, unit="ms")[0] == "drift"  # a time without an interval: ±3 %
+
+
+def test_a_wide_lopsided_interval_is_judged_on_the_log_scale():
+    # an over-prediction of 1.49 [1.05, 2.73] then 3.10 [1.25, 5.65]: the two intervals
+    # overlap over most of the first. Half-widths on the log scale, ln(2.73/1.05)/2 = 0.478
+    # and ln(5.65/1.25)/2 = 0.754, give a factor of exp(0.893) = 2.44 either way around
+    # the change of 2.08: [-15 %, +408 %], which cannot tell. Taken as ±56 % and ±71 % of
+    # their medians instead, they gave ±90 %, [+9 %, +296 %]: a drift the data does not show.
+    verdict, words = compare_timing(1.49, 3.10, unit="x", old_bounds=(1.05, 2.73), new_bounds=(1.25, 5.65))
+    assert verdict == "cannot tell" and "[-14.8%, +408.1%]" in words
+
+
+def test_a_cell_without_an_interval_takes_each_runs_own_typical_width():
+    # a rate worked out from a time known within ±50 % in the regenerated run: the ±3 %
+    # default calls -30 % a drift ([-32 %, -28 %]); that run's row width beside the other's
+    # ±3 %, ln 1.5 and ln 1.03 in quadrature, a factor of 1.50: [-53 %, +5 %], cannot tell
+    assert compare_timing(24.0, 16.8, unit="x")[0] == "drift"
+    verdict, words = compare_timing(24.0, 16.8, unit="x", typical_half_width=(0.03, 0.5))
+    assert verdict == "cannot tell" and "[-53.4%, +5.1%]" in words
 
 
 def test_a_ratio_of_two_timings_is_not_scaled_by_the_machine():
@@ -62,14 +82,17 @@ def test_a_ratio_of_two_timings_is_not_scaled_by_the_machine():
 
 
 def test_a_run_that_drifted_widens_the_range_by_how_far_its_machine_moved():
-    # +15 %, intervals ±2.5 % and ±2.2 %: a drift on steady machines ([+11.3 %, +18.8 %]);
-    # a run that moved 12 % while it ran widens that to ±12.5 %: [+2.3 %, +29.3 %], across the band
+    # +15 %, intervals ln(41/39)/2 = 0.0250 and ln(47/45)/2 = 0.0217 on the log scale: a
+    # factor of 1.0337 together, a drift on steady machines ([+11.3 %, +18.9 %]); a run that
+    # moved 12 % (ln 1.12 = 0.1133) while it ran widens that to a factor of 1.1253:
+    # [+2.2 %, +29.4 %], across the band
     steady = compare_timing(40.0, 46.0, unit="ms", old_bounds=(39, 41), new_bounds=(45, 47))
     moved = compare_timing(40.0, 46.0, unit="ms", old_bounds=(39, 41), new_bounds=(45, 47), unsteady=0.12)
-    assert steady[0] == "drift" and moved[0] == "cannot tell" and "+2.3%" in moved[1] and "moved" in moved[1]
-    # +50 % is more than any such movement explains: [+33.5 %, +68.6 %], still a drift
+    assert steady[0] == "drift" and "[+11.3%, +18.9%]" in steady[1]
+    assert moved[0] == "cannot tell" and "[+2.2%, +29.4%]" in moved[1] and "moved" in moved[1]
+    # +50 % is more than any such movement explains: [+33.4 %, +68.7 %], still a drift
     verdict, words = compare_timing(40.0, 60.0, unit="ms", old_bounds=(39, 41), new_bounds=(59, 61), unsteady=0.12)
-    assert verdict == "drift" and "+33.5%" in words
+    assert verdict == "drift" and "[+33.4%, +68.7%]" in words
     # and an unchanged timing is never "ok" then: the range is wider than the band
     assert compare_timing(40.0, 40.0, unit="ms", old_bounds=(39, 41), new_bounds=(39, 41), unsteady=0.12)[0] == (
         "cannot tell"
