@@ -29,6 +29,11 @@ def test_the_plant_copies_a_fraction_of_the_weights_bytes_in_every_decode_step(t
 
 
 def test_an_unplanted_copy_is_the_checkout_as_git_holds_it(tmp_path):
-    planted_slowdown.copy_checkout(tmp_path)
+    planted_slowdown.copy_checkout(tmp_path, REPO / "site_data")
     assert (tmp_path / planted_slowdown.TARGET).read_bytes() == (REPO / planted_slowdown.TARGET).read_bytes()
     assert (tmp_path / "site_data" / "calibration" / "meta.json").is_file()
+
+
+def test_a_folder_without_a_calibration_is_refused_in_one_line(tmp_path, capsys):
+    assert planted_slowdown.main(["--committed", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"--committed {tmp_path}: not a data folder with its calibration"

@@ -6,6 +6,7 @@ with the committed data on this machine.
     python tests/gate/planted_slowdown.py --fraction 0.3   # another size
     python tests/gate/planted_slowdown.py --unchanged      # the same procedure, nothing planted
     python tests/gate/planted_slowdown.py --report r.json  # keep the gate's report
+    python tests/gate/planted_slowdown.py --committed RUN  # against a run of this machine's
 
 The plant is an extra copy in ``measure.lab.generation.decode_step``, before the model's
 forward pass, of ``fraction`` times the bytes the model's weights hold (a copy moves
@@ -15,7 +16,9 @@ Every experiment that times a decode step through that function is slowed; the g
 should report the machine's speed once, then drift on those timings and on nothing else.
 The unchanged run is the control: the same regeneration with nothing planted should show
 no drift. The committed data must have been measured on this machine (the same CPU model
-and thread count) by a run whose calibration probed the roofline.
+and thread count) by a run whose calibration probed the roofline; on a machine of another
+model, ``--committed`` names a run of its own (``make measure OUT=<folder>``) to compare
+against instead.
 
 Exit status: 0 when the gate saw what it should (drift with a plant, none without), 1
 otherwise, 2 when the procedure itself could not run.
@@ -53,8 +56,8 @@ def _planted_copy(model) -> None:
 '''
 
 
-def copy_checkout(dest: Path) -> None:
-    """The files git tracks, and site_data as it is on disk, into ``dest``."""
+def copy_checkout(dest: Path, data: Path) -> None:
+    """The files git tracks, and the data folder ``data`` as it is on disk (as site_data), into ``dest``."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     for name in filter(None, listed.split("\0")):
         source = REPO / name
@@ -62,7 +65,7 @@ def copy_checkout(dest: Path) -> None:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
     shutil.rmtree(dest / "site_data", ignore_errors=True)
-    shutil.copytree(REPO / "site_data", dest / "site_data")
+    shutil.copytree(data, dest / "site_data", ignore=shutil.ignore_patterns(".lock"))
 
 
 def plant(dest: Path, fraction: float) -> None:
@@ -81,13 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--unchanged", action="store_true", help="plant nothing: the control run")
     p.add_argument("--keep", action="store_true", help="keep the copy (its path is printed)")
     p.add_argument("--report", type=Path, help="also write the gate's JSON report here")
+    p.add_argument(
+        "--committed", type=Path, default=REPO / "site_data", help="the data compared against (default: site_data)"
+    )
     args = p.parse_args(argv)
+    if not (args.committed / "calibration").is_dir():
+        print(f"--committed {args.committed}: not a data folder with its calibration", file=sys.stderr)
+        return 2
     if not 0 < args.fraction < 10:
         print("--fraction takes a number between 0 and 10", file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="planted-"))
     try:
-        copy_checkout(work)
+        copy_checkout(work, args.committed)
         if not args.unchanged:
             plant(work, args.fraction)
         report = work / "report.json"
