@@ -39,7 +39,7 @@ from sitedata.reshaped import reshaped
 from sitedata.restated import ratio_cells, restated_cells
 from sitedata.round_speed import computed_in_rounds, probed_in_rounds, row_speeds, speed_of
 from sitedata.schema import Value, interval_names
-from sitedata.timing_choices import choice_reason
+from sitedata.timing_choices import choice_reason, one_reading, row_choice_reason
 from sitedata.timing_compare import compare_timing, machine_model, profiled, timing_cell
 
 __all__ = ["Declared", "Finding", "compare_cell", "compare_experiment", "run_gap", "scope_gap"]
@@ -145,12 +145,19 @@ def compare_experiment(
             if not skip and t.simulated and c.compare == "timing":
                 skip, why = "not compared", "simulated from the measured costs: the simulation is run again instead"
             if not skip and speed is not None and c.compare == "timing":
-                if left := machine_model(c.name) or profiled(c.name, t.name):
+                if left := machine_model(c.name) or profiled(c.name, t.name) or one_reading(t.name, c.name):
                     skip, why = "not compared", left
             for i, (ro, rn) in enumerate(zip(old_rows, new_rows, strict=True)):
                 verdict, tol, why_cell = skip, "", why
                 if not skip and (i, c.name) in over:
                     verdict, why_cell = "not compared", f"restates {over[(i, c.name)]}, compared there"
+                elif (
+                    not skip
+                    and speed is not None
+                    and c.compare == "timing"
+                    and (chosen := row_choice_reason(cols, ro, rn, c.name))
+                ):
+                    verdict, why_cell = "not compared", chosen
                 elif not skip and speed is not None and c.compare == "timing":
                     typical = tuple(_table_rel_noise([r], t) or noise for r in (ro, rn))
                     verdict, tol = _timing(ro, rn, c, speed, typical, sweeps[i] if sweeps else None)

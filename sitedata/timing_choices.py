@@ -28,6 +28,36 @@ CHOICES = frozenset({
 
 SAMPLE_ENDS = frozenset({"split_step_min_ms", "split_step_max_ms"})
 
+# A table's column that says whether its row was timed at all, where the timings chose
+# which rows (the speculative runs the prediction put first): a row timed in one run only
+# has nothing to compare its timings with.
+ROW_CHOICES = frozenset({"timed"})
+
+# A single wall-clock reading of a whole piece of work, taken once and never repeated (how
+# long each quantized variant's evaluation took): no interval, and the machine's speed at
+# the run's ends says little about one minute in between. An unchanged regeneration read
+# the same seconds raw while its calibrations put its machine 23 % slower. Reported, not compared.
+ONE_READING = frozenset({("quality", "seconds")})
+
+
+def row_choice_reason(table_columns: list[str], old_row: dict, new_row: dict, column: str) -> str | None:
+    """Why the timing cell ``column`` of a row is not compared where the timings chose
+    differently whether to time that row (``ROW_CHOICES``), or None."""
+    differ = [c for c in table_columns if c in ROW_CHOICES and old_row.get(c) != new_row.get(c)]
+    if not differ:
+        return None
+    if column in ROW_CHOICES:
+        return "chosen by the timings, which are compared; a choice between timings within their noise may differ"
+    return f"timed in one run only ({', '.join(differ)} differs): which rows are timed is chosen by the timings"
+
+
+def one_reading(table: str, column: str) -> str | None:
+    """Why a column of single readings (``ONE_READING``) is not compared, or None."""
+    if (table, column) in ONE_READING:
+        return "one wall-clock reading of a whole evaluation, taken once: no interval to judge it by"
+    return None
+
+
 _BEST = ("best_draft", "best_gamma")
 _PREDICTED_FIRST = ("predicted_first_draft", "predicted_first_gamma")
 

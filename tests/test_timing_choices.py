@@ -8,7 +8,16 @@ from sitedata.declared import Declared
 from sitedata.policies import TIMING
 from sitedata.restated import restated_cells
 from sitedata.schema import Column, Table, Value
-from sitedata.timing_choices import AT_CHOICE, CHOICES, SAMPLE_ENDS, choice_reason
+from sitedata.timing_choices import (
+    AT_CHOICE,
+    CHOICES,
+    ONE_READING,
+    ROW_CHOICES,
+    SAMPLE_ENDS,
+    choice_reason,
+    one_reading,
+    row_choice_reason,
+)
 
 TABLE = Table("decode", "steps", (Column("cache_tokens", "tokens"), Column("step_ms", "ms", "step", policy=TIMING)))
 CODE = Declared(
@@ -141,6 +150,30 @@ def test_a_choice_is_not_compared_what_is_read_at_it_only_where_both_chose_alike
     assert why == "read at a choice the timings made (best_gamma), which differs between the runs"
     assert choice_reason("step_ms", same, other) is None
     assert "the median is compared" in choice_reason("split_step_max_ms", same, same)
+
+
+def test_a_row_timed_in_one_run_only_is_not_compared_a_row_timed_in_both_is():
+    columns = ["draft", "gamma", "timed", "speculative_ms"]
+    timed = {"draft": "int8_row", "gamma": "4", "timed": "true", "speculative_ms": "5660.0"}
+    untimed = {**timed, "timed": "false", "speculative_ms": ""}
+    why = row_choice_reason(columns, timed, untimed, "speculative_ms")
+    assert why == "timed in one run only (timed differs): which rows are timed is chosen by the timings"
+    assert "chosen by the timings" in row_choice_reason(columns, timed, untimed, "timed")
+    assert row_choice_reason(columns, timed, {**timed, "speculative_ms": "5641.1"}, "speculative_ms") is None
+    assert row_choice_reason(["draft", "speculative_ms"], timed, untimed, "speculative_ms") is None  # no such column
+
+
+def test_a_single_reading_is_reported_only_where_named():
+    assert "taken once" in one_reading("quality", "seconds")
+    assert one_reading("quality", "perplexity") is None and one_reading("batching", "seconds") is None
+
+
+def test_every_row_choice_and_single_reading_the_gate_names_is_declared():
+    from measure.registry import EXPERIMENTS, load
+
+    columns = {(name, t.name, c.name) for name in EXPERIMENTS for t in load(name).TABLES for c in t.columns}
+    assert all(any(c == choice for _, _, c in columns) for choice in ROW_CHOICES)
+    assert all(any((t, c) == reading for _, t, c in columns) for reading in ONE_READING)
 
 
 def test_every_choice_the_gate_names_is_declared():
