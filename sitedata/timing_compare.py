@@ -16,8 +16,9 @@ timings) widens the range by how far it moved (``Speed.unsteady``): a change lar
 that movement is still a drift, a smaller one cannot be told; none is then "ok", since
 the drift limit is wider than the band.
 
-A value at zero or of the other sign in one run (a difference of two timings) has no
-ratio: it drifted where both runs' intervals are apart, and cannot be told otherwise.
+A value at zero or of the other sign in one run (a difference of two timings), or whose
+interval reaches zero in either run, has no ratio: it drifted where both runs' intervals
+are apart, and cannot be told otherwise.
 The machine's own terms and the roofline's predictions are not compared cell by cell:
 they are the machine's speed, reported once (``machine_model``).
 
@@ -112,7 +113,7 @@ def compare_timing(
         widths.append(math.log1p(unsteady))
     half = math.exp(math.sqrt(sum(w * w for w in widths))) - 1
     moved = f"; widened by ±{unsteady:.1%}, how far a run's machine moved while it ran" if unsteady else ""
-    if old == 0 or scaled == 0 or (old < 0) != (scaled < 0):
+    if old == 0 or scaled == 0 or (old < 0) != (scaled < 0) or _reaches_zero(old, old_bounds, new, new_bounds):
         # the speed's own uncertainty widens the scaled interval, as it widens a ratio's
         spread = (speed.half_width if speed is not None and scale else 0.0) + unsteady
         ends = [None if b is None else b * factor**scale for b in new_bounds]
@@ -140,6 +141,15 @@ def _valid(value: float, bounds: tuple[float | None, float | None]) -> tuple[flo
     if low is None or high is None or not (low <= value <= high):  # NaN fails the test too
         return None, None
     return low, high
+
+
+def _reaches_zero(old: float, old_bounds: tuple, new: float, new_bounds: tuple) -> bool:
+    """Either run's interval reaches zero or past it (a rise of 8 % [-3 %, +34 %]): its
+    change has no ratio to judge on any scale, only whether the two intervals overlap."""
+    return any(
+        low is not None and high is not None and low <= value <= high and (low <= 0 <= high)
+        for value, (low, high) in ((old, old_bounds), (new, new_bounds))
+    )
 
 
 def _across_zero(

@@ -67,6 +67,20 @@ def test_a_wide_lopsided_interval_is_judged_on_the_log_scale():
     assert verdict == "cannot tell" and "[-14.8%, +408.1%]" in words
 
 
+def test_a_rise_whose_interval_reaches_zero_is_judged_by_overlap_not_by_ratio():
+    # an unchanged regeneration: a step's rise of 0.212 [0.085, 0.251], then 0.083
+    # [-0.033, 0.338]; no scale measures a change of something that may be zero, and the
+    # two intervals overlap, so it cannot be told (it read as a -61 % drift)
+    verdict, words = compare_timing(
+        0.212, 0.083, unit="fraction", old_bounds=(0.085, 0.251), new_bounds=(-0.033, 0.338)
+    )
+    assert verdict == "cannot tell" and "overlapping" in words
+    # the same rise known apart from zero in both runs is still judged as a ratio: a drift
+    assert compare_timing(0.212, 0.083, unit="fraction", old_bounds=(0.2, 0.22), new_bounds=(0.07, 0.09))[0] == "drift"
+    # and intervals apart across zero are a drift
+    assert compare_timing(0.212, -0.1, unit="fraction", old_bounds=(0.2, 0.22), new_bounds=(-0.2, -0.05))[0] == "drift"
+
+
 def test_a_cell_without_an_interval_takes_each_runs_own_typical_width():
     # a rate worked out from a time known within ±50 % in the regenerated run: the ±3 %
     # default calls -30 % a drift ([-32 %, -28 %]); that run's row width beside the other's
