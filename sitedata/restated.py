@@ -83,9 +83,14 @@ def ratio_cells(t: Table, old_rows: list[dict], new_rows: list[dict]) -> dict[tu
 
 def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> dict[str, str]:
     """Timing value name -> where it is compared instead ("decode row 0 step_ms", or
-    "decode row 4 step_ms over row 0" for a ratio)."""
+    "decode row 4 step_ms over row 0" for a ratio). A value that is a cell, or a ratio of
+    two cells, of the same column in both runs but at other rows (the best of a column, a
+    largest over a smallest, which the timings pick) is compared there too: "decode row 1
+    compiled_speedup, then row 0"; each of those rows is compared as itself."""
     cells: dict[tuple[float, float], str] = {}
     ratios: dict[tuple[float, float], str] = {}
+    # each run on its own: number -> (table, column, rows), for a value read at other rows
+    alone: tuple[dict, dict] = ({}, {})
     for t in code.tables:
         if t.name not in committed.meta["tables"] or t.name not in new.meta["tables"]:
             continue
@@ -98,6 +103,13 @@ def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> di
         for name, known in pairs.items():
             for i, a, b in known:
                 cells.setdefault((a, b), over.get((i, name), f"{t.name} row {i} {name}"))
+                if (i, name) not in over:
+                    for run, number in zip(alone, (a, b), strict=True):
+                        run.setdefault(number, (t.name, name, (i,)))
+            for (i, a, b), (j, x, y) in itertools.permutations(known, 2):
+                for run, number in zip(alone, (a / x if x else None, b / y if y else None), strict=True):
+                    if number is not None:
+                        run.setdefault(number, (t.name, name, (i, j)))
         for key, where in _ratios(pairs, t.name).items():
             ratios.setdefault(key, where)
     out = {}
@@ -106,6 +118,20 @@ def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> di
         if v.compare != "timing" or old is None or new_value is None:
             continue
         a, b = _float(old.get("value")), _float(new_value.get("value"))
-        if a is not None and b is not None and (where := cells.get((a, b)) or ratios.get((a, b))):
+        if a is None or b is None:
+            continue
+        if where := cells.get((a, b)) or ratios.get((a, b)):
             out[v.name] = where
+        elif (
+            (was := alone[0].get(a)) and (now := alone[1].get(b)) and was[:2] == now[:2] and len(was[2]) == len(now[2])
+        ):
+            out[v.name] = f"{_rows(was)}, then {_rows(now, table=False)}"
     return out
+
+
+def _rows(where: tuple[str, str, tuple[int, ...]], *, table: bool = True) -> str:
+    """ "decode row 1 compiled_speedup", or "decode row 4 step_ms over row 0"; without the
+    table and the column: "row 0", "row 3 over row 0"."""
+    name, column, rows = where
+    head = f"{name} row {rows[0]} {column}" if table else f"row {rows[0]}"
+    return head + (f" over row {rows[1]}" if len(rows) == 2 else "")

@@ -83,6 +83,26 @@ def test_a_value_that_is_one_cell_over_another_in_both_runs_is_compared_as_those
     assert restated_cells(old, new, GROWTH) == {"step_growth": "decode row 2 step_ms over row 0"}
 
 
+def test_a_best_or_a_ratio_read_at_other_rows_in_each_run_is_compared_as_those_rows():
+    # the fastest step is row 0 in one run and row 1 in the other; the growth is row 2 over
+    # row 0 in one and row 2 over row 1 in the other: each row is compared as itself
+    old = _Run([35.1, 36.4, 70.6], {"step_growth": 70.6 / 35.1, "step_spread": 35.1})
+    new = _Run([41.2, 40.0, 91.9], {"step_growth": 91.9 / 40.0, "step_spread": 40.0})
+    code = Declared(
+        title="t",
+        tables=(TABLE,),
+        values=(*GROWTH.values[:1], Value("step_spread", "ms", policy=TIMING)),
+        parameters={},
+    )
+    assert restated_cells(old, new, code) == {
+        "step_growth": "decode row 2 step_ms over row 0, then row 2 over row 1",
+        "step_spread": "decode row 0 step_ms, then row 1",
+    }
+    # a cell in one run and a ratio in the other is not one thing read twice
+    mixed = _Run([41.2, 40.0, 91.9], {"step_growth": 40.0, "step_spread": 91.9 / 41.2})
+    assert restated_cells(old, mixed, code) == {}
+
+
 def test_a_ratio_in_one_run_only_or_rounded_is_its_own():
     old = _Run([35.1, 36.4, 70.6], {"step_growth": 70.6 / 35.1, "step_spread": round(36.4 / 35.1, 6)})
     new = _Run([41.2, 40.0, 91.9], {"step_growth": 2.23, "step_spread": round(40.0 / 41.2, 6)})
