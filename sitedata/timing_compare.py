@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+from sitedata.across_zero import across_zero, reaches_zero, valid
 from sitedata.cell_compare import _float
 from sitedata.machine_speed import Factor
 from sitedata.schema import Column, interval_names
@@ -113,13 +114,13 @@ def compare_timing(
         widths.append(math.log1p(unsteady))
     half = math.exp(math.sqrt(sum(w * w for w in widths))) - 1
     moved = f"; widened by ±{unsteady:.1%}, how far a run's machine moved while it ran" if unsteady else ""
-    if old == 0 or scaled == 0 or (old < 0) != (scaled < 0) or _reaches_zero(old, old_bounds, new, new_bounds):
+    if old == 0 or scaled == 0 or (old < 0) != (scaled < 0) or reaches_zero(old, old_bounds, new, new_bounds):
         # the speed's own uncertainty widens the scaled interval, as it widens a ratio's
         spread = (speed.half_width if speed is not None and scale else 0.0) + unsteady
         ends = [None if b is None else b * factor**scale for b in new_bounds]
         if None not in ends:
             ends = [ends[0] - abs(ends[0]) * spread, ends[1] + abs(ends[1]) * spread]
-        verdict, words = _across_zero(old, scaled, _valid(old, old_bounds), _valid(scaled, tuple(ends)))
+        verdict, words = across_zero(old, scaled, valid(old, old_bounds), valid(scaled, tuple(ends)))
         return verdict, words + moved
     change = scaled / old
     low, high = change / (1 + half), change * (1 + half)
@@ -133,41 +134,6 @@ def compare_timing(
     if low >= 1 / edge and high <= edge:
         return "ok", words
     return "cannot tell", words
-
-
-def _valid(value: float, bounds: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    """``bounds`` where they are an interval around ``value``; (None, None) otherwise."""
-    low, high = bounds
-    if low is None or high is None or not (low <= value <= high):  # NaN fails the test too
-        return None, None
-    return low, high
-
-
-def _reaches_zero(old: float, old_bounds: tuple, new: float, new_bounds: tuple) -> bool:
-    """Either run's interval reaches zero or past it (a rise of 8 % [-3 %, +34 %]): its
-    change has no ratio to judge on any scale, only whether the two intervals overlap."""
-    return any(
-        low is not None and high is not None and low <= value <= high and (low <= 0 <= high)
-        for value, (low, high) in ((old, old_bounds), (new, new_bounds))
-    )
-
-
-def _across_zero(
-    old: float, new: float, old_bounds: tuple[float | None, float | None], new_bounds: tuple[float | None, float | None]
-) -> tuple[str, str]:
-    """A value at zero or across it in one run (a difference of two timings, say): no
-    ratio measures its change. With both runs' intervals, it drifted where they are
-    apart, and cannot be told where they overlap; without them there is no scale to
-    judge it by, so it cannot be told, unless the two are equal."""
-    if old == new:
-        return "ok", "equal"
-    if None in old_bounds or None in new_bounds:
-        return "cannot tell", f"{old:.4g} then {new:.4g}: across zero, with no interval to judge the change by"
-    (ol, oh), (nl, nh) = old_bounds, new_bounds
-    words = f"{old:.4g} [{ol:.4g}, {oh:.4g}] then {new:.4g} [{nl:.4g}, {nh:.4g}]"
-    if max(ol, nl) > min(oh, nh):
-        return "drift", words + ": across zero, the intervals apart"
-    return "cannot tell", words + ": across zero, the intervals overlapping"
 
 
 # A step's prediction by the run's roofline (measure/lab/prediction.py) is the machine's
