@@ -106,12 +106,14 @@ def restated_cells(committed: Experiment, new: Experiment, code: Declared) -> di
                 if (i, name) not in over:
                     for run, number in zip(alone, (a, b), strict=True):
                         run.setdefault(number, (t.name, name, (i,)))
+            # every ratio of two cells of the column: in both runs at once, and in each alone
             for (i, a, b), (j, x, y) in itertools.permutations(known, 2):
-                for run, number in zip(alone, (a / x if x else None, b / y if y else None), strict=True):
+                both = (a / x if x else None, b / y if y else None)
+                if None not in both:
+                    ratios.setdefault(both, f"{t.name} row {i} {name} over row {j}")
+                for run, number in zip(alone, both, strict=True):
                     if number is not None:
                         run.setdefault(number, (t.name, name, (i, j)))
-        for key, where in _ratios(pairs, t.name).items():
-            ratios.setdefault(key, where)
     out = {}
     for v in code.values:
         old, new_value = committed.meta["values"].get(v.name), new.meta["values"].get(v.name)
