@@ -1,7 +1,8 @@
 """The why-claims of prefill-decode and kv-cache, decided on made-up values: each of their
 outcomes (apart beyond the margin, practically the same, cannot tell; explained by the
-roofline or not) is reached, and only by the data that should reach it. The claims are
-the project's own (measure/experiments/*/claims.toml)."""
+roofline or not; which ceiling a step sits under, on its two terms' ranges) is reached,
+and only by the data that should reach it. The claims are the project's own
+(measure/experiments/*/claims.toml)."""
 
 import pytest
 
@@ -120,4 +121,65 @@ def test_the_longest_prompts_cost_per_token_three_ways(tmp_path, change, expecte
     ids = ["per_token_turned_up", "per_token_still_falling", "per_token_levelled"]
     values = dict(zip(("per_token_change", "per_token_change_low", "per_token_change_high"), change, strict=True))
     found = _decide(tmp_path, "prefill_decode", values, ids)
+    assert tuple(found[i] for i in ids) == expected
+
+
+BOUND = ["step_memory_bound", "step_compute_bound", "step_ceilings_level"]
+ROUND = ("decode_round_gb_s", "decode_round_low_gb_s", "decode_round_high_gb_s")
+ROUND_FLOPS = ("decode_round_gflop_s", "decode_round_low_gflop_s", "decode_round_high_gflop_s")
+
+
+@pytest.mark.parametrize(
+    ("terms", "gb_s", "gflop_s", "expected"),
+    [
+        # bytes 28.6 ms, FLOPs 12.3 ms, 20 GB/s [19, 23], 200 GFLOP/s [190, 260]: the ratio
+        # runs from 28.6 x 20/23 / (12.3 x 200/190) = 24.87 / 12.95 = 1.92 up: memory
+        ((28.6, 12.3), (20, 19, 23), (200, 190, 260), (True, False, False)),
+        # bytes 23.2, FLOPs 26.9 ms: by the medians under the compute ceiling, but at
+        # 21.1 GB/s [16.4, 25.1] and 105 GFLOP/s [72, 119] the ratio runs from
+        # 19.50 / 39.23 = 0.50 to 29.85 / 23.74 = 1.26, across both edges: cannot tell
+        ((23.2, 26.9), (21.1, 16.4, 25.1), (105, 72, 119), (N, N, N)),
+        # 20 and 20 ms at 20 GB/s [19.8, 20.2], 100 GFLOP/s [99, 101]: 0.980 to 1.020, level
+        ((20, 20), (20, 19.8, 20.2), (100, 99, 101), (False, False, True)),
+        # 10 and 30 ms at [19, 21] and [95, 105]: 9.52 / 31.58 = 0.30 to 10.53 / 28.57 = 0.37
+        ((10, 30), (20, 19, 21), (100, 95, 105), (False, True, False)),
+    ],
+)
+def test_which_ceiling_the_step_sits_under_three_ways(tmp_path, terms, gb_s, gflop_s, expected):
+    row = {"cache_tokens": 16, "step_memory_ms": terms[0], "step_compute_ms": terms[1]}
+    values = {"cache_smallest": 16, **dict(zip(ROUND, gb_s, strict=True))}
+    values |= dict(zip(ROUND_FLOPS, gflop_s, strict=True))
+    write_data(tmp_path, "calibration", {"t": [{"n": 1}]}, {"margin": 0.05, "model_band": 0.25})
+    write_data(tmp_path, "prefill_decode", {"decode": [row]}, values)
+    data = SiteData(tmp_path)
+    found = tuple(claims.check(data, BOOK.get(f"prefill_decode.{i}").expression)[0] for i in BOUND)
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("recompute", "step", "gb_s", "gflop_s", "expected"),
+    [
+        # the recompute pass: 27.1 x 20.3/23.0 / (111.6 x 215/199) = 0.20 to 0.32, compute;
+        # the cached step: 23.74 / 9.78 = 2.43 up, memory
+        ((27.1, 111.6), (26.9, 9.05), (20.3, 19.0, 23.0), (215, 199, 264), (True, False)),
+        # the same pass, but a cached step of 25.9 and 26.6 ms at 21.1 GB/s [16.4, 25.1] and
+        # 105 GFLOP/s [72, 119]: 0.56 to 1.42, cannot tell, so neither reading can be told
+        # either (both memory-bound is false: the pass is not)
+        ((26.1, 299.5), (25.9, 26.6), (21.1, 16.4, 25.1), (105, 72, 119), (N, False)),
+        # both three times as long for their bytes as for their FLOPs: both memory-bound
+        ((30, 10), (30, 10), (20, 19.9, 20.1), (100, 99, 101), (False, True)),
+    ],
+)
+def test_the_kv_steps_ceilings_decided_on_their_terms_ranges(tmp_path, recompute, step, gb_s, gflop_s, expected):
+    ids = ["recompute_compute_bound_step_memory_bound", "both_memory_bound"]
+    values = {
+        "recompute_pass_memory_ms": recompute[0],
+        "recompute_pass_compute_ms": recompute[1],
+        "cached_step_memory_ms": step[0],
+        "cached_step_compute_ms": step[1],
+    }
+    stem = "generation_round"
+    values |= dict(zip((f"{stem}_gb_s", f"{stem}_low_gb_s", f"{stem}_high_gb_s"), gb_s, strict=True))
+    values |= dict(zip((f"{stem}_gflop_s", f"{stem}_low_gflop_s", f"{stem}_high_gflop_s"), gflop_s, strict=True))
+    found = _decide(tmp_path, "kv_cache", values, ids)
     assert tuple(found[i] for i in ids) == expected
