@@ -126,3 +126,5 @@ def test_the_branches_of_one_sentence_are_one_question(tmp_path, capsys):
     ]
     # claim by claim, the same three changes read as six
     assert len(verdicts.differences(*found)) == 6
+    # two of the three contradict (✓ against ⚠); up and level only went undecided in b
+    assert [verdicts.contradicts(x, y) for _, x, y in verdicts.differences(*found, asked)] == [True, True, False]

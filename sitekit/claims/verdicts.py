@@ -15,7 +15,8 @@ same margin or limit with different words (``exceeds``, ``same``, ``undercuts`` 
 ratio: larger, practically the same, smaller), and the claims that compare the same
 values with words (which ceiling a step sits under: ``memory`` or ``compute``).
 
-Prints one line per question whose verdict differs, then a count; exits 1 when any
+Prints one line per question whose verdict differs, then a count, and how many of those
+contradict (✓ against ⚠) rather than go undecided in one run; exits 1 when any
 differs, 2 when a folder cannot be read. With one folder, prints every verdict.
 """
 
@@ -123,6 +124,13 @@ def differences(
     return out
 
 
+def contradicts(x: str, y: str) -> bool:
+    """Two runs' marks of one question (``differences``' strings) that contradict: a claim
+    holds in one run and does not in the other. A question that only one run could not
+    tell (≈ against ✓ or ⚠) is an effect near the edge of its margin, not a contradiction."""
+    return any({p, q} == {HOLDS, FAILS} for p, q in zip(x.split(), y.split(), strict=True))
+
+
 def one_sided(a: dict[str, str], b: dict[str, str]) -> list[str]:
     """The claims one folder decides and the other cannot read (it lacks their experiment)."""
     return sorted(c for c in a | b if _unreadable(a.get(c)) != _unreadable(b.get(c)))
@@ -188,10 +196,16 @@ def main(argv: list[str]) -> int:
     lacking = one_sided(*found)
     if lacking:
         print(f"{len(lacking)} claims decided in one folder only (the other lacks their data), not compared")
+    against = sum(contradicts(x, y) for _, x, y in diff)
     print(
         f"{len(diff)} of {len({asked.get(c, c) for c in decided})} questions about this machine decided "
         f"differently ({len(decided)} claims; {folders[1]}: {counts[HOLDS]} ✓, {counts[NOISE]} ≈, {counts[FAILS]} ⚠)"
     )
+    if diff:
+        print(
+            f"of those, {against} contradict (a claim ✓ in one run and ⚠ in the other) and "
+            f"{len(diff) - against} were decided in one run and within its noise (≈) in the other"
+        )
     return 1 if diff else 0
 
 
