@@ -17,10 +17,7 @@ def valid(value: float, bounds: tuple[float | None, float | None]) -> tuple[floa
 def reaches_zero(old: float, old_bounds: tuple, new: float, new_bounds: tuple) -> bool:
     """Either run's interval reaches zero or past it (a rise of 8 % [-3 %, +34 %]): its
     change has no ratio to judge on any scale, only whether the two intervals overlap."""
-    return any(
-        low is not None and high is not None and low <= value <= high and (low <= 0 <= high)
-        for value, (low, high) in ((old, old_bounds), (new, new_bounds))
-    )
+    return any(low is not None and low <= 0 <= high for low, high in (valid(old, old_bounds), valid(new, new_bounds)))
 
 
 def across_zero(

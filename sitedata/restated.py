@@ -72,11 +72,15 @@ def ratio_cells(t: Table, old_rows: list[dict], new_rows: list[dict]) -> dict[tu
     if len(old_rows) != len(new_rows):
         return {}
     pairs = _pairs(t, old_rows, new_rows)
+    # each column's ratios once; a cell looks in every other column's, in column order
+    ratios = {name: _ratios({name: known}, t.name) for name, known in pairs.items()}
     out = {}
     for name, known in pairs.items():
-        ratios = _ratios({n: k for n, k in pairs.items() if n != name}, t.name)
         for i, a, b in known:
-            if (a, b) != (1.0, 1.0) and (where := ratios.get((a, b))):
+            if (a, b) == (1.0, 1.0):
+                continue
+            where = next((r[(a, b)] for n, r in ratios.items() if n != name and (a, b) in r), None)
+            if where:
                 out[(i, name)] = where
     return out
 
