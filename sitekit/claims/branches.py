@@ -27,8 +27,9 @@ The third part does not depend on the data, and ``check_guards`` checks it on ev
 (tests/test_branches.py, with its list of the sentences still waiting for their
 branches): a claim about this hardware (``hardware = true``), which another run may
 decide otherwise, sits inside a clause whose condition is that claim (``<id>`` or
-``unsure <id>``), in a block with an ``else``, so that whichever way the next run comes
-out, the page has a branch for it.
+``unsure <id>``), in a block with an ``else`` or whose clauses cover whatever a run
+finds (exhaustive.py), so that whichever way the next run comes out, the page has a
+branch for it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 
 from sitekit.claims import claims
 from sitekit.claims.claim_syntax import MAX_MARKER, parse
+from sitekit.claims.exhaustive import covers_every_outcome
 from sitekit.claims.intervals import NOISE
 from sitekit.rendering import escape
 from sitekit.rendering.context import PageContext
@@ -159,12 +161,23 @@ class Walk:
                 f"(or <!-- elif unsure {ref} -->): another run may decide it otherwise; give it a branch, "
                 "and in <!-- else --> say what was found instead",
             )
-        elif not any(c is None for c, _ in own[-1].clauses):
+        elif not self.complete(own[-1], guards):
             self.unguarded.setdefault(
                 ref,
                 f"the block {own[-1].tag} shows the sentence of {ref}, a claim about this hardware, and has no "
                 "<!-- else -->: say what was found when it does not hold",
             )
+
+    def complete(self, block: Block, guards: tuple[tuple[Condition, Block], ...]) -> bool:
+        """A block with an ``else``, or one whose clauses cover whatever a run finds where
+        the clauses it sits in are met (exhaustive.py); ``guards``: the clauses from the
+        page's top to a sentence inside the block."""
+        conditions = [(c.ref, c.unsure) for c, _ in block.clauses if c is not None]
+        outside = guards[: [b for _, b in guards].index(block)]
+        within = [(c.ref, c.unsure) for c, _ in outside]
+        return len(conditions) < len(block.clauses) or covers_every_outcome(
+            conditions, lambda ref: self.ctx.claim(ref).expression, within
+        )
 
     def shown(self, ref: str, sentence: str, guards: tuple[tuple[Condition, Block], ...]) -> None:
         """A claim whose sentence this run shows holds, or is NOISE inside ``unsure`` it."""
