@@ -173,8 +173,8 @@ class Walk:
         the clauses it sits in are met (exhaustive.py); ``guards``: the clauses from the
         page's top to a sentence inside the block."""
         conditions = [(c.ref, c.unsure) for c, _ in block.clauses if c is not None]
-        outside = guards[: [b for _, b in guards].index(block)]
-        within = [(c.ref, c.unsure) for c, _ in outside]
+        outside = next(i for i, (_, b) in enumerate(guards) if b is block)
+        within = [(c.ref, c.unsure) for c, _ in guards[:outside]]
         return len(conditions) < len(block.clauses) or covers_every_outcome(
             conditions, lambda ref: self.ctx.claim(ref).expression, within
         )

@@ -30,6 +30,7 @@ cannot prove keeps needing its ``else``.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from collections.abc import Callable, Iterable
 
@@ -89,32 +90,26 @@ def _opposite(node: ast.AST) -> ast.AST | None:
     return None
 
 
-def _parts(node: ast.AST, found: dict[tuple[str, str], None]) -> None:
-    """Every question and atom ``node`` tests, in order."""
+def _compile(node: ast.AST, found: dict[tuple[str, str], None]) -> Callable[[dict], object]:
+    """The check as a function of one outcome (each question's interval, each atom's
+    value), its questions and atoms added to ``found`` in order: parsed once, tried for
+    every outcome."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        _parts(node.operand, found)
-    elif isinstance(node, ast.BoolOp):
-        for value in node.values:
-            _parts(value, found)
-    elif _opposite(node) is not None:
-        _parts(_opposite(node), found)
-    else:
-        found[_key(node)] = None
-
-
-def _decide(node: ast.AST, outcome: dict[tuple[str, str], object]):
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return kleene_not(_decide(node.operand, outcome))
+        operand = _compile(node.operand, found)
+        return lambda outcome: kleene_not(operand(outcome))
     if isinstance(node, ast.BoolOp):
-        return kleene(node.values, isinstance(node.op, ast.Or), lambda n: _decide(n, outcome))
-    if _opposite(node) is not None:
-        return kleene_not(_decide(_opposite(node), outcome))
-    kind, key = _key(node)
-    if kind == "question":
-        lo, hi = outcome[(kind, key)]
-        # b / a's range for a, b asked as b, a: the inverse of the range a / b's ends give
-        return WORDS[node.func.id](*((1 / hi, 1 / lo) if _asked(node)[1] else (lo, hi)))
-    return outcome[(kind, key)]
+        values, stop = [_compile(v, found) for v in node.values], isinstance(node.op, ast.Or)
+        return lambda outcome: kleene(values, stop, lambda value: value(outcome))
+    if (opposite := _opposite(node)) is not None:
+        flipped = _compile(opposite, found)
+        return lambda outcome: kleene_not(flipped(outcome))
+    key = _key(node)
+    found[key] = None
+    if key[0] != "question":
+        return lambda outcome: outcome[key]
+    word, swapped = WORDS[node.func.id], _asked(node)[1]
+    # b / a's range for a, b asked as b, a: the inverse of the range a / b's ends give
+    return lambda outcome: word(1 / outcome[key][1], 1 / outcome[key][0]) if swapped else word(*outcome[key])
 
 
 def _met(value: object, unsure: bool) -> bool:
@@ -129,11 +124,18 @@ def covers_every_outcome(
     """Whether the clauses ``conditions`` (each a claim's id, and whether the clause is
     ``unsure`` it) leave no outcome without one that is met, where the clauses ``within``
     are met; ``expression`` gives a claim's check. False where that cannot be proved."""
-    conditions, within = list(conditions), list(within)
-    trees = {ref: ast.parse(expression(ref), mode="eval").body for ref, _ in [*conditions, *within]}
+    return _covers(
+        tuple((expression(ref), unsure) for ref, unsure in conditions),
+        tuple((expression(ref), unsure) for ref, unsure in within),
+    )
+
+
+@functools.cache
+def _covers(conditions: tuple[tuple[str, bool], ...], within: tuple[tuple[str, bool], ...]) -> bool:
+    """covers_every_outcome on the checks themselves, so that a block each edition repeats
+    is proved once."""
     found: dict[tuple[str, str], None] = {}
-    for tree in trees.values():
-        _parts(tree, found)
+    checks = {text: _compile(ast.parse(text, mode="eval").body, found) for text, _ in [*conditions, *within]}
     if not conditions or sum(kind == "question" for kind, _ in found) > MAX_QUESTIONS:
         return False
     choices = [
@@ -142,9 +144,9 @@ def covers_every_outcome(
     ]
     for values in itertools.product(*choices):
         outcome = dict(zip(found, values, strict=True))
-        decided = {ref: _decide(tree, outcome) for ref, tree in trees.items()}
-        if all(_met(decided[ref], unsure) for ref, unsure in within) and not any(
-            _met(decided[ref], unsure) for ref, unsure in conditions
+        decided = {text: check(outcome) for text, check in checks.items()}
+        if all(_met(decided[text], unsure) for text, unsure in within) and not any(
+            _met(decided[text], unsure) for text, unsure in conditions
         ):
             return False
     return True
