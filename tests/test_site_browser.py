@@ -73,15 +73,26 @@ def test_no_page_asks_for_a_missing_file(built_site):
                 page.close()
 
 
+# The theme writes its "type to start searching" line once its worker has read the index
+# and loaded every script the edition's search needs; a page left before that would cut
+# the worker's requests short. A quiet network alone did not show it: on a busy machine
+# the worker parsed the index for longer than the half second "networkidle" waits.
+SEARCH_READY = """() => document.querySelector('.md-search-result__meta').textContent.trim()
+    === JSON.parse(document.getElementById('__config').textContent).translations['search.result.placeholder']"""
+
+
 def test_the_language_selector_leads_to_the_same_page(built_site):
     with browsing(built_site) as (origin, browser):
         page, problems = _open(browser, origin, "kv-cache/")
+        page.wait_for_function(SEARCH_READY, timeout=90000)
         page.eval_on_selector("a[hreflang=gl]", "a => a.click()")
         page.wait_for_url(f"{origin}/gl/kv-cache/")
-        page.wait_for_load_state("networkidle")  # the search index loaded, not cut short by leaving
+        page.wait_for_load_state("networkidle")
+        page.wait_for_function(SEARCH_READY, timeout=90000)
         page.eval_on_selector("a[hreflang=en]", "a => a.click()")
         page.wait_for_url(f"{origin}/kv-cache/")
         page.wait_for_load_state("networkidle")
+        page.wait_for_function(SEARCH_READY, timeout=90000)
         assert not problems, problems
 
 
