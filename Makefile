@@ -144,6 +144,12 @@ merge: $(PROJECT) ## bring a run written elsewhere (FROM=<folder>, e.g. a GPU ru
 	@test -n $(call q,FROM) || { echo "make merge needs FROM=<folder the other run wrote>"; exit 2; }
 	$(BIN)/python -m measure merge $(call q,FROM) $(if $(call given,ONLY),--only $(call q,ONLY))
 
+# The project's own modules and tests are byte-compiled once, into __pycache__ (ignored by
+# git), even where the environment says PYTHONDONTWRITEBYTECODE (as this machine's does):
+# without it every test worker, build and measuring subprocess compiled them from source
+# again, and pytest rewrote every test module's asserts again (collection: 16 s, 7 s with).
+unexport PYTHONDONTWRITEBYTECODE
+
 # One torch thread per test process: workers that each start a thread per core
 # oversubscribe the cores, and the suite takes a third longer. Three workers on two
 # cores: much of the suite waits (on a subprocess starting, a browser, another worker's
