@@ -14,6 +14,7 @@ import pytest
 
 from sitekit.language import calculator_locale, i18n
 from sitekit.rendering.notebook_safety import safe_copy, svg, table
+from tests.builds import english_build
 from tests.conftest import DOCS, REPO, build_site
 
 SCRIPTED_SVG = (
@@ -124,8 +125,10 @@ def test_the_calculators_locale_cannot_close_its_script(monkeypatch):
 
 @pytest.mark.build
 def test_a_build_with_a_hostile_catalog_fails_naming_it_and_a_hostile_notebook_shows_nothing_that_runs(tmp_path):
-    docs = tmp_path / "docs"
+    # the English edition alone: the hostile cells are the English notebook's, and the page read is its
+    docs = tmp_path / "build" / "docs"
     shutil.copytree(DOCS, docs)
+    shutil.copytree(REPO / "site_data", tmp_path / "build" / "site_data")
     hostile = hostile_notebook()
     english = json.loads((docs / "explore-the-data.ipynb").read_text(encoding="utf-8"))
     english["cells"].append(hostile["cells"][0])
@@ -135,7 +138,7 @@ def test_a_build_with_a_hostile_catalog_fails_naming_it_and_a_hostile_notebook_s
             cell["outputs"] += hostile["cells"][2]["outputs"]
             break
     (docs / "explore-the-data.ipynb").write_text(json.dumps(english), encoding="utf-8")
-    done = build_site(tmp_path / "build", docs=docs)
+    done = english_build(tmp_path / "build")
     assert done.returncode == 0, done.stderr[-2000:]
     page = (tmp_path / "build" / "site" / "explore-the-data" / "index.html").read_text(encoding="utf-8")
     for gone in ("alert('html')", "alert('js')", "onerror", "onclick", "javascript:alert", "<script>alert('cell')"):
