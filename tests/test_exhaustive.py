@@ -28,6 +28,17 @@ CHECKS = {
     "faster": "faster_by(interval('x.t', 'ms', where={'n': 1}), interval('x.t', 'ms', where={'n': 2}), 0.05)",
     "slower": "faster_by(interval('x.t', 'ms', where={'n': 2}), interval('x.t', 'ms', where={'n': 1}), 0.05)",
     "alike": "same_time(interval('x.t', 'ms', where={'n': 1}), interval('x.t', 'ms', where={'n': 2}), 0.05)",
+    # the arrivals' throughputs: the envelope of a column's ranges, and its extreme rows
+    "all_same": "same(min(column('t', 'lo')), max(column('t', 'hi')), calibration.margin)",
+    "some_apart": (
+        "exceeds(max(column('t', 'lo')), max(column('t', 'hi')), calibration.margin)"
+        " or undercuts(min(column('t', 'lo')), min(column('t', 'hi')), calibration.margin)"
+    ),
+    "some_above": "exceeds(max(column('t', 'lo')), max(column('t', 'hi')), calibration.margin)",
+    "other_apart": (
+        "exceeds(max(column('u', 'lo')), max(column('u', 'hi')), calibration.margin)"
+        " or undercuts(min(column('u', 'lo')), min(column('u', 'hi')), calibration.margin)"
+    ),
     "three": "exceeds(x.low, x.high, 0.05) and exceeds(y.low, y.high, 0.05) and exceeds(z.low, z.high, 0.05)",
     "not_three": "not (exceeds(x.low, x.high, 0.05) and exceeds(y.low, y.high, 0.05) and exceeds(z.low, z.high, 0.05))",
 }
@@ -100,3 +111,17 @@ def test_what_it_cannot_prove_is_not_passed():
 @pytest.mark.parametrize("clauses", [("rose",), ("flat", "unsure flat"), ("rose", "fell", "unsure flat")])
 def test_a_block_missing_a_decided_way_is_not_complete(clauses):
     assert not covers(*clauses)
+
+
+def test_a_columns_envelope_and_its_extreme_rows_are_proved_as_the_data_orders_them():
+    # Worked by hand: "all_same" is false only where the envelope [min lo, max hi] lies
+    # wholly above the band (min lo > 1.05) or wholly below it (max hi < 1 / 1.05). Above:
+    # max lo >= min lo > 1.05, so the highest row exceeds; below: min hi <= max hi, so the
+    # lowest row undercuts. Undecided, "unsure all_same" shows. So one clause always holds.
+    assert covers("all_same", "some_apart", "unsure all_same")
+    # every row above the band: nothing is the same, nothing is unsure, and no other clause
+    assert not covers("all_same", "unsure all_same")
+    # every row below the band: the block asks only for a row above it
+    assert not covers("all_same", "some_above", "unsure all_same")
+    # another column's rows: nothing orders them against this column's envelope
+    assert not covers("all_same", "other_apart", "unsure all_same")

@@ -16,15 +16,21 @@ could meet and checks that some clause is met in each.
   a ratio (1 is no difference) against a margin or a limit. Its interval is placed at
   every position that matters against the edges: wholly inside, wholly outside on either
   side, across either edge or both, exactly on one.
+- Where a question names its interval's two ends (``exceeds(lo, hi, m)``...), each end is
+  placed on its own, at every point that matters, low end at or below high end; an end
+  two questions name (against the same margin or limit) is one value, and ``min(c)`` is
+  at or below ``max(c)``. So a block that asks the envelope of a column's ranges one way
+  and its extreme rows another is proved as its data allows (the arrivals' throughputs).
 - Anything else a claim tests is an atom: true or false, or also ``NOISE`` where it
   calls a word other than PLAIN (``increasing``, ``faster``...). ``a != b`` is
   ``not a == b`` and ``a not in b`` is ``not a in b``, so that a test and its opposite
   are one atom.
 - The clauses the block sits in are met (``within``), so their claims' outcomes hold.
 
-Questions and atoms are tried independently, including combinations no data could give,
-so the proof never passes a block that some run could leave without a clause; a block it
-cannot prove keeps needing its ``else``.
+Questions and atoms are tried independently, including combinations no data could give
+(the order of a column's min and max, and of an interval's ends, aside), so the proof
+never passes a block that some run could leave without a clause; a block it cannot prove
+keeps needing its ``else``.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import math
 from collections.abc import Callable, Iterable
 
 from sitekit.claims import intervals
@@ -56,7 +63,12 @@ _POINTS = sorted({0.5, 2.0} | {edge + d for edge in _EDGES for d in (-_STEP, 0.0
 POSITIONS = [(lo, hi) for i, lo in enumerate(_POINTS) for hi in _POINTS[i:]]
 # calls that read data or compute with it, never NOISE; any other word may be (increasing, faster...)
 PLAIN = frozenset({"column", "cell", "interval", *FUNCTIONS})
-MAX_QUESTIONS = 2  # each one multiplies the outcomes tried by len(POSITIONS)
+# the most placements of questions and ends tried (atoms multiply them further): two
+# questions of two timings, or four ends
+MAX_PLACEMENTS = 15_000
+PLACED = frozenset({"question", "end"})
+# what each kind of thing a check asks may be: an interval, an end, or an atom's value
+CHOICES = {"question": POSITIONS, "end": _POINTS, "atom3": (True, False, NOISE), "atom": (True, False)}
 
 
 def _asked(node: ast.AST) -> tuple[list[str], bool] | None:
@@ -90,10 +102,40 @@ def _opposite(node: ast.AST) -> ast.AST | None:
     return None
 
 
-def _compile(node: ast.AST, found: dict[tuple[str, str], None]) -> Callable[[dict], object]:
-    """The check as a function of one outcome (each question's interval, each atom's
-    value), its questions and atoms added to ``found`` in order: parsed once, tried for
-    every outcome."""
+class _Found:
+    """What the checks of a block ask, in order (``keys``: questions, ends, atoms), and the
+    pairs of ends whose first is at or below its second in any data (``order``)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple[str, str], None] = {}
+        self.order: list[tuple[tuple[str, str], tuple[str, str]]] = []
+        self._extremes: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+
+    def ends(self, node: ast.Call, family: str) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The keys of the two ends ``node`` names, against its margin or limit."""
+        against = ast.dump(node.args[2])
+        low, high = (("end", "\n".join([family, against, ast.dump(a)])) for a in node.args[:2])
+        self.keys.update(dict.fromkeys((low, high)))
+        self.order.append((low, high))
+        for end, arg in ((low, node.args[0]), (high, node.args[1])):
+            self._extreme(end, arg, family, against)
+        return low, high
+
+    def _extreme(self, end: tuple[str, str], arg: ast.AST, family: str, against: str) -> None:
+        """``min(c)`` at or below ``max(c)``, wherever both are ends against one edge."""
+        if not (isinstance(arg, ast.Call) and getattr(arg.func, "id", None) in ("min", "max") and len(arg.args) == 1):
+            return
+        which, column = arg.func.id, ast.dump(arg.args[0])
+        self._extremes[(family, against, which, column)] = end
+        low, high = (self._extremes.get((family, against, w, column)) for w in ("min", "max"))
+        if low is not None and high is not None:
+            self.order.append((low, high))
+
+
+def _compile(node: ast.AST, found: _Found) -> Callable[[dict], object]:
+    """The check as a function of one outcome (each question's interval or ends, each
+    atom's value), what it asks added to ``found`` in order: parsed once, tried for every
+    outcome."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         operand = _compile(node.operand, found)
         return lambda outcome: kleene_not(operand(outcome))
@@ -104,10 +146,15 @@ def _compile(node: ast.AST, found: dict[tuple[str, str], None]) -> Callable[[dic
         flipped = _compile(opposite, found)
         return lambda outcome: kleene_not(flipped(outcome))
     key = _key(node)
-    found[key] = None
     if key[0] != "question":
+        found.keys[key] = None
         return lambda outcome: outcome[key]
-    word, swapped = WORDS[node.func.id], _asked(node)[1]
+    word = WORDS[node.func.id]
+    if node.func.id not in TWO_TIMINGS:
+        low, high = found.ends(node, key[1].split("\n", 1)[0])
+        return lambda outcome: word(outcome[low], outcome[high])
+    found.keys[key] = None
+    swapped = _asked(node)[1]
     # b / a's range for a, b asked as b, a: the inverse of the range a / b's ends give
     return lambda outcome: word(1 / outcome[key][1], 1 / outcome[key][0]) if swapped else word(*outcome[key])
 
@@ -134,16 +181,15 @@ def covers_every_outcome(
 def _covers(conditions: tuple[tuple[str, bool], ...], within: tuple[tuple[str, bool], ...]) -> bool:
     """covers_every_outcome on the checks themselves, so that a block each edition repeats
     is proved once."""
-    found: dict[tuple[str, str], None] = {}
+    found = _Found()
     checks = {text: _compile(ast.parse(text, mode="eval").body, found) for text, _ in [*conditions, *within]}
-    if not conditions or sum(kind == "question" for kind, _ in found) > MAX_QUESTIONS:
+    placements = math.prod(len(CHOICES[kind]) for kind, _ in found.keys if kind in PLACED)
+    if not conditions or placements > MAX_PLACEMENTS:
         return False
-    choices = [
-        POSITIONS if kind == "question" else (True, False, NOISE) if kind == "atom3" else (True, False)
-        for kind, _ in found
-    ]
-    for values in itertools.product(*choices):
-        outcome = dict(zip(found, values, strict=True))
+    for values in itertools.product(*(CHOICES[kind] for kind, _ in found.keys)):
+        outcome = dict(zip(found.keys, values, strict=True))
+        if any(outcome[low] > outcome[high] for low, high in found.order):
+            continue  # no data places them so
         decided = {text: check(outcome) for text, check in checks.items()}
         if all(_met(decided[text], unsure) for text, unsure in within) and not any(
             _met(decided[text], unsure) for text, unsure in conditions
