@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import jinja2
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
@@ -174,6 +175,28 @@ def on_page_content(html, page, config, files, **kwargs):
         return html
     scripts = Path(config.docs_dir) / "javascripts" / "calculator"
     return html + "\n" + calculator_locale.locale_script(scripts)
+
+
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """The theme's templates compiled once for the five editions (the i18n plugin builds each
+    in a new environment); keyed and checked against each source as Jinja's caches are."""
+
+    _code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        if bucket.key in self._code:
+            bucket.bytecode_from_string(self._code[bucket.key])  # left empty where the source changed
+
+    def dump_bytecode(self, bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_TEMPLATES = _CompiledTemplates()
+
+
+def on_env(env, config, files, **kwargs):
+    env.bytecode_cache = _TEMPLATES
+    return env
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')
