@@ -39,6 +39,8 @@ CHECKS = {
         "exceeds(max(column('u', 'lo')), max(column('u', 'hi')), calibration.margin)"
         " or undercuts(min(column('u', 'lo')), min(column('u', 'hi')), calibration.margin)"
     ),
+    "two_args": "exceeds(x.low, x.high)",
+    "not_two_args": "not exceeds(x.low, x.high)",
     "three": "exceeds(x.low, x.high, 0.05) and exceeds(y.low, y.high, 0.05) and exceeds(z.low, z.high, 0.05)",
     "not_three": "not (exceeds(x.low, x.high, 0.05) and exceeds(y.low, y.high, 0.05) and exceeds(z.low, z.high, 0.05))",
 }
@@ -125,3 +127,9 @@ def test_a_columns_envelope_and_its_extreme_rows_are_proved_as_the_data_orders_t
     assert not covers("all_same", "some_above", "unsure all_same")
     # another column's rows: nothing orders them against this column's envelope
     assert not covers("all_same", "other_apart", "unsure all_same")
+
+
+def test_a_word_called_without_its_margin_is_an_atom_that_may_not_tell():
+    # not an interval the proof can place: tried true, false and cannot tell, never a crash
+    assert covers("two_args", "not_two_args", "unsure two_args")
+    assert not covers("two_args", "not_two_args")

@@ -72,12 +72,15 @@ CHOICES = {"question": POSITIONS, "end": _POINTS, "atom3": (True, False, NOISE),
 
 
 def _asked(node: ast.AST) -> tuple[list[str], bool] | None:
-    """A call of WORDS: its arguments, and whether they are two timings swapped (``b, a``
-    where another claim may ask ``a, b``: in the order their dumps sort); else None."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in WORDS) or node.keywords:
+    """A call of WORDS with its three arguments: those, and whether they are two timings
+    swapped (``b, a`` where another claim may ask ``a, b``: in the order their dumps
+    sort); else None (an atom, which may not tell)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in WORDS):
+        return None
+    if node.keywords or len(node.args) != 3:
         return None
     args = [ast.dump(a) for a in node.args]
-    swapped = node.func.id in TWO_TIMINGS and len(args) == 3 and args[0] > args[1]
+    swapped = node.func.id in TWO_TIMINGS and args[0] > args[1]
     return ([args[1], args[0], args[2]] if swapped else args), swapped
 
 
