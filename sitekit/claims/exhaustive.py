@@ -89,11 +89,14 @@ def _key(node: ast.AST) -> tuple[str, str]:
     ("atom", the node), with a three-valued atom marked as such."""
     asked = _asked(node)
     if asked is not None:
-        # below's third argument is a limit, the others' a margin: never one question
-        family = "limit" if node.func.id == "below" else "margin"
-        return "question", "\n".join([family, *asked[0]])
+        return "question", "\n".join([_family(node), *asked[0]])
     told = any(isinstance(n, ast.Call) and getattr(n.func, "id", None) not in PLAIN for n in ast.walk(node))
     return ("atom3" if told else "atom"), ast.dump(node)
+
+
+def _family(node: ast.Call) -> str:
+    """below's third argument is a limit, the others' a margin: never one question, nor one end."""
+    return "limit" if node.func.id == "below" else "margin"
 
 
 def _opposite(node: ast.AST) -> ast.AST | None:
@@ -154,7 +157,7 @@ def _compile(node: ast.AST, found: _Found) -> Callable[[dict], object]:
         return lambda outcome: outcome[key]
     word = WORDS[node.func.id]
     if node.func.id not in TWO_TIMINGS:
-        low, high = found.ends(node, key[1].split("\n", 1)[0])
+        low, high = found.ends(node, _family(node))
         return lambda outcome: word(outcome[low], outcome[high])
     found.keys[key] = None
     swapped = _asked(node)[1]
