@@ -13,7 +13,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import jinja2
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
@@ -22,6 +21,7 @@ from sitekit import figures
 from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
 from sitekit.language import calculator_locale, formatting, glossary, i18n, theme_words, typed_numbers
 from sitekit.rendering import maths, notebook_pages, notebook_safety
+from sitekit.rendering.context import put_back
 from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 from sitekit.rendering.pagedata import SiteData, SiteDataError
 from sitekit.sources import page_provenance, project, source_archive
@@ -81,6 +81,7 @@ def on_pre_build(config, **kwargs):
     except FileNotFoundError as e:
         raise PluginError(str(e)) from None
     _state["used"], _state["answered"] = set(), set()  # the claims and the answers this edition's pages name
+    _state["aside"] = {}  # each page's tables, set aside for after Markdown (PageContext.set_aside)
     formatting.set_locale(language)
     plugin = config.plugins.get("i18n")
     translated = (plugin.current_language_config.nav_translations or {}) if plugin else {}
@@ -139,6 +140,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         claims=_state["claims"],
         titles=_state["titles"],
         answers=_state["answers"],
+        aside={},
     )
     miswritten = typed_numbers.miswritten(markdown) if i18n.language() != i18n.DEFAULT else []
     if miswritten:  # a number the edition types, not as its language writes numbers
@@ -160,12 +162,17 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     _state["figures"].update(ctx.figures)
     _state["used"] |= ctx.used
     _state["answered"] |= ctx.answered
+    _state["aside"][page.file.src_uri] = ctx.aside
     return out
 
 
 def on_page_content(html, page, config, files, **kwargs):
     if page.file.src_path.endswith(".ipynb"):
         return notebook_pages.content(html, Path(page.file.abs_src_path).name, "../" * page.url.count("/"))
+    try:
+        html = put_back(html, _state["aside"].pop(page.file.src_uri, {}))
+    except ValueError as e:
+        raise PluginError(f"{page.file.src_path}: {e}") from None
     try:  # the formulas as MathML, which the browser draws without a script or a font
         html = maths.render(html)
     except maths.MathsError as e:
@@ -175,28 +182,6 @@ def on_page_content(html, page, config, files, **kwargs):
         return html
     scripts = Path(config.docs_dir) / "javascripts" / "calculator"
     return html + "\n" + calculator_locale.locale_script(scripts)
-
-
-class _CompiledTemplates(jinja2.BytecodeCache):
-    """The theme's templates compiled once for the five editions (the i18n plugin builds each
-    in a new environment); keyed and checked against each source as Jinja's caches are."""
-
-    _code: dict[str, bytes] = {}
-
-    def load_bytecode(self, bucket) -> None:
-        if bucket.key in self._code:
-            bucket.bytecode_from_string(self._code[bucket.key])  # left empty where the source changed
-
-    def dump_bytecode(self, bucket) -> None:
-        self._code[bucket.key] = bucket.bytecode_to_string()
-
-
-_TEMPLATES = _CompiledTemplates()
-
-
-def on_env(env, config, files, **kwargs):
-    env.bytecode_cache = _TEMPLATES
-    return env
 
 
 ALTERNATE = re.compile(r'(<a href=")([^"]*)("[^>]*hreflang="([a-z]+)")')

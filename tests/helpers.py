@@ -57,6 +57,7 @@ def _hook(data: Path | None, **config):
     render.on_config(config)
     # the claims and the answers the pages rendered here name, as on_pre_build sets them
     render._state["used"], render._state["answered"] = set(), set()
+    render._state["aside"] = {}  # each page's tables, set aside for after Markdown
     i18n.set_language(i18n.DEFAULT)
     formatting.set_locale(i18n.DEFAULT)
     nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
@@ -72,6 +73,7 @@ def render_page(
     what would fail the build raises its PluginError. The provenance section a build adds
     at the page's end is left out unless ``section``."""
     from sitekit.language import formatting, i18n
+    from sitekit.rendering.context import put_back
     from sitekit.sources import page_provenance
 
     render, config = _hook(data)
@@ -79,8 +81,9 @@ def render_page(
     formatting.set_locale(language)
     text = (DOCS / page).read_text(encoding="utf-8") if markdown is None else markdown
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
-    page_ = SimpleNamespace(file=SimpleNamespace(src_path=page), url=url)
+    page_ = SimpleNamespace(file=SimpleNamespace(src_path=page, src_uri=page), url=url)
     out = render.on_page_markdown(text, page=page_, config=config, files=None)
+    out = put_back(out, render._state["aside"].pop(page))  # its tables where the build puts them back
     return out if section else page_provenance.own_text(out)
 
 

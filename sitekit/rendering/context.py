@@ -4,6 +4,7 @@ which the others need to import for it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -67,10 +68,23 @@ class PageContext:
     read: list[str] = field(default_factory=list)  # the experiments the page reads, in order (ReadData)
     checks: dict[str, Any] = field(default_factory=dict)  # claim id -> how it was checked (claim_legend.Check)
     tables: int = 0  # the tables rendered so far: each caption's id
+    # HTML a marker set aside for after Markdown (set_aside), by its placeholder; None: inline
+    aside: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, ReadData):
             self.data = ReadData(self.data, self.read)
+
+    def set_aside(self, html: str) -> str:
+        """``html`` (a whole element) as a placeholder that Markdown passes on as it
+        stands, and that ``put_back`` replaces with it in the page's HTML: a measured
+        table is HTML already, and Markdown would parse its thousands of cells only to
+        leave them as they are. Where the page keeps no set-aside HTML, ``html`` itself."""
+        if self.aside is None:
+            return html
+        key = f'<table data-set-aside="{len(self.aside)}"></table>'
+        self.aside[key] = html
+        return key
 
     def claim(self, ref: object) -> Claim:
         """The claim a page names, recorded as used (a claim no page uses fails the build)."""
@@ -79,6 +93,20 @@ class PageContext:
     def answer(self, ref: object) -> Answer:
         """The answer a page names, recorded as used (an answer no page uses fails the build)."""
         return _named(self.answers, self.answered, ref)
+
+
+_PLACEHOLDER = re.compile(r'<table data-set-aside="\d+"></table>')
+
+
+def put_back(html: str, aside: dict[str, str]) -> str:
+    """The page's HTML with each placeholder of ``set_aside`` replaced by what it holds;
+    a ValueError where one is missing or found twice (Markdown did not pass it on as it
+    stood), or where the page holds one it did not set aside."""
+    found = _PLACEHOLDER.findall(html)
+    wrong = [key for key in aside if found.count(key) != 1] + [key for key in found if key not in aside]
+    if wrong:
+        raise ValueError(f"a table set aside for after Markdown did not come out of it as it went in: {wrong[0]}")
+    return _PLACEHOLDER.sub(lambda m: aside[m.group(0)], html)
 
 
 def _named(book: Book[T], used: set[str], ref: object) -> T:

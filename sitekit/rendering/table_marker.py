@@ -10,6 +10,7 @@ reader sees the pattern, and every row stays on the page and in the CSV.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -72,8 +73,10 @@ def table(
     merge = {k: t.column(v) for k, v in (merge or {}).items()}
     if units:
         t.column(units)
-    head = "<thead><tr>" + "".join(_header(c, t.meta["tables"][t.name]["file"], styles.get(c["name"])) for c in cols)
-    head += "</tr></thead>"
+    # a line between cells: the search index reads a table's text, and it keeps apart only what a space
+    # or a line parts ("layer max |h|", not "layermax |h|")
+    file = t.meta["tables"][t.name]["file"]
+    head = "<thead><tr>\n" + "\n".join(_header(c, file, styles.get(c["name"])) for c in cols) + "\n</tr></thead>"
 
     def td(row, c):
         if units and c["name"] in merge:
@@ -87,27 +90,35 @@ def table(
         return _td(statuses.in_words(recorded.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
 
     def body(rows) -> str:
-        return "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for _, row in rows.iterrows())
+        return "\n".join("<tr>\n" + "\n".join(td(row, c) for c in cols) + "\n</tr>" for row in _records(rows))
 
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
     ctx.tables += 1
     label = f"table-{ctx.tables}"
     out = (
         f'<div class="measured-table" data-table="{ref}">\n<p class="table-caption" id="{label}">{cap}</p>\n'
-        f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(frame[shown])}\n</tbody>\n</table>\n'
+        + ctx.set_aside(f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(frame[shown])}\n</tbody>\n</table>')
+        + "\n"
     )
     folded = frame[~shown]
     if not folded.empty:
         more = _("The other rows ({count})").format(count=formatting.integer(len(folded)))
         out += (
             f'<details class="table-fold"><summary>{escape.text(more, None)}</summary>\n'
-            f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(folded)}\n</tbody>\n</table>\n</details>\n'
+            + ctx.set_aside(f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(folded)}\n</tbody>\n</table>')
+            + "\n</details>\n"
         )
     if quoted.is_quoted(t.experiment, t.name):
         out += quoted.source_html(ctx, t.experiment, t.name)
     else:
         out += page_provenance.table_line(ctx, t.experiment, t.name)
     return out + "\n</div>"
+
+
+def _records(frame) -> Iterator[dict]:
+    """Each row as a dict of the values the frame holds (a NaN the data wrote stays one)."""
+    names = list(frame.columns)
+    return (dict(zip(names, values, strict=True)) for values in frame.itertuples(index=False, name=None))
 
 
 def _summary_mask(frame, summary: dict | None, limit: int | None) -> Any:
