@@ -247,3 +247,16 @@ def test_the_drift_gate_counts_a_table_a_named_claim_or_answer_reads_as_used_by_
     (tmp_path / "docs" / "r.md").write_text("{{ answer('exp.c') }}\n")
     refs = page_table_refs(tmp_path / "docs", tmp_path / "claims")
     assert refs == {"exp.t": {"p.md", "q.md"}, "exp.u": {"q.md"}, "exp.v": {"p.md"}, "exp.w": {"r.md"}}
+
+
+def test_a_file_read_again_gives_its_edit_and_a_broken_one_fails_every_time(tmp_path):
+    """The five editions read each file once between them; `mkdocs serve` reads an edit."""
+    write(tmp_path, "exp", '[fast]\ncheck = "exp.ratio > 2"\n')
+    first, again = read(tmp_path), read(tmp_path)
+    assert first.get("exp.fast") is again.get("exp.fast")  # parsed once
+    write(tmp_path, "exp", '[fast]\ncheck = "exp.ratio > 3"\n')
+    assert read(tmp_path).get("exp.fast").check == "exp.ratio > 3"
+    write(tmp_path, "exp", '[fast]\ncheck = "exp.ratio >"\n')
+    for _ in range(2):
+        with pytest.raises(ClaimError, match=r"\[fast\]"):
+            read(tmp_path)

@@ -110,10 +110,29 @@ class Book(Generic[T]):
 
 def read_file(kind: Kind, path: Path, experiment: str, shown: str, calls: frozenset[str]) -> list:
     """The definitions of one file, each checked: its name, its keys, their types, its expression."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ClaimError(f"{shown}: not {kind.a}s file: {e}") from None
+    key = (kind.word, text, experiment, shown, calls)
+    if key not in _READ:
+        if len(_READ) >= 256:
+            _READ.clear()
+        _READ[key] = _definitions(kind, text, experiment, shown, calls)
+    return list(_READ[key])
+
+
+# A file's definitions are read again at every build (`mkdocs serve` sees an edit), and the
+# five editions are five builds: a file whose text is unchanged is not parsed again. The
+# definitions are frozen, so every build may hold the same ones.
+_READ: dict[tuple, tuple] = {}
+
+
+def _definitions(kind: Kind, text: str, experiment: str, shown: str, calls: frozenset[str]) -> tuple:
     word = kind.word
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise ClaimError(f"{shown}: not {kind.a}s file: {e}") from None
     out = []
     for name, entry in table.items():
@@ -141,7 +160,7 @@ def read_file(kind: Kind, path: Path, experiment: str, shown: str, calls: frozen
         except ClaimError as e:
             raise ClaimError(f"{where}: {e}") from None
         out.append(made)
-    return out
+    return tuple(out)
 
 
 B = TypeVar("B", bound=Book)

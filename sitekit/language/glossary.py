@@ -6,7 +6,7 @@ its own list, ``includes/glossary.<language>.md``, in its own words for its own 
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from sitekit.rendering import escape
@@ -37,6 +37,7 @@ def definitions(language: str) -> dict[str, str]:
     return {m["term"]: m["definition"].strip() for m in _ENTRY.finditer(text)}
 
 
+@lru_cache(maxsize=4096)  # the same fields (a model, a device, the libraries) on every page of an edition
 def explain(shown: str, language: str) -> str:
     """Escaped text that a page shows in its own HTML (a provenance field, which ``abbr``
     never reads) with the first use of each glossary term marked as ``abbr`` marks its own:
