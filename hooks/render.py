@@ -20,7 +20,7 @@ from sitedata.lock import FolderBusy
 from sitekit import figures
 from sitekit.claims import answer_files, claim_files, claim_legend, claims, named_files
 from sitekit.language import calculator_locale, formatting, glossary, i18n, theme_words, typed_numbers
-from sitekit.rendering import maths, notebook_pages, notebook_safety
+from sitekit.rendering import cells, maths, notebook_pages, notebook_safety
 from sitekit.rendering.context import put_back
 from sitekit.rendering.markers import MarkerError, PageContext, render_markers
 from sitekit.rendering.pagedata import SiteData, SiteDataError
@@ -170,7 +170,7 @@ def on_page_content(html, page, config, files, **kwargs):
     if page.file.src_path.endswith(".ipynb"):
         return notebook_pages.content(html, Path(page.file.abs_src_path).name, "../" * page.url.count("/"))
     try:
-        html = put_back(html, _state["aside"].pop(page.file.src_uri, {}))
+        html = cells.apart(put_back(html, _state["aside"].pop(page.file.src_uri, {})))
     except ValueError as e:
         raise PluginError(f"{page.file.src_path}: {e}") from None
     try:  # the formulas as MathML, which the browser draws without a script or a font

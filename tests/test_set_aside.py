@@ -13,6 +13,7 @@ import markdown
 import pytest
 from mkdocs.exceptions import PluginError
 
+from sitekit.rendering import cells
 from sitekit.rendering.context import PageContext, put_back
 from tests.conftest import REPO
 from tests.helpers import _hook
@@ -70,7 +71,8 @@ def test_each_table_of_a_page_comes_out_of_the_build_as_its_marker_wrote_it():
     assert len(tables) >= len(measured) >= 4 and not any("<td" in div for div in measured)  # their cells, set aside
     assert "markdown>\n<summary>" in re.sub(r'<details class="[^"]*" ', "<details ", shown)  # one in a Markdown block
     html = render.on_page_content(markdown.markdown(shown, extensions=EXTENSIONS), page=page, config=config, files=None)
-    assert all(html.count(table) == 1 for table in tables.values())
+    # as written, a line after each cell (cells.apart, which every table of a page gets)
+    assert all(html.count(cells.apart(table)) == 1 for table in tables.values())
     assert "data-set-aside" not in html and not render._state["aside"]
 
 
@@ -82,6 +84,14 @@ def test_a_placeholder_the_markdown_lost_fails_the_build_naming_the_page():
     lost = re.sub(r'<table data-set-aside="0"></table>', "", shown)
     with pytest.raises(PluginError, match=r"^kv-cache\.md: a table set aside"):
         render.on_page_content(markdown.markdown(lost, extensions=EXTENSIONS), page=page, config=config, files=None)
+
+
+def test_a_tables_cells_and_rows_come_a_line_apart_and_nothing_else_moves():
+    page = "<p>a<b>b</b></p><table><tr><th>x</th><td>1</td></tr><tr><td>2</td><td><b>3</b></td></tr>\n</table>"
+    assert cells.apart(page) == (
+        "<p>a<b>b</b></p><table><tr><th>x</th>\n<td>1</td>\n</tr>\n<tr><td>2</td>\n<td><b>3</b></td>\n</tr>\n</table>"
+    )
+    assert cells.apart(cells.apart(page)) == cells.apart(page)
 
 
 def _headers(html: str, ref: str) -> list[str]:
@@ -101,3 +111,8 @@ def test_the_search_index_reads_a_tables_headers_as_words_apart(built_site, edit
     # an edition's own index, its locations under its folder
     texts = [re.sub(r"\s+", " ", d["text"]) for d in index["docs"] if d["location"].startswith("kv-cache/")]
     assert any(" ".join(headers) in text for text in texts), headers
+    # and a table no marker wrote: the provenance's, a field's name and then its text
+    shared = html.split('<table class="provenance-table provenance-shared">', 1)[1].split("</tr>", 1)[0]
+    field, shown = (unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", shared))
+    row = re.sub(r"\s+", " ", f"{field} {shown}")  # white space as the texts above are read
+    assert any(row in text for text in texts), row

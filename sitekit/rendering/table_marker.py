@@ -73,10 +73,8 @@ def table(
     merge = {k: t.column(v) for k, v in (merge or {}).items()}
     if units:
         t.column(units)
-    # a line between cells: the search index reads a table's text, and it keeps apart only what a space
-    # or a line parts ("layer max |h|", not "layermax |h|")
     file = t.meta["tables"][t.name]["file"]
-    head = "<thead><tr>\n" + "\n".join(_header(c, file, styles.get(c["name"])) for c in cols) + "\n</tr></thead>"
+    head = "<thead><tr>" + "".join(_header(c, file, styles.get(c["name"])) for c in cols) + "</tr></thead>"
 
     def td(row, c):
         if units and c["name"] in merge:
@@ -90,7 +88,7 @@ def table(
         return _td(statuses.in_words(recorded.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
 
     def body(rows) -> str:
-        return "\n".join("<tr>\n" + "\n".join(td(row, c) for c in cols) + "\n</tr>" for row in _records(rows))
+        return "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for row in _records(rows))
 
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
     ctx.tables += 1
