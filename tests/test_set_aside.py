@@ -94,6 +94,14 @@ def test_a_tables_cells_and_rows_come_a_line_apart_and_nothing_else_moves():
     assert cells.apart(cells.apart(page)) == cells.apart(page)
 
 
+def test_a_line_break_in_a_cell_comes_with_a_line_and_one_already_followed_stays():
+    page = "<td><code>kv_cache</code><br>KV cache</td><td>2×<br><span>[1, 3]</span></td><p>a<br />\nb<br>\nc</p>"
+    assert cells.apart(page) == (
+        "<td><code>kv_cache</code><br>\nKV cache</td>\n<td>2×<br>\n<span>[1, 3]</span></td>\n<p>a<br />\nb<br>\nc</p>"
+    )
+    assert cells.apart(cells.apart(page)) == cells.apart(page)
+
+
 def _headers(html: str, ref: str) -> list[str]:
     table = html.split(f'data-table="{ref}"', 1)[1].split("</thead>", 1)[0]
     cells = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", table, re.S)
@@ -116,3 +124,8 @@ def test_the_search_index_reads_a_tables_headers_as_words_apart(built_site, edit
     field, shown = (unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", shared))
     row = re.sub(r"\s+", " ", f"{field} {shown}")  # white space as the texts above are read
     assert any(row in text for text in texts), row
+    # and a cell of two lines: an experiment's folder, then its title
+    code, title = re.search(r'<tr id="provenance-[^"]+"><td><code>(.*?)</code><br>\s*(.*?)</td>', html).groups()
+    row = re.sub(r"\s+", " ", f"{unescape(code)} {unescape(title)}")
+    words = [re.sub(r"<[^>]+>", "", text) for text in texts]  # the index keeps <code>: its words are read
+    assert any(row in text for text in words), row

@@ -12,15 +12,19 @@ from sitekit.language.i18n import _
 from sitekit.rendering import escape
 from sitekit.sources import quoted
 
-# The end of a cell or a row with the next tag straight after it (</td><td>, </tr><tr>)
-_GLUED = re.compile(r"(</t[dhr]>)(?=<)")
+# The end of a cell or a row with the next tag straight after it (</td><td>, </tr><tr>),
+# and a line break in a cell with its next line straight after it (<br>Speculative): the
+# search index drops the tags and would glue the words on either side. Only the site's
+# own cells write a bare <br> (Markdown writes <br /> and a line after it; no <pre> holds one).
+_GLUED = re.compile(r"(</t[dhr]>(?=<)|<br>(?=\S))")
 
 
 def apart(html: str) -> str:
     """A page's HTML with a line after the end of each table cell and row that another tag
-    follows straight away: the browser draws the table the same, and the search index,
-    which keeps a page's text and parts words only where a space or a line does, reads
-    "model HuggingFaceTB" and "layer max |h|", not "modelHuggingFaceTB" and "layermax |h|"."""
+    follows straight away, and after each line break in a cell: the browser draws the table
+    the same, and the search index, which keeps a page's text and parts words only where a
+    space or a line does, reads "model HuggingFaceTB" and "layer max |h|", not
+    "modelHuggingFaceTB" and "layermax |h|", and "kv_cache KV cache", not "kv_cacheKV cache"."""
     return _GLUED.sub("\\1\n", html)
 
 

@@ -87,15 +87,19 @@ def table(
             )
         return _td(statuses.in_words(recorded.data_text(row[c["name"]], c)), c, styles.get(c["name"]))
 
-    def body(rows) -> str:
-        return "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for row in _records(rows))
-
     cap = html.escape(caption) if caption else escape.text(_(t.title, "table title"))
     ctx.tables += 1
     label = f"table-{ctx.tables}"
+
+    def table_html(rows) -> str:
+        """The rows as a table set aside from Markdown; the shown and the folded rows share
+        the header and the caption that labels them."""
+        body = "\n".join("<tr>" + "".join(td(row, c) for c in cols) + "</tr>" for row in _records(rows))
+        return ctx.set_aside(f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body}\n</tbody>\n</table>')
+
     out = (
         f'<div class="measured-table" data-table="{ref}">\n<p class="table-caption" id="{label}">{cap}</p>\n'
-        + ctx.set_aside(f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(frame[shown])}\n</tbody>\n</table>')
+        + table_html(frame[shown])
         + "\n"
     )
     folded = frame[~shown]
@@ -103,7 +107,7 @@ def table(
         more = _("The other rows ({count})").format(count=formatting.integer(len(folded)))
         out += (
             f'<details class="table-fold"><summary>{escape.text(more, None)}</summary>\n'
-            + ctx.set_aside(f'<table aria-labelledby="{label}">\n{head}\n<tbody>\n{body(folded)}\n</tbody>\n</table>')
+            + table_html(folded)
             + "\n</details>\n"
         )
     if quoted.is_quoted(t.experiment, t.name):
