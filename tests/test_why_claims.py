@@ -85,12 +85,28 @@ def test_the_kv_speed_up_against_its_prediction(tmp_path, speedup, predicted, ex
 
 
 @pytest.mark.parametrize(
-    ("longest", "shortest", "expected"),
-    [(5.76, 2.65, (True, False, False)), (2.70, 2.65, (False, False, True)), (2.0, 2.65, (False, True, False))],
+    ("longest", "whole_up_to", "shortest_whole", "expected"),
+    [
+        # the longest run whole: its ratio is its peak's, three ways against the shortest's
+        (5.76, 256, 2.65, (True, False, False)),
+        (2.70, 256, 2.65, (False, False, True)),
+        (2.0, 256, 2.65, (False, True, False)),
+        # only the last two steps at the longest: a lower bound shows a gap that widened only
+        # past the shortest's whole loop, and never one that narrowed or stayed the same
+        (5.76, 48, 2.65, (True, False, False)),
+        (3.79, 48, 3.89, (False, False, False)),
+        (2.0, 48, 2.65, (False, False, False)),
+    ],
 )
-def test_the_memory_gap_like_with_like(tmp_path, longest, shortest, expected):
+def test_the_memory_gap_against_the_shortest_whole_loop(tmp_path, longest, whole_up_to, shortest_whole, expected):
     ids = ["memory_gap_widens", "memory_gap_narrows", "memory_gap_same"]
-    values = {"memory_ratio": longest, "memory_ratio_shortest": shortest}
+    values = {
+        "memory_ratio": longest,
+        "memory_tokens": 256,
+        "memory_whole_up_to": whole_up_to,
+        "memory_ratio_shortest": 1.68,  # the last two steps at the shortest: a bound too loose to compare
+        "memory_ratio_shortest_whole": shortest_whole,
+    }
     found = _decide(tmp_path, "kv_cache", values, ids)
     assert tuple(found[i] for i in ids) == expected
 
