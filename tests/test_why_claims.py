@@ -199,3 +199,21 @@ def test_the_kv_steps_ceilings_decided_on_their_terms_ranges(tmp_path, recompute
     values |= dict(zip((f"{stem}_gflop_s", f"{stem}_low_gflop_s", f"{stem}_high_gflop_s"), gflop_s, strict=True))
     found = _decide(tmp_path, "kv_cache", values, ids)
     assert tuple(found[i] for i in ids) == expected
+
+
+@pytest.mark.parametrize(
+    ("nf4", "g64", "expected"),
+    [
+        ((0.688, 0.666, 0.709), (0.608, 0.584, 0.632), True),  # this run: 0.666 above 0.632
+        ((0.55, 0.53, 0.57), (0.61, 0.58, 0.63), True),  # the other way round: apart too
+        ((0.62, 0.60, 0.64), (0.61, 0.58, 0.63), False),  # 0.60 to 0.64 against 0.58 to 0.63: overlap
+    ],
+)
+def test_top1_agreement_separates_two_schemes_only_on_intervals_apart(tmp_path, nf4, g64, expected):
+    def row(variant, shares):
+        names = ("variant", "top1_agreement", "top1_agreement_low", "top1_agreement_high")
+        return dict(zip(names, (variant, *shares), strict=True))
+
+    write_data(tmp_path, "quality", {"divergence": [row("nf4_b64", nf4), row("int4_g64", g64)]}, {})
+    found = claims.check(SiteData(tmp_path), BOOK.get("quality.nf4_g64_top1_apart").expression)[0]
+    assert found is expected
