@@ -94,7 +94,7 @@ def test_a_log_axis_spans_about_a_decade(name):
 
 
 def test_a_build_draws_ahead_only_the_figures_its_pages_show_in_the_editions_it_builds(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(figures.cache, "CACHE", tmp_path / "cache")
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "one.md").write_text("{{ figure('kv_cache.head_step', alt='a') }}\n", encoding="utf-8")

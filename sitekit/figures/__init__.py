@@ -12,7 +12,6 @@ the figure at. A log scale is for data spanning more than a decade (``log_if_wid
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import io
@@ -20,7 +19,6 @@ import multiprocessing
 import os
 import pkgutil
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,16 +29,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter, ScalarFormatter  # noqa: E402
 
-from sitekit.figures import layout  # noqa: E402
-from sitekit.language import formatting, i18n  # noqa: E402
-from sitekit.rendering import escape  # noqa: E402
+from sitekit.figures import cache, layout  # noqa: E402
+from sitekit.language import catalog_entries, formatting, i18n  # noqa: E402
 from sitekit.rendering.pagedata import SiteDataError  # noqa: E402
 
 REGISTRY: dict[str, Callable] = {}
-# Drawn figures kept between builds, by edition and by what they were drawn from (_key):
-# five editions draw over a hundred figures, and an unchanged one is read, not redrawn.
-# SITEKIT_FIGURE_CACHE moves it (the tests' builds of copies of the project share the repository's).
-CACHE = Path(os.environ.get("SITEKIT_FIGURE_CACHE") or Path(__file__).resolve().parents[2] / ".cache" / "figures")
 plt.rcParams.update(
     {
         "svg.hashsalt": "site",  # deterministic element ids
@@ -74,16 +67,18 @@ def render_figure(name: str, data, narrow: bool = False) -> str:
         _load_all()
     if name not in REGISTRY:
         raise SiteDataError(f"no figure {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    cached = _cached(name, data, i18n.language(), narrow)
-    if cached.exists() and not os.environ.get("SITEKIT_MESSAGES"):  # make messages: every label asked
-        return cached.read_text(encoding="utf-8")
-    draw = REGISTRY[name]
-    if narrow and "narrow" in inspect.signature(draw).parameters:
-        fig = draw(data, narrow=True)  # a layout of its own for a phone (a concept picture)
-    else:
-        fig = draw(data)
-        if narrow:
-            layout.stack(fig)
+    draw, language = REGISTRY[name], i18n.language()
+    kept = cache.kept(draw, name, data, language, narrow)
+    # make messages (SITEKIT_MESSAGES) draws every figure: each label it asks for is listed
+    if kept is not None and kept.exists() and not os.environ.get("SITEKIT_MESSAGES"):
+        return kept.read_text(encoding="utf-8")
+    with data.reads() as read, catalog_entries.lookups() as asked:
+        if narrow and "narrow" in inspect.signature(draw).parameters:
+            fig = draw(data, narrow=True)  # a layout of its own for a phone (a concept picture)
+        else:
+            fig = draw(data)
+    if narrow and "narrow" not in inspect.signature(draw).parameters:
+        layout.stack(fig)
     _localize_ticks(fig)
     if narrow:
         readable(fig, display_px=layout.PHONE_PX, min_pt=layout.PHONE_MIN_PX * 3 / 4)
@@ -93,28 +88,8 @@ def render_figure(name: str, data, narrow: bool = False) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     svg = buf.getvalue()
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(svg, encoding="utf-8")
-    tmp.replace(cached)  # whole or absent, even if two builds race
+    cache.keep(draw, name, data, language, narrow, svg, {"experiments": read, "messages": asked})
     return svg
-
-
-def _cached(name: str, data, language: str, narrow: bool = False) -> Path:
-    return CACHE / language / f"{name}{'.narrow' if narrow else ''}.{_key(name, data, language)}.svg"
-
-
-def _key(name: str, data, language: str) -> str:
-    """What a figure is drawn from: the data (every meta.json, which holds its tables'
-    checksums), the code that draws and formats it, the edition's catalog, matplotlib."""
-    h = hashlib.sha256(matplotlib.__version__.encode())
-    module = sys.modules[REGISTRY[name].__module__]
-    code = (Path(module.__file__), Path(__file__), Path(formatting.__file__), Path(escape.__file__))
-    code += (Path(layout.__file__),)
-    for path in (*code, i18n.catalog_path(language)):
-        h.update(path.read_bytes() if path.exists() else b"")
-    h.update(data.data_hash.encode())
-    return h.hexdigest()[:16]
 
 
 def _localize_ticks(fig) -> None:
@@ -242,7 +217,7 @@ def prepare(data, languages: list[str], workers: int, docs: Path) -> int:
         for lang in languages
         for n in names
         for narrow in (False, True)
-        if not _cached(n, data, lang, narrow).exists()
+        if not ((kept := cache.kept(REGISTRY[n], n, data, lang, narrow)) and kept.exists())
     ]
     if workers < 2 or len(todo) < 2:
         return 0

@@ -22,6 +22,7 @@ from babel.messages.pofile import read_po, write_po
 
 from sitedata import wording
 from sitekit.language import typed_numbers
+from sitekit.language.catalog_entries import Entries, Entry
 
 PACKAGE = Path(__file__).resolve().parents[1]  # sitekit
 HOOKS = PACKAGE.parent / "hooks"  # the MkDocs hooks that drive it, and the catalogs
@@ -36,7 +37,7 @@ _HEADER = (
 )
 
 _language = DEFAULT
-_catalogs: dict[str, dict[tuple[str | None, str], str]] = {}
+_catalogs: dict[str, Entries] = {}
 asked: dict[tuple[str | None, str], set[str]] = defaultdict(set)  # (context, message) -> where asked
 missing: dict[str, set[str]] = defaultdict(set)  # language -> messages shown in English
 typed: dict[str, set[str]] = defaultdict(set)  # language -> translations that type a number (not used)
@@ -127,7 +128,7 @@ def catalog_path(language: str) -> Path:
     return LOCALES / f"{language}.po"
 
 
-def translations(language: str) -> dict[tuple[str | None, str], str]:
+def translations(language: str) -> dict[Entry, str]:
     """(context, message id) -> translation, the entries of the language's catalog that
     are translated and not marked fuzzy."""
     if language not in _catalogs:
@@ -147,7 +148,7 @@ def translations(language: str) -> dict[tuple[str | None, str], str]:
                         typed[language].add(f"{m.id!r} -> {m.string!r} types {', '.join(added)}")
                         continue
                     found[(m.context, m.id)] = m.string
-        _catalogs[language] = found
+        _catalogs[language] = Entries(found)
     return _catalogs[language]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +24,8 @@ from sitekit.language.formatting import NOT_A_NUMBER
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _NON_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
+# noted by SiteData.reads where what was read may depend on every experiment: their list
+EVERY = "*"
 
 
 class SiteDataError(Exception):
@@ -79,9 +83,31 @@ class SiteData:
         self._read: dict[str, Experiment] = {}
         self._frames: dict[tuple[str, str], pd.DataFrame] = {}
         self._selected: dict[tuple[str, str], dict] = {}
+        self._reading: list[set[str]] = []  # the sets of the open ``reads`` blocks
+
+    @contextmanager
+    def reads(self) -> Iterator[set[str]]:
+        """The experiments asked for while the block runs, found or not, and EVERY if it
+        asked for their list: what it made from the data depends on these alone (a figure
+        drawn again only when one of them changes, figures.render_figure)."""
+        found: set[str] = set()
+        self._reading.append(found)
+        try:
+            yield found
+        finally:
+            self._reading.remove(found)
+
+    def _note(self, name: str) -> None:
+        for found in self._reading:
+            found.add(name)
+
+    @property
+    def experiments(self) -> list[str]:
+        self._note(EVERY)
+        return self._names
 
     @cached_property
-    def experiments(self) -> list[str]:
+    def _names(self) -> list[str]:
         return experiment_names(self.root)
 
     @cached_property
@@ -98,6 +124,19 @@ class SiteData:
     def data_hash(self) -> str:
         """The data's hash (sitedata/hashes.py), of the meta.json texts this build read."""
         return hashes.metas_hash({e: self.experiment(e).meta_text.encode("utf-8") for e in self.experiments})
+
+    def hash_of(self, names: set[str]) -> str:
+        """The hash of only these experiments (as ``reads`` noted them; EVERY: data_hash),
+        one that is absent or cannot be read hashed as what its reading said."""
+        if EVERY in names:
+            return self.data_hash
+        metas = {}
+        for name in names:
+            try:
+                metas[name] = self.experiment(name).meta_text.encode("utf-8")
+            except SiteDataError as e:
+                metas[name] = f"unread: {e}".encode()
+        return hashes.metas_hash(metas)
 
     def snapshot(self) -> None:
         """Every experiment read and verified now, once, under the folder's lock: what the
@@ -119,6 +158,7 @@ class SiteData:
 
     def experiment(self, name: str) -> Experiment:
         """One experiment, read and verified once (the reader refuses a name that is not one)."""
+        self._note(name)
         if name not in self._read:
             try:
                 self._read[name] = read_experiment(self.root, name)
