@@ -310,6 +310,18 @@ def test_null_provenance_reads_not_recorded_never_none():
     assert "numpy 2.0" in box and "torch" not in box  # a library without a version is left out
 
 
+def test_a_run_that_measures_no_memory_says_so_where_its_method_would_be():
+    from types import SimpleNamespace
+
+    from sitekit.sources.provenance import items
+
+    meta = {**_meta_with_nulls(), "memory_method": "peak RSS"}
+    ctx = SimpleNamespace(data=_Stub(meta), url_prefix="", page="p.md")
+    assert dict(items(ctx, "e"))["memory method"] == "peak RSS"
+    del meta["memory_method"]  # the calibration's run: it times, it weighs nothing
+    assert dict(items(ctx, "e"))["memory method"] == "none: this run measures no memory"
+
+
 def test_provenance_cuts_a_long_name_and_says_so():
     from types import SimpleNamespace
 

@@ -100,7 +100,12 @@ def items(ctx, exp: str, csv: str | None = None) -> list[tuple[str, str]]:
             + _("code hash {hash}").format(hash=_field(m["code_hash"])),
         ),
         ("libraries", ", ".join(f"{escape.cut(k)} {_field(v)}" for k, v in libs.items() if v)),
-        ("memory method", _recorded(m["memory_method"]) if "memory_method" in m else ""),
+        (
+            "memory method",
+            _recorded(m["memory_method"])
+            if "memory_method" in m
+            else _("none: this run measures no memory", "provenance"),
+        ),
     ]
     language = i18n.language()
     out = [(k, glossary.explain(escape.text(v, None), language)) for k, v in fields]
