@@ -47,18 +47,22 @@ def smallest_shown_pt(fig) -> float:
 
 
 @pytest.mark.parametrize("name", sorted(figures.REGISTRY))
-def test_no_legend_over_the_data(name):
+def test_each_figure_reads_on_the_page(name):
+    """No legend over the data, no text under 9 pt as shown, no log axis over less than a
+    decade: three readings of one drawing (a figure takes about a second to draw)."""
     fig = _draw(name)
-    assert not legends_over_data(fig), f"{name}: a legend over the axes"
-    plt.close(fig)
-
-
-@pytest.mark.parametrize("name", sorted(figures.REGISTRY))
-def test_every_text_reads_at_9pt_on_the_page(name):
-    fig = _draw(name)
-    shown = smallest_shown_pt(fig)
-    plt.close(fig)
-    assert shown >= MIN_PT - 1e-6, f"{name}: smallest text {shown:.1f} pt on the page"
+    try:
+        assert not legends_over_data(fig), f"{name}: a legend over the axes"
+        for ax in fig.axes:
+            for scale, lim in ((ax.get_xscale(), ax.get_xlim()), (ax.get_yscale(), ax.get_ylim())):
+                if scale == "log":
+                    assert max(lim) / min(lim) > 8, (
+                        f"{name}: a log scale over {max(lim) / min(lim):.1f}×, linear reads better"
+                    )
+        shown = smallest_shown_pt(fig)
+        assert shown >= MIN_PT - 1e-6, f"{name}: smallest text {shown:.1f} pt on the page"
+    finally:
+        plt.close(fig)
 
 
 def test_a_small_legend_in_the_data_is_moved_and_enlarged():
@@ -79,18 +83,6 @@ def test_log_only_past_a_decade():
     assert not log_if_wide([19.8, 41.4, 33.9])
     assert log_if_wide([0.0005, 0.22])
     assert not log_if_wide([float("nan"), 0, 5])
-
-
-@pytest.mark.parametrize("name", sorted(figures.REGISTRY))
-def test_a_log_axis_spans_about_a_decade(name):
-    fig = _draw(name)
-    for ax in fig.axes:
-        for scale, lim in ((ax.get_xscale(), ax.get_xlim()), (ax.get_yscale(), ax.get_ylim())):
-            if scale == "log":
-                assert max(lim) / min(lim) > 8, (
-                    f"{name}: a log scale over {max(lim) / min(lim):.1f}×, linear reads better"
-                )
-    plt.close(fig)
 
 
 def test_a_build_draws_ahead_only_the_figures_its_pages_show_in_the_editions_it_builds(tmp_path, monkeypatch):
