@@ -186,7 +186,8 @@ def experiments(ctx) -> str:
     common = ""
     if shared:
         said = "; ".join(f"{escape.text(_(k, 'experiments table'))}: {rows[0][k]}" for k in shared)
-        common = f'<p class="experiments-shared">{escape.text(_("Every run shares"), None)} {said}.</p>'
+        shares = escape.text(_("Every experiment in the table below shares"), None)
+        common = f'<p class="experiments-shared">{shares} {said}.</p>'
     quoted_list = (
         f'<p class="quoted-figures">{escape.text(_("Quoted, not measured here:"))}</p>'
         f'<ul class="quoted-figures">{"".join(quotes)}</ul>'
